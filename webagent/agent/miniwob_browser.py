@@ -25,14 +25,6 @@ from webagent.miniwob import MiniWoBEnv, MiniWoBEpisode
 PARALLEL_ARGS = ["--disable-background-timer-throttling", "--disable-backgrounding-occluded-windows",
                  "--disable-renderer-backgrounding"]
 
-_RESTART = """([seed, maxTime]) => {
-  if (core.EP_TIMER !== null) core.endEpisode(0, false, 'reset');
-  Math.seedrandom(seed);
-  core.EPISODE_MAX_TIME = maxTime;
-  core.startEpisodeReal();
-}"""
-
-
 @asynccontextmanager
 async def shared_browser(executable: str | None = None):
     from playwright.async_api import Error as PlaywrightError, async_playwright
@@ -86,6 +78,4 @@ class ReusingEnv(MiniWoBEnv):
             episode = await super().reset(task, seed)
             self._loaded = task
             return episode
-        await page.evaluate(_RESTART, [seed, int(self.max_time_s * 1000)])
-        await page.wait_for_function("WOB_TASK_READY === true", timeout=self.ready_timeout_s * 1000)
-        return MiniWoBEpisode(task=task, seed=seed, url=url, utterance=await page.evaluate("core.getUtterance()"))
+        return await self.start_episode(task, seed, url)

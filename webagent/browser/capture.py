@@ -160,10 +160,7 @@ async def capture(
     # raw_html back into this very tree first); same output as clean_html(raw_html).
     cleaned = _serialise(clean_tree(root))
     t_clean = time.perf_counter()
-    try:
-        title = await page.title()
-    except Exception:  # noqa: BLE001 - navigating: the title is not essential
-        title = ""
+    title = _title(main)
     return Observation(
         url=page.url, title=title, raw_html=raw_html, cleaned_html=cleaned, elements=elements,
         timings=Timings(snapshot_s=t_snap - t0, serialise_s=t_ser - t_snap, clean_s=t_clean - t_ser,
@@ -180,6 +177,13 @@ def _serialise(root) -> str:
             el.text = ""
     root.tail = None
     return etree.tostring(root, encoding="unicode")
+
+
+def _title(snapshot: dict) -> str:
+    """The top document's title, as the snapshot reports it (no extra round trip)."""
+    docs = snapshot.get("documents") or [{}]
+    k = docs[0].get("title", -1)
+    return snapshot["strings"][k] if isinstance(k, int) and 0 <= k < len(snapshot.get("strings", ())) else ""
 
 
 def _depth(frame) -> int:

@@ -33,6 +33,24 @@ from webagent.errors import UserError
 
 DEFAULT_MAX_TIME_S = 600.0
 
+# One round trip: (end a running episode,) seed, raise the time limit, start, wait in the
+# page for WOB_TASK_READY, return the utterance. Polling from Python (wait_for_function)
+# cost several round trips per episode, which parallel episodes queue behind each other.
+START_EPISODE = """async ([seed, maxTime, readyMs]) => {
+  if (typeof core === 'undefined' || typeof core.startEpisodeReal !== 'function')
+    return {error: 'the MiniWoB core script is not loaded'};
+  if (core.EP_TIMER !== null && core.EP_TIMER !== undefined) core.endEpisode(0, false, 'reset');
+  Math.seedrandom(seed);
+  core.EPISODE_MAX_TIME = maxTime;
+  core.startEpisodeReal();
+  const t0 = Date.now();
+  while (WOB_TASK_READY !== true) {
+    if (Date.now() - t0 > readyMs) return {error: 'the task did not become ready in ' + readyMs + ' ms'};
+    await new Promise(r => setTimeout(r, 5));
+  }
+  return {utterance: core.getUtterance()};
+}"""
+
 
 def miniwob_html_dir() -> Path:
     """The ``html`` folder shipped in the ``miniwob`` wheel."""
@@ -114,20 +132,18 @@ class MiniWoBEnv:
             result = await browser.act(Action(op="GOTO", value=url))
         if not result.ok:
             raise UserError(f"cannot open MiniWoB task {task}: {result.error}")
-        page = browser.page
-        await page.wait_for_function("typeof core !== 'undefined' && typeof core.startEpisodeReal === 'function'",
-                                     timeout=self.ready_timeout_s * 1000)
-        await page.evaluate(
-            """([seed, maxTime]) => {
-                Math.seedrandom(seed);
-                core.EPISODE_MAX_TIME = maxTime;
-                core.startEpisodeReal();
-            }""",
-            [seed, int(self.max_time_s * 1000)],
-        )
-        await page.wait_for_function("WOB_TASK_READY === true", timeout=self.ready_timeout_s * 1000)
-        utterance = await page.evaluate("core.getUtterance()")
-        return MiniWoBEpisode(task=task, seed=seed, url=url, utterance=utterance)
+        await browser.page.wait_for_function(
+            "typeof core !== 'undefined' && typeof core.startEpisodeReal === 'function'",
+            timeout=self.ready_timeout_s * 1000)
+        return await self.start_episode(task, seed, url)
+
+    async def start_episode(self, task: str, seed: int, url: str) -> MiniWoBEpisode:
+        """Start a seeded episode on the task page already loaded (see ``START_EPISODE``)."""
+        out = await self.browser.page.evaluate(
+            START_EPISODE, [seed, int(self.max_time_s * 1000), int(self.ready_timeout_s * 1000)])
+        if "error" in out:
+            raise UserError(f"MiniWoB task {task} seed {seed}: {out['error']}")
+        return MiniWoBEpisode(task=task, seed=seed, url=url, utterance=out["utterance"])
 
     async def status(self) -> MiniWoBStatus:
         """The episode's state now (``done`` once the task judged an answer or timed out)."""
