@@ -187,3 +187,44 @@ async def test_refused_navigation_in_a_new_tab_leaves_us_where_we_were(browser, 
     assert len([p for p in browser._context.pages if not p.is_closed()]) == 1
     again = await browser.act(Action(op="CLICK", element_id=one_id(obs, "//button[@id='plain']")), obs)
     assert again.ok and await _text(browser, "#clicks") == "1"
+
+
+async def test_a_redirect_outside_allowed_domains_is_refused_before_it_is_fetched(browser, site):
+    """The guard sees every main-frame document request, a server redirect's too, and
+    refuses it before it leaves the browser (the outside server is never asked)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Server(BaseHTTPRequestHandler):
+        def do_GET(self):
+            asked.append(self.headers.get("Host", "") + self.path)
+            if self.path == "/go":
+                self.send_response(302)
+                self.send_header("Location", f"http://localhost:{self.server.server_address[1]}/outside")
+                self.end_headers()
+                return
+            body = b"<html><body><p>outside</p></body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Server)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        obs = await open_page(browser, site + "own/widgets.html")
+        start = browser.page.url
+        await browser.act(Action(op="GOTO", value=f"http://127.0.0.1:{port}/go"), obs)
+        assert browser.guard.refused == [f"http://localhost:{port}/outside"]
+        assert browser.page.url == start
+        assert asked == [f"127.0.0.1:{port}/go"]  # the redirect's target was never requested
+    finally:
+        server.shutdown()
+        server.server_close()

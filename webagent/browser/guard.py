@@ -5,10 +5,10 @@ must never be written down.
   in ``allowed_domains`` or one of their subdomains; by default that is the start
   URL's host. Sub-resources (images, scripts, iframes) may come from anywhere.
   ``file://`` is refused unless the start URL itself is a file. The session applies
-  the guard to every main-frame document request (route interception), so a link,
-  a redirect or a script navigating away is refused and reported, not followed.
-  One gap: the first request of a tab opened with ``target=_blank`` is not seen by
-  interception; such a tab is closed as soon as the action ends (and a page that
+  the guard to every main-frame document request (CDP ``Fetch`` pauses document
+  requests), so a link, a redirect or a script navigating away is refused and
+  reported, not followed. One gap: the first request of a tab opened with
+  ``target=_blank`` comes before the tab's interception is set; such a tab is closed as soon as the action ends (and a page that
   somehow landed outside is sent back), so the agent never observes or acts there.
 * ``redact``: the one spelling of a secret in observations, results and traces.
 """

@@ -33,20 +33,23 @@ from webagent.errors import UserError
 
 DEFAULT_MAX_TIME_S = 600.0
 
-# One round trip: (end a running episode,) seed, raise the time limit, start, wait in the
+# One round trip: wait for MiniWoB's core script, (end a running episode,) seed, raise the time limit, start, wait in the
 # page for WOB_TASK_READY, return the utterance. Polling from Python (wait_for_function)
 # cost several round trips per episode, which parallel episodes queue behind each other.
 START_EPISODE = """async ([seed, maxTime, readyMs]) => {
-  if (typeof core === 'undefined' || typeof core.startEpisodeReal !== 'function')
-    return {error: 'the MiniWoB core script is not loaded'};
+  const t0 = Date.now();
+  const pause = () => new Promise(r => setTimeout(r, 5));
+  while (typeof core === 'undefined' || typeof core.startEpisodeReal !== 'function') {
+    if (Date.now() - t0 > readyMs) return {error: 'the MiniWoB core script did not load in ' + readyMs + ' ms'};
+    await pause();
+  }
   if (core.EP_TIMER !== null && core.EP_TIMER !== undefined) core.endEpisode(0, false, 'reset');
   Math.seedrandom(seed);
   core.EPISODE_MAX_TIME = maxTime;
   core.startEpisodeReal();
-  const t0 = Date.now();
   while (WOB_TASK_READY !== true) {
     if (Date.now() - t0 > readyMs) return {error: 'the task did not become ready in ' + readyMs + ' ms'};
-    await new Promise(r => setTimeout(r, 5));
+    await pause();
   }
   return {utterance: core.getUtterance()};
 }"""
@@ -132,9 +135,6 @@ class MiniWoBEnv:
             result = await browser.act(Action(op="GOTO", value=url))
         if not result.ok:
             raise UserError(f"cannot open MiniWoB task {task}: {result.error}")
-        await browser.page.wait_for_function(
-            "typeof core !== 'undefined' && typeof core.startEpisodeReal === 'function'",
-            timeout=self.ready_timeout_s * 1000)
         return await self.start_episode(task, seed, url)
 
     async def start_episode(self, task: str, seed: int, url: str) -> MiniWoBEpisode:
