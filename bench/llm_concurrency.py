@@ -36,25 +36,39 @@ async def gist_all(base_url: str, cache: Cache) -> tuple[float, LLMClient]:
     return elapsed, client
 
 
+async def prime(base_url: str) -> None:
+    """One untimed request: a process's first call through the openai SDK pays its lazy
+    imports and type-hint evaluation once (~170 ms here), which is no concurrency cost."""
+    client = LLMClient(OpenAIBackend(base_url, "fake", None), cache=None, concurrency=1)
+    await client.complete("prime", purpose="prime", max_tokens=4)
+    await client.close()
+
+
+def _short_gist(messages, body) -> str:
+    return "a short gist"
+
+
 def main() -> None:
     # The server runs on its own thread and loop, as a separate server would.
-    server = FakeOpenAIServer(delay_s=DELAY_S, responder=lambda m, b: "a short gist").start_in_thread()
+    server = FakeOpenAIServer(delay_s=DELAY_S, responder=_short_gist).start_in_thread()
+    asyncio.run(prime(server.base_url))
     with tempfile.TemporaryDirectory() as tmp:
         cache = Cache(Path(tmp) / "cache.sqlite")
         cold_s, cold = asyncio.run(gist_all(server.base_url, cache))
         warm_s, warm = asyncio.run(gist_all(server.base_url, cache))
+    max_in_flight = server.max_in_flight
     server.stop_thread()
     ideal = math.ceil(PAGES / CONCURRENCY) * DELAY_S
     ratio = cold_s / ideal
     print(f"gist {PAGES} pages, concurrency {CONCURRENCY}, server delay {DELAY_S * 1000:.0f} ms")
     print(f"{'run':<6}{'wall s':>8}{'calls':>7}{'cached':>8}{'max in flight':>15}")
-    print(f"{'cold':<6}{cold_s:>8.3f}{cold.usage.total.calls:>7}{cold.usage.total.cached_calls:>8}{server.max_in_flight:>15}")
+    print(f"{'cold':<6}{cold_s:>8.3f}{cold.usage.total.calls:>7}{cold.usage.total.cached_calls:>8}{max_in_flight:>15}")
     print(f"{'warm':<6}{warm_s:>8.3f}{warm.usage.total.calls:>7}{warm.usage.total.cached_calls:>8}{'-':>15}")
     print(f"ideal = ceil({PAGES}/{CONCURRENCY}) x {DELAY_S} s = {ideal:.2f} s")
     checks = {
         f"ratio wall/ideal = {ratio:.3f}  (target <= 1.3)": ratio <= 1.3,
-        f"max calls in flight at the server = {server.max_in_flight}  (target <= {CONCURRENCY})":
-            server.max_in_flight <= CONCURRENCY,
+        f"max calls in flight at the server = {max_in_flight}  (target <= {CONCURRENCY})":
+            max_in_flight <= CONCURRENCY,
         f"warm re-run model calls = {warm.usage.total.calls}  (target 0)": warm.usage.total.calls == 0,
     }
     for text, ok in checks.items():

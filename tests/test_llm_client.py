@@ -28,7 +28,9 @@ async def test_cache_hit_makes_no_call_and_is_counted(tmp_path):
 
 async def test_cache_persists_across_clients(tmp_path):
     path = tmp_path / "c.sqlite"
-    await fake_client(["x"], cache=Cache(path)).complete("q", purpose="p")
+    first = Cache(path)
+    await fake_client(["x"], cache=first).complete("q", purpose="p")
+    first.flush()  # the reply was queued for the writer thread; another connection sees it once committed
     second = fake_client([], cache=Cache(path))  # an empty script would fail on a real call
     assert (await second.complete("q", purpose="p")).text == "x"
     assert second.usage.total.calls == 0
@@ -55,6 +57,47 @@ def test_cache_is_safe_across_processes(tmp_path):
     cache = Cache(path)
     assert cache.count("llm") == 600
     assert cache.get("llm", "k399") == {"text": "399"}
+
+
+def _queue_many_and_exit(path, start):
+    cache = Cache(path)
+    for i in range(start, start + 200):
+        cache.put_later("llm", f"k{i}", {"text": str(i)})
+    # no flush, no close: the interpreter's exit commits what is still queued
+
+
+def test_entries_queued_for_the_writer_thread_are_readable_at_once_and_land_at_exit(tmp_path):
+    path = tmp_path / "queued.sqlite"
+    cache = Cache(path)
+    cache.put_later("llm", "a", {"text": "A"})
+    assert cache.get("llm", "a") == {"text": "A"}  # before or after the commit, the same answer
+    assert cache.count("llm") == 1  # count waits for the writer
+    other = Cache(path)
+    assert other.get("llm", "a") == {"text": "A"}
+    cache.close()
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_queue_many_and_exit, args=(path, s)) for s in (0, 200, 400)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    assert other.count("llm") == 601
+    assert other.get("llm", "k599") == {"text": "599"}
+
+
+def test_a_cache_write_that_fails_is_counted_and_never_hangs(tmp_path, capsys):
+    cache = Cache(tmp_path / "c.sqlite")
+    cache.put_later("llm", "ok", {"text": "fine"})
+    cache.flush()
+    cache._db.execute("DROP TABLE entries")  # every later write fails
+    cache.put_later("llm", "lost", {"text": "x"})
+    cache.flush()  # returns: the writer thread survives the failure
+    assert cache.write_errors == 1
+    assert "could not write the cache" in capsys.readouterr().err
+    cache.put_later("llm", "lost2", {"text": "y"})
+    cache.flush()
+    assert cache.write_errors == 2
 
 
 async def test_structured_reply_is_parsed_and_schema_sent():

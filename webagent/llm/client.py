@@ -155,7 +155,7 @@ class LLMClient:
             if self.cache is not None and reply.cacheable:
                 entry = {"text": reply.text, "prompt_tokens": reply.prompt_tokens,
                          "completion_tokens": reply.completion_tokens}
-                await asyncio.to_thread(self.cache.put, "llm", key, entry)
+                self.cache.put_later("llm", key, entry)  # committed by the cache's writer thread
         except asyncio.CancelledError:
             future.cancel()
             raise
