@@ -24,6 +24,7 @@ from webagent.html import Snippet, render_page
 from webagent.llm.client import LLMClient
 from webagent.memory import word_count
 from webagent.retrieval import NeuralRanker, bm25_top_k, top_k_in_order
+from webagent.variant import Variant as BaseVariant
 from webagent.web.action import ActionOutcome, predict_action, visible_ids
 from webagent.web.memory import (
     CHARS_PER_TOKEN, PROMPT_RESERVE_TOKENS, act_on_memory, build_web_memory, context_overflow, look_up,
@@ -35,27 +36,13 @@ TOP_K_METHODS = ("bm25", "neural", "ranker", "readagent-p")
 DEFAULT_METHODS = ("raw", "bm25", "neural", "gistmem", "readagent-p")
 
 
-@dataclass(frozen=True)
-class Variant:
-    method: str
-    k: int | None = None
-
-    @property
-    def name(self) -> str:
-        return self.method if self.k is None else f"{self.method}@{self.k}"
-
+class Variant(BaseVariant):
     @classmethod
     def parse(cls, text: str) -> "Variant":
-        method, _, k = text.partition("@")
-        if method not in METHODS:
-            raise UserError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
-        if method not in TOP_K_METHODS:
-            if k:
-                raise UserError(f"method {method!r} takes no @k")
-            return cls(method)
-        if not k.isdigit() or int(k) < 1:
+        method, k = cls.split(text, METHODS, TOP_K_METHODS)
+        if method in TOP_K_METHODS and k is None:
             raise UserError(f"method {method!r} needs a positive k, e.g. {method}@5 (got {text!r})")
-        return cls(method, int(k))
+        return cls(method, k)
 
 
 def expand_variants(methods: list[str], top_k: list[int], max_lookup: list[int]) -> list[Variant]:

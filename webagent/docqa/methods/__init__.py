@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from webagent.errors import UserError
+from webagent.variant import Variant as BaseVariant
 
 METHODS = ("readagent-p", "readagent-s", "gistmem", "full", "truncate-first", "truncate-last", "bm25", "neural",
            "memwalker", "summary-tree", "kv-memory", "kv-memory-rolling")
@@ -34,28 +35,12 @@ DEFAULT_METHODS = ("readagent-p", "readagent-s", "gistmem", "full", "truncate-fi
                    "memwalker", "summary-tree", "kv-memory", "kv-memory-rolling")
 
 
-@dataclass(frozen=True)
-class Variant:
-    method: str
-    k: int | None = None
-
-    @property
-    def name(self) -> str:
-        return self.method if self.k is None else f"{self.method}@{self.k}"
-
+class Variant(BaseVariant):
     @classmethod
     def parse(cls, text: str, max_pages: int | None = None) -> "Variant":
-        method, _, k = text.strip().partition("@")
-        if method not in METHODS:
-            raise UserError(f"unknown method {method!r}; choose from {', '.join(METHODS)} (or 'all')")
-        if method not in NUMBERED:
-            if k:
-                raise UserError(f"method {method!r} takes no @number")
-            return cls(method)
-        if k:
-            if not k.isdigit() or int(k) < 1:
-                raise UserError(f"method {method!r}: @{k} must be a positive number")
-            return cls(method, int(k))
+        method, k = cls.split(text, METHODS, NUMBERED)
+        if k is not None or method not in NUMBERED:
+            return cls(method, k)
         default = max_pages if max_pages and method.startswith("readagent") else NUMBERED[method]
         return cls(method, default)
 
