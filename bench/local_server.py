@@ -9,7 +9,8 @@ request at a time), in one run, on the same fixed batch of real prompts:
 The three kinds run one after another, as in a ReadAgent run (gist, then look up, then
 act), each kind concurrently.
 
-Both get the same GGUF (SmolLM2-135M), the same context per request, the same client at
+The new server gets the slots the embedded model gets on this machine (``embedded_slots``: one
+per two cores). Both get the same GGUF (SmolLM2-135M), the same context per request, the same client at
 concurrency 4 (no reply cache), greedy decoding, the same compute threads. Reported: wall time, completion and total
 (prompt + completion) tokens per second, and the prompt-cache hit ratio (prompt tokens
 served from the server's cache / all prompt tokens; the old server does not report it).
@@ -33,7 +34,7 @@ from pathlib import Path
 
 from webagent.llm.client import LLMClient
 from webagent.llm.llama_server import server_threads
-from webagent.llm.local import LocalServer, _die_with_parent, _free_port, find_default_gguf
+from webagent.llm.local import LocalServer, _die_with_parent, _free_port, embedded_slots, find_default_gguf
 from webagent.llm.openai_backend import OpenAIBackend
 from webagent.prompts import render_prompt
 
@@ -151,7 +152,8 @@ def main() -> None:
     kinds = {k: sum(r["purpose"] == k for r in batch) for k in ("gist", "lookup", "action")}
     print(f"{len(batch)} requests ({', '.join(f'{n} {k}' for k, n in kinds.items())}), {gguf.name}, "
           f"concurrency {CONCURRENCY}, n_ctx {N_CTX} per request")
-    with LocalServer(gguf, n_ctx=N_CTX, slots=CONCURRENCY) as server:
+    with LocalServer(gguf, n_ctx=N_CTX, slots=embedded_slots(CONCURRENCY)) as server:
+        print(f"new server: {server.slots} slot(s), as the embedded model gets them here (embedded_slots)")
         new_wall, new, new_phases = asyncio.run(run_batch(server.base_url, server.model, batch, dialect="json_schema"))
         m = metrics(server.server_url)
     cached, processed = m.get("prompt_tokens_cached_total", 0.0), m.get("prompt_tokens_total", 0.0)

@@ -69,15 +69,14 @@ async def open_client(options: EndpointOptions, *, cache: Cache | None = None) -
 
         base_url, model = opts.base_url, opts.model
         if base_url is None:
-            from webagent.llm.local import LocalServer
+            from webagent.llm.local import LocalServer, embedded_slots
 
             if opts.model:
                 raise UserError(
                     f"--model {opts.model!r} needs an endpoint: pass --base-url (or set OPENAI_BASE_URL); "
                     "without one the embedded model is used (choose its file with --gguf)"
                 )
-            # One slot per call in flight, so no call waits in the server's queue.
-            server = LocalServer(opts.gguf, n_ctx=opts.n_ctx, slots=opts.concurrency)
+            server = LocalServer(opts.gguf, n_ctx=opts.n_ctx, slots=embedded_slots(opts.concurrency))
             announce_embedded(server.model_name)
             server.start()
             base_url, model = server.base_url, server.model
