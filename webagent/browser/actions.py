@@ -28,6 +28,7 @@ import time
 
 from webagent.browser.guard import redact
 from webagent.browser.models import Action, ActionResult, ElementRef, Observation
+from webagent.browser.timing import within
 
 _STALE = ("No node with given id found", "does not belong to the document", "Cannot find context",
           "Could not find node", "Execution context was destroyed", "Target closed", "Session closed",
@@ -132,7 +133,7 @@ async def execute(session, action: Action, observation: Observation | None = Non
     refused_before = len(session.guard.refused) if session.guard else 0
     popups_before = session.popups_announced()
     try:
-        await asyncio.wait_for(_dispatch(session, action, ref, observation, result),
+        await within(_dispatch(session, action, ref, observation, result),
                                session.action_timeout_s + session.settle_timeout_s + 5)
     except ActionFailed as exc:
         result.ok, result.error, result.page_changed = False, str(exc), exc.page_changed

@@ -26,6 +26,7 @@ from lxml import etree
 from webagent.browser import snapshot as snap
 from webagent.browser.session import SharedTargetError
 from webagent.browser.models import ElementRef, Observation, Timings
+from webagent.browser.timing import within
 from webagent.html import clean_tree
 from webagent.html.dom import VOID_TAGS
 
@@ -41,7 +42,7 @@ async def _snapshot(cdp, timeout_s: float, extras: bool = False) -> dict:
     params = {"computedStyles": snap.STYLES}
     if extras:
         params.update(includeDOMRects=True, includePaintOrder=True)
-    return await asyncio.wait_for(cdp.send("DOMSnapshot.captureSnapshot", params), timeout_s)
+    return await within(cdp.send("DOMSnapshot.captureSnapshot", params), timeout_s)
 
 
 async def _frame_capture(session, frame, timeout_s: float, extras: bool):
@@ -127,9 +128,9 @@ async def capture(
         owner = _owner_of(frame, oopif)
         owner_cdp = cdp if owner is None else captured[owner][0]
         try:
-            found = await asyncio.wait_for(owner_cdp.send("DOM.getFrameOwner", {"frameId": frame_id}), frame_timeout_s)
+            found = await within(owner_cdp.send("DOM.getFrameOwner", {"frameId": frame_id}), frame_timeout_s)
             owner_bid = found["backendNodeId"]
-            box = await asyncio.wait_for(owner_cdp.send("DOM.getBoxModel", {"backendNodeId": owner_bid}), frame_timeout_s)
+            box = await within(owner_cdp.send("DOM.getBoxModel", {"backendNodeId": owner_bid}), frame_timeout_s)
             quad = box["model"]["content"]
             offset = (quad[0], quad[1])
         except Exception as exc:  # noqa: BLE001 - the frame detached meanwhile

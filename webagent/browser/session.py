@@ -28,6 +28,7 @@ from pathlib import Path
 
 from webagent.browser.guard import NavigationGuard
 from webagent.browser.models import Action, ActionResult, Observation
+from webagent.browser.timing import within
 from webagent.errors import UserError
 
 #: Flags without which Chromium here tries (and fails) to reach Google's services,
@@ -263,7 +264,7 @@ class BrowserSession:
         if self._page_opened is None or timeout_s <= 0:
             return False
         try:
-            await asyncio.wait_for(self._page_opened.wait(), timeout_s)
+            await within(self._page_opened.wait(), timeout_s)
         except asyncio.TimeoutError:
             return False
         return True
