@@ -57,6 +57,7 @@ def test_demo_json(tmp_path):
     out = json.loads(proc.stdout)
     assert set(out) >= {"status", "answer", "steps", "trace_dir", "usage"}
     assert out["status"] in ("max_steps", "stuck") and out["steps"] == 2 and out["usage"]["calls"] >= 2
+    assert out["demo_order_placed"] is False  # the shop's own record, next to the model's status
     assert "step 1: http://127.0.0.1" in proc.stderr and "step 2:" in proc.stderr
     assert (tmp_path / "t" / "report.html").is_file() and (tmp_path / "t" / "step_02.png").is_file()
 

@@ -16,7 +16,7 @@ from webagent.agent.record import Recorder
 from webagent.agent.report import write_report
 from webagent.agent.trace import OUTLINE, TraceWriter
 from webagent.browser import BrowserSession
-from webagent.demo_site import SITE_DIR, serve_directory
+from webagent.demo_site import SITE_DIR, demo_task_done, serve_directory
 from webagent.llm.testing import FunctionBackend, fake_client
 
 from agent_support import demo_policy
@@ -57,6 +57,9 @@ async def test_fake_model_completes_the_demo_flow(browser, site, tmp_path, looku
     final = parse_qs(urlsplit(browser.page.url).query)
     assert browser.page.url.startswith(site + "confirm.html")
     assert (final["item"], final["name"], final["shipping"]) == (["b6"], ["Ada Lovelace"], ["express"])
+    assert demo_task_done(browser.page.url, site)  # the check `make demo` prints
+    assert not demo_task_done(site + "index.html", site)
+    assert not demo_task_done(browser.page.url.replace("express", "standard"), site)
     purposes = {r["purpose"] for r in backend.requests}
     assert purposes == ({"gist", "lookup", "action"} if lookup == "always" else {"action"})
 

@@ -12,9 +12,9 @@ import click
 from webagent.agent.decide import LOOKUPS
 from webagent.agent.loop import AgentOptions, AgentResult
 from webagent.cli_common import endpoint_options, model_options, run_async
+from webagent.demo_site import DEMO_TASK
 from webagent.errors import UserError
 
-DEMO_TASK = 'Buy the book "Night Trains" for Ada Lovelace with express shipping.'
 
 
 def agent_options(func):
@@ -88,14 +88,21 @@ async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record
 
 def _print_result(result: AgentResult, live, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps({k: result.to_json()[k] for k in ("status", "answer", "steps", "trace_dir", "usage")}
-                              | {"error": result.error}))
+        out = {k: result.to_json()[k] for k in ("status", "answer", "steps", "trace_dir", "usage")}
+        out["error"] = result.error
+        if live.demo_done is not None:
+            out["demo_order_placed"] = live.demo_done
+        click.echo(json.dumps(out))
         return
     click.echo(f"status: {result.status} after {result.steps} steps ({result.failed_steps} failed)")
     if result.answer:
         click.echo(f"answer: {result.answer}")
     if result.error:
         click.echo(f"error: {result.error}")
+    if live.demo_done is not None:
+        # The shop's own record, whatever the model claimed: a DONE is the model's word only.
+        click.echo("demo check: the shop confirmed the order" if live.demo_done else
+                   "demo check: NOT completed -- the shop has no confirmed order for this task")
     click.echo(f"trace: {result.trace_dir}/steps.jsonl")
     click.echo(f"report: {result.trace_dir}/report.html")
     if live.recorder is not None:

@@ -12,6 +12,7 @@ from webagent.agent.loop import AgentOptions, AgentResult, run_agent
 from webagent.agent.record import Recorder
 from webagent.agent.report import write_report
 from webagent.agent.trace import TraceWriter
+from webagent.demo_site import DEMO_TASK, demo_task_done
 from webagent.errors import UserError
 from webagent.llm.endpoint import EndpointOptions, open_client
 
@@ -36,11 +37,12 @@ class LiveRun:
     cdp_url: str | None = None
     record_dir: Path | None = None
     recorder: Recorder | None = None
+    demo_done: bool | None = None  # --demo with its own task: did the shop confirm the order?
 
     async def run(self, progress=None) -> AgentResult:
         from webagent.browser import BrowserSession
 
-        stop_site = None
+        stop_site, base = None, ""
         if self.demo:
             from webagent.demo_site import SITE_DIR, serve_directory
 
@@ -59,8 +61,11 @@ class LiveRun:
                 if self.record_dir is not None:
                     self.recorder = Recorder(self.record_dir, self.task, url, run_id=trace.folder.name)
                 async with open_client(self.endpoint) as client:
-                    return await run_agent(browser, client, self.task, options=self.options, trace=trace,
-                                           recorder=self.recorder, progress=progress)
+                    result = await run_agent(browser, client, self.task, options=self.options, trace=trace,
+                                             recorder=self.recorder, progress=progress)
+                if self.demo and self.task == DEMO_TASK:
+                    self.demo_done = demo_task_done(browser.page.url, base)
+                return result
         finally:
             if (trace.folder / "steps.jsonl").is_file():
                 write_report(trace.folder)

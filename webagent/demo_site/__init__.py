@@ -5,6 +5,10 @@
 ``order.html?item=ID`` (form: name, shipping ``<select>``, gift-wrap checkbox,
 submit) -> ``confirm.html?...`` (shows exactly what was submitted).
 
+``DEMO_TASK`` is the task ``webagent run --demo`` gives by default, and
+``demo_task_done(url, base)`` says whether a page is the shop's confirmation of exactly
+that order -- the ground truth ``make demo`` reports next to the model's own DONE.
+
 ``serve_directory(path) -> (url, stop)`` serves any folder on 127.0.0.1 from a
 background thread (threaded ``http.server``); ``stop()`` shuts it down.
 """
@@ -16,8 +20,20 @@ import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 SITE_DIR = Path(str(files("webagent.demo_site") / "site"))
+DEMO_TASK = 'Buy the book "Night Trains" for Ada Lovelace with express shipping.'
+_DEMO_ORDER = {"item": "b6", "name": "ada lovelace", "shipping": "express"}  # Night Trains is b6 in books.js
+
+
+def demo_task_done(url: str, base: str) -> bool:
+    """Whether ``url`` is the confirmation page (under ``base``) of DEMO_TASK's order."""
+    if not url.startswith(base + "confirm.html"):
+        return False
+    query = parse_qs(urlsplit(url).query)
+    got = {k: " ".join(query.get(k, [""])[0].split()).lower() for k in _DEMO_ORDER}
+    return got == _DEMO_ORDER
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
