@@ -42,18 +42,23 @@ def _write_many(path, start):
         cache.put("llm", f"k{i}", {"text": str(i)})
 
 
-def test_cache_is_safe_across_processes(tmp_path):
-    path = tmp_path / "shared.sqlite"
-    Cache(path).close()  # create the schema before the writers race
-    # Separate processes, as when several runs share one cache (SQLite forbids
-    # carrying an open connection across fork(), so spawn them fresh).
+def _in_three_processes(target, path):
+    """``target(path, start)`` for starts 0, 200, 400 in separate processes, as when several
+    runs share one cache (SQLite forbids carrying an open connection across fork(), so
+    they are spawned fresh)."""
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_write_many, args=(path, s)) for s in (0, 200, 400)]
+    procs = [ctx.Process(target=target, args=(path, s)) for s in (0, 200, 400)]
     for p in procs:
         p.start()
     for p in procs:
         p.join(60)
         assert p.exitcode == 0
+
+
+def test_cache_is_safe_across_processes(tmp_path):
+    path = tmp_path / "shared.sqlite"
+    Cache(path).close()  # create the schema before the writers race
+    _in_three_processes(_write_many, path)
     cache = Cache(path)
     assert cache.count("llm") == 600
     assert cache.get("llm", "k399") == {"text": "399"}
@@ -75,13 +80,7 @@ def test_entries_queued_for_the_writer_thread_are_readable_at_once_and_land_at_e
     other = Cache(path)
     assert other.get("llm", "a") == {"text": "A"}
     cache.close()
-    ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_queue_many_and_exit, args=(path, s)) for s in (0, 200, 400)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+    _in_three_processes(_queue_many_and_exit, path)
     assert other.count("llm") == 601
     assert other.get("llm", "k599") == {"text": "599"}
 
