@@ -78,9 +78,16 @@ def test_ctrl_c_closes_the_browser_and_keeps_the_trace(tmp_path):
     import time
 
     trace = tmp_path / "t"
-    proc = subprocess.Popen([sys.executable, "-m", "webagent.cli", "run", "--demo", "--model", "fake:heuristic",
-                             "--max-steps", "15", "--trace-dir", str(trace)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    # A Ctrl-C reaches a program only if SIGINT is not ignored when it starts. Under a shell
+    # that runs the suite in the background (`make test &`), it is ignored, and a child would
+    # inherit that; a handler (unlike SIG_IGN) is reset to the default by exec.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "webagent.cli", "run", "--demo", "--model", "fake:heuristic",
+                                 "--max-steps", "15", "--trace-dir", str(trace)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    finally:
+        signal.signal(signal.SIGINT, previous)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (trace / "steps.jsonl").is_file() or \
             not (trace / "steps.jsonl").read_text().strip():

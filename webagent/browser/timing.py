@@ -2,8 +2,8 @@
 
 In 3.11, ``wait_for`` runs the awaitable in a task of its own, and when the caller is
 cancelled just as that task finishes it returns the result and drops the cancellation
-(fixed in 3.12). A Ctrl-C then went unnoticed: the agent ran on to its last step and
-exited 0. ``asyncio.timeout`` runs the awaitable in the caller's own task, so a
+(fixed in 3.12): a Ctrl-C arriving then would be lost, and an action's settle wait makes
+that window wide. ``asyncio.timeout`` runs the awaitable in the caller's own task, so a
 cancellation always arrives. Raises ``TimeoutError`` (``asyncio.TimeoutError`` is the
 same class since 3.11) when the time is up.
 """
