@@ -2,7 +2,7 @@
 
 import pytest
 
-from webagent.llm import local
+from webagent.llm import llama_server
 from webagent.llm.local import embedded_slots, slots_for
 
 
@@ -15,7 +15,7 @@ from webagent.llm.local import embedded_slots, slots_for
     (64, 8, 8),
 ])
 def test_one_slot_per_two_cores_at_most_one_per_call(monkeypatch, cpus, concurrency, expected):
-    monkeypatch.setattr(local.os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    monkeypatch.setattr(llama_server.os, "sched_getaffinity", lambda pid: set(range(cpus)))
     assert embedded_slots(concurrency) == expected
 
 

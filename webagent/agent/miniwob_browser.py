@@ -56,9 +56,7 @@ def context_session(browser):
             self._context = await browser.new_context(viewport={"width": width, "height": height},
                                                       service_workers="block")
             self._context.on("page", self._on_new_page)
-            page = await self._context.new_page()
-            self._attach(page)
-            await self._guard_page(page)
+            await self._open_first_page()
 
         async def _close_browser(self):  # the browser belongs to the runner
             pass

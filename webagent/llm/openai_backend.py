@@ -145,8 +145,11 @@ class OpenAIBackend:
         if not choices:
             raise TransientError("reply had no choices")
         first = choices[0] if isinstance(choices[0], dict) else {}
-        text = (first.get("message") or {}).get("content") or ""
-        usage = resp.get("usage") or {}
+        message = first.get("message")
+        if not isinstance(message, dict):
+            raise TransientError(f"reply has no message: {str(resp)[:120]!r}")
+        text = message.get("content") or ""
+        usage = resp.get("usage") if isinstance(resp.get("usage"), dict) else {}
         return BackendReply(
             text=text,
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
