@@ -267,3 +267,86 @@ async def test_an_endpoint_refusing_every_schema_dialect_gets_plain_requests_fro
     assert first.data == second.data == {"pages": [2]}  # parsed from the text
     assert seen == ["json_schema", "json_object", None, None]
     assert backend.schema_dialect == "text" and client.usage.total.failures == 0
+
+
+# --- context overflow: the endpoints' own wordings ------------------------------------------------
+
+OVERFLOW_FIXTURE = __import__("pathlib").Path(__file__).parent / "fixtures" / "llm" / "llama_cpp_exceed_context_size.json"
+VLLM_OVERFLOW = {  # vLLM's OpenAI server: a 400 whose body is the error itself (no "error" wrapper)
+    "object": "error", "type": "BadRequestError", "param": None, "code": 400,
+    "message": "This model's maximum context length is 2048 tokens. However, you requested 2304 tokens "
+               "(2048 in the messages, 256 in the completion). Please reduce the length of the messages or completion.",
+}
+
+
+@pytest.mark.parametrize("message, overflow", [
+    ("request (431 tokens) exceeds the available context size (256 tokens), try increasing it", True),
+    ("the request exceeds the available context size, try increasing the context size or enable context shift", True),
+    ("exceed_context_size_error", True),
+    (VLLM_OVERFLOW["message"], True),
+    ("This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens.", True),
+    ("'max_tokens' is too large: 1000. This model's maximum context length is 2048 tokens", True),
+    ("context_length_exceeded", True),
+    ("invalid api key", False),
+    ("Input should be 'text' or 'json_object'", False),
+])
+def test_context_overflow_wordings(message, overflow):
+    from webagent.llm.client import is_context_overflow
+
+    assert is_context_overflow(message) is overflow
+
+
+def _error_server(status: int, body: dict):
+    class Refusing(FakeOpenAIServer):
+        async def _chat(self, request):
+            from aiohttp import web
+
+            await request.json()
+            self.requests += 1
+            return web.json_response(body, status=status)
+
+    return Refusing()
+
+
+@pytest.mark.parametrize("source", ["llama.cpp", "vllm"])
+async def test_the_real_overflow_body_reaches_is_context_overflow_through_the_client(source):
+    """The bodies as the servers send them (llama.cpp's captured from the embedded server), through
+    the OpenAI SDK and the client: the ModelCallError's message is recognised, and it is not retried."""
+    from webagent.llm.client import is_context_overflow
+
+    if source == "llama.cpp":
+        captured = json.loads(OVERFLOW_FIXTURE.read_text())
+        status, body = captured["status"], captured["body"]
+    else:
+        status, body = 400, VLLM_OVERFLOW
+    async with _error_server(status, body) as server:
+        client = LLMClient(OpenAIBackend(server.base_url, "fake", None), backoff_s=0.0)
+        with pytest.raises(ModelCallError) as err:
+            await client.complete("word " * 400, purpose="answer")
+        await client.close()
+    assert is_context_overflow(str(err.value)), str(err.value)
+    assert server.requests == 1 and client.usage.total.retries == 0
+
+
+@pytest.mark.real_llm
+async def test_the_embedded_server_overflow_is_recognised():
+    """The embedded llama.cpp server with a tiny context answers an overlong prompt with its own
+    wording (exceed_context_size_error); the client's error is recognised as an overflow."""
+    import importlib.util
+
+    from webagent.errors import UserError
+    from webagent.llm.client import is_context_overflow
+    from webagent.llm.local import LocalServer, find_default_gguf
+
+    if importlib.util.find_spec("xllamacpp") is None:
+        pytest.skip("xllamacpp is not installed (run `make setup`)")
+    try:
+        gguf = find_default_gguf()
+    except UserError as exc:
+        pytest.skip(str(exc))
+    with LocalServer(gguf, n_ctx=128, slots=1) as server:
+        client = LLMClient(OpenAIBackend(server.base_url, server.model, None), backoff_s=0.0, max_retries=0)
+        with pytest.raises(ModelCallError) as err:
+            await client.complete("word " * 600, purpose="answer", max_tokens=8)
+        await client.close()
+    assert is_context_overflow(str(err.value)), str(err.value)

@@ -31,10 +31,18 @@ class ModelCallError(Exception):
     """
 
 
+# How endpoints say it. llama.cpp's server (the embedded one): a 400 "request (N tokens) exceeds
+# the available context size (M tokens), try increasing it", type exceed_context_size_error;
+# vLLM: "This model's maximum context length is N tokens. However, you requested ..."; OpenAI:
+# code context_length_exceeded. The OpenAI SDK puts the body's message in the exception's text.
+CONTEXT_OVERFLOW_WORDINGS = ("context length", "context window", "context size", "too long", "exceeds the context",
+                             "exceed_context_size", "context_length_exceeded")
+
+
 def is_context_overflow(message: str | None) -> bool:
     """An endpoint's way of saying the prompt was longer than the model's context."""
     text = (message or "").lower()
-    return any(s in text for s in ("context length", "context window", "too long", "exceeds the context"))
+    return any(s in text for s in CONTEXT_OVERFLOW_WORDINGS)
 
 
 class EndpointUnavailable(ModelCallError):
