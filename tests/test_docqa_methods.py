@@ -191,6 +191,24 @@ async def test_memwalker_multiple_choice_leaf_answer():
     assert result.option == 2
 
 
+async def test_memwalker_leaf_answer_in_words_is_not_option_a():
+    """MemWalker's leaves answer "Answer: a ...": the article is not option A. An answer in
+    words with its option in parentheses is that option; without one it is re-asked."""
+    leaf = iter(["Reasoning: yes\nAction: -2\nAnswer: a thing numbered three, so (C)",
+                 "Reasoning: yes\nAction: -2\nAnswer: a third thing", "Action: -2\nAnswer: (C)"])
+
+    def fn(messages, params, purpose):
+        if purpose == "memwalker-tree":
+            return "s"
+        if purpose == "memwalker-triage":
+            return "Action: 0"
+        return next(leaf)
+    result, _ = await run(client_with(fn), "memwalker", question=MC, opts=MethodOptions(max_children=3))
+    assert result.option == 2
+    result, requests = await run(client_with(fn), "memwalker", question=MC, opts=MethodOptions(max_children=3))
+    assert result.option == 2 and len(prompts(requests, "memwalker-leaf")) == 2  # re-asked once, then (C)
+
+
 # --- summary tree ------------------------------------------------------------------------------
 
 def test_left_heavy_split():

@@ -24,6 +24,25 @@ def test_parse_option_refuses_to_guess(text):
     assert option is None and problem
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("The answer is a bit unclear, but (C)", 2),  # the English word "a" is not option A
+    ("Answer is a bit of a guess: (D) Di", 3),
+    ("C) Cy", 2), ("I pick B) Bob", 1), ("Answer: C", 2), ("Answer: (c) Cy", 2), ("answer: b.", 1),
+    ("The answer is: B", 1), ("Answer: D.", 3),
+])
+def test_parse_option_letters_in_their_usual_forms(text, expected):
+    assert parse_option(text) == (expected, None)
+
+
+@pytest.mark.parametrize("text", [
+    "Answer: a tin box full of letters",  # MemWalker's leaf answer in words: no option
+    "The answer is a bit unclear.",
+])
+def test_the_word_a_is_never_option_a(text):
+    option, problem = parse_option(text)
+    assert option is None and problem, (text, option)
+
+
 async def test_unparseable_option_is_reasked_once_then_wrong_never_a_default():
     client = fake_client(["I am not sure.", "Still not sure."])
     out = await answer_question(client, "text", MC)

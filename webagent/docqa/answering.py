@@ -23,14 +23,23 @@ OPTION_SCHEMA = {
 }
 FREE_MAX_TOKENS = 256
 
-_ANSWER_LETTER = re.compile(r"\banswer\s*(?:is)?\s*[:=]?\s*\(?\s*([A-D])\s*\)?(?![A-Za-z])", re.IGNORECASE)
-_PAREN_LETTER = re.compile(r"\(([A-D])\)")
+# Letters are options in their usual forms only, so that English words are never read as
+# options ("The answer is a bit unclear" is not (A)): after "answer" (is / : / =), an upper-case
+# letter standing alone, or any case in parentheses or ending the line or sentence ("answer: d.");
+# "(C)" anywhere; "C)" starting a line or after a space.
+_ANSWER_LETTER = re.compile(
+    r"\banswer\b\s*(?:is\b)?\s*[:=]?\s*(?:option\s+)?"
+    r"(?:\(\s*([A-Da-d])\s*\)|(?-i:([A-D]))(?![\w'’])|([a-d])\s*(?=[.):\]]|$))",
+    re.IGNORECASE | re.MULTILINE)
+_PAREN_LETTER = re.compile(r"\(\s*([A-Da-d])\s*\)")
+_CLOSE_LETTER = re.compile(r"(?:^|(?<=\s))([A-D])\)", re.MULTILINE)
 _BARE_LETTER = re.compile(r"^\W*([A-D])\W*$")
 
 
 def parse_option(reply: Reply | str) -> tuple[int | None, str | None]:
-    """(0-based option, problem). Structured data first, then "Answer: (C)", then a single
-    "(C)" or a bare letter. Several different letters without "Answer:" is a problem."""
+    """(0-based option, problem). Structured data first, then "Answer: (C)" / "Answer: C", then
+    a single "(C)" or "C)", or a bare letter. Several different letters without "Answer:" is a
+    problem; a lower-case "a" in prose is the article, not an option."""
     text = reply if isinstance(reply, str) else reply.text
     data = None if isinstance(reply, str) else reply.data
     if isinstance(data, dict) and isinstance(data.get("answer"), str):
@@ -39,8 +48,8 @@ def parse_option(reply: Reply | str) -> tuple[int | None, str | None]:
             return OPTION_LETTERS.index(letter), None
     m = _ANSWER_LETTER.search(text)
     if m:
-        return OPTION_LETTERS.index(m.group(1).upper()), None
-    letters = set(_PAREN_LETTER.findall(text))
+        return OPTION_LETTERS.index(next(g for g in m.groups() if g).upper()), None
+    letters = {x.upper() for x in _PAREN_LETTER.findall(text)} | set(_CLOSE_LETTER.findall(text))
     if len(letters) == 1:
         return OPTION_LETTERS.index(letters.pop()), None
     m = _BARE_LETTER.match(text)
