@@ -310,3 +310,17 @@ async def test_kv_memory_that_stores_nothing_is_a_counted_failure():
         return "I don't know how to use tools." if purpose == "kv-read" else "ok"
     result, _ = await run(client_with(fn), "kv-memory-rolling")
     assert result.failures == 1 and result.notes["keys"] == 0 and result.notes["reading_failures"] == 9
+
+
+@pytest.mark.parametrize("question", [FREE, MC], ids=["free", "multiple-choice"])
+async def test_kv_memory_with_an_empty_store_gives_no_answer(question):
+    """Nothing answers from nothing: an empty store is "no answer" (as MemWalker's), not a guess
+    from the answer prompt that could score (here the model would have said (C), the gold)."""
+    def fn(messages, params, purpose):
+        if purpose == "kv-read":
+            return "[EOQ]"
+        return "Answer: (C) three" if purpose == "answer" else "ok"
+    result, requests = await run(client_with(fn), "kv-memory", question=question)
+    assert result.answer == "no answer" and result.option is None
+    assert not prompts(requests, "answer") and result.failures == 1
+    assert result.problem == "nothing was written to the store"

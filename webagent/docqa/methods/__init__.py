@@ -52,6 +52,9 @@ def parse_methods(text: str, max_pages: int | None = None) -> list[Variant]:
     return list(dict.fromkeys(Variant.parse(n, max_pages) for n in names))
 
 
+NO_ANSWER = "no answer"  # what a method says when it has nothing to answer from (never a guess)
+
+
 @dataclass(frozen=True)
 class MethodOptions:
     context_words: int = 6000  # the context budget, in words

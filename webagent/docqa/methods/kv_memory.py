@@ -9,8 +9,9 @@ time and keeps notes in a persistent key-value store with three tools,
 one call per turn in the report's "Q<n>: ... / #<n>: result" transcript, at most
 `max_tool_calls` per chunk. The store is built once per document (the questions are not
 known while reading) and shared by its questions; a question is answered from what was
-stored. `kv-memory-rolling` is the report's "rolling summary" variant: one key,
-current-summary, rewritten with each chunk. A tool call still unusable after the re-ask
+stored, and an empty store answers "no answer" without asking (as MemWalker does).
+`kv-memory-rolling` is the report's "rolling summary" variant: one key, current-summary,
+rewritten with each chunk. A tool call still unusable after the re-ask
 ends that chunk and is counted.
 """
 
@@ -20,7 +21,7 @@ import re
 
 from webagent.docqa.answering import answer_question
 from webagent.docqa.data import Question
-from webagent.docqa.methods import MethodOptions, MethodResult, Variant
+from webagent.docqa.methods import NO_ANSWER, MethodOptions, MethodResult, Variant
 from webagent.docqa.reading import DocumentState
 from webagent.llm.client import LLMClient, Reply
 from webagent.llm.reask import ReplyTally, ask_until_usable
@@ -133,11 +134,14 @@ async def run(client: LLMClient, state: DocumentState, question: Question, varia
     built = await state.once(variant.method, build, key_parts=(prompt_hash(prompt), opts.max_tool_calls))
     reading = built.value
     store = reading["store"]
-    context = "\n\n".join(f"[{k}]\n{v}" for k, v in store.items()) or "(nothing was stored)"
+    notes = {"keys": len(store), "tool_calls": reading["tool_calls"], "reading_failures": reading["failures"]}
+    if not store:  # nothing answers from nothing: no answer prompt, whose guess could score
+        return MethodResult(answer=NO_ANSWER, option=None, context_words=reading["longest_words"], failures=1,
+                            problem=reading["problem"], notes=notes)
+    context = "\n\n".join(f"[{k}]\n{v}" for k, v in store.items())
     out = await answer_question(client, context, question)
     stored_words = sum(word_count(v) for v in store.values())
     return MethodResult(
         answer=out.text, option=out.option, context_words=max(reading["longest_words"], stored_words),
-        failures=out.failures + (0 if store else 1), problem=out.problem or (None if store else reading["problem"]),
-        notes={"keys": len(store), "tool_calls": reading["tool_calls"], "reading_failures": reading["failures"]},
+        failures=out.failures, problem=out.problem, notes=notes,
     )

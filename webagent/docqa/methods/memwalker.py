@@ -21,14 +21,13 @@ from dataclasses import dataclass
 
 from webagent.docqa.answering import parse_option
 from webagent.docqa.data import Question
-from webagent.docqa.methods import MethodOptions, MethodResult, Variant
+from webagent.docqa.methods import NO_ANSWER, MethodOptions, MethodResult, Variant
 from webagent.docqa.reading import DocumentState
 from webagent.llm.client import LLMClient, ModelCallError, Reply
 from webagent.llm.reask import ReplyTally, ask_until_usable
 from webagent.memory import GistMemory, word_count
 from webagent.prompts import prompt_hash, render_prompt
 
-NO_ANSWER = "no answer"
 ACTION_SCHEMA = {
     "type": "object",
     "properties": {"reasoning": {"type": "string"}, "action": {"type": "integer"}, "answer": {"type": "string"}},
