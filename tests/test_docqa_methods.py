@@ -324,3 +324,82 @@ async def test_kv_memory_with_an_empty_store_gives_no_answer(question):
     assert result.answer == "no answer" and result.option is None
     assert not prompts(requests, "answer") and result.failures == 1
     assert result.problem == "nothing was written to the store"
+
+
+# --- memories built on degraded input ------------------------------------------------------------
+
+MEMORIES = ("gistmem", "memwalker", "summary-tree", "kv-memory")
+
+
+def _paging_model(pagination_ok=True, gists_ok=True):
+    """Clean pagination breaks at the first pause; a degraded one gets no usable reply and falls
+    back to the last pause (other pages). A degraded gist memory has one empty (fallback) gist."""
+    import re
+
+    from webagent.llm.client import ModelCallError
+    from webagent.llm.testing import heuristic_reply
+
+    def fn(messages, params, purpose):
+        text = messages[-1]["content"]
+        if purpose == "pagination":
+            if not pagination_ok:  # a failed call (a bad reply would be served again from the reply cache)
+                raise ModelCallError("the endpoint refused the pagination prompt")
+            labels = [int(n) for n in re.findall(r"⟨(\d+)⟩", text.split("Passage:", 1)[-1])]
+            return {"break_point": min(labels), "because": "the first pause"}
+        if purpose == "gist":
+            return "" if not gists_ok and "topic3" in text else gist_of(messages)
+        if purpose == "kv-read":
+            return "[EOQ]" if "#1:" in text else "[write] (notes) something about the chunk"
+        if purpose == "memwalker-triage":
+            return "Action: 0"
+        if purpose == "memwalker-leaf":
+            return "Action: -2\nAnswer: topic things"
+        return heuristic_reply(messages, params, purpose)
+    return fn
+
+
+async def _build_every_memory(fn, cache):
+    client = fake_client(FunctionBackend(fn), cache=cache)
+    state = DocumentState(client, DOC, ReadSettings(min_words=30, max_words=70, pagination="llm"))
+    for method in MEMORIES:
+        await runner_for(method)(client, state, FREE, Variant.parse(method), MethodOptions(max_children=2))
+    return state
+
+
+async def test_memories_built_on_degraded_pages_carry_their_failures_and_are_not_cached(tmp_path):
+    from webagent.llm.cache import Cache
+
+    cache = Cache(tmp_path / "c.sqlite")
+    state = await _build_every_memory(_paging_model(pagination_ok=False), cache)
+    built = state.built()
+    assert built["pages"].failures > 0
+    for kind in ("gists", "memwalker-tree", "summary-tree", "kv-memory"):
+        assert built[kind].failures == 0 and built[kind].input_failures >= built["pages"].failures, kind
+    assert cache.count("docqa-memory") == 0  # nothing built on the fallback pages is kept
+
+    # The next run paginates cleanly (other pages): every method reads those same pages.
+    state = await _build_every_memory(_paging_model(), cache)
+    texts = [p.text for p in await state.pages()]
+    built = state.built()
+    assert [p.text for p in (await state.memory()).pages] == texts
+    tree = built["memwalker-tree"].value
+    assert [n["summary"] for n in tree.nodes if n["page"] is not None] == (await state.memory()).gists
+    leaves = [n["text"] for n in built["summary-tree"].value if n["page"] is not None]
+    assert leaves == texts
+    assert not any(b.input_failures or b.failures for b in built.values())
+    assert cache.count("docqa-memory") == 1 + len(MEMORIES)  # pages, gists, the tree, the summary tree, the store
+
+
+async def test_a_tree_over_a_fallback_gist_is_not_cached(tmp_path):
+    from webagent.llm.cache import Cache
+
+    cache = Cache(tmp_path / "c.sqlite")
+    state = await _build_every_memory(_paging_model(gists_ok=False), cache)
+    built = state.built()
+    assert built["gists"].failures == 1 and built["memwalker-tree"].input_failures == 1
+    assert built["summary-tree"].input_failures == 0  # built on the pages alone
+    state = await _build_every_memory(_paging_model(), cache)
+    built = state.built()
+    assert not built["gists"].from_cache and not built["memwalker-tree"].from_cache
+    assert built["summary-tree"].from_cache and built["kv-memory"].from_cache
+    assert "" not in (await state.memory()).gists

@@ -180,3 +180,27 @@ def test_cli_refuses_a_changed_configuration_before_starting_a_model(tmp_path):
     proc = run_cli(*base, "--method", "full", home=tmp_path)
     assert proc.returncode == 2 and proc.stderr.strip().endswith(
         "holds results of another configuration (changed: methods); use another --out or delete it")
+
+
+async def test_memories_on_fallback_pages_are_not_cached_and_say_so(tmp_path):
+    from webagent.llm.client import ModelCallError
+
+    cache = Cache(tmp_path / "c.sqlite")
+
+    def failing_pagination(messages, params, purpose):
+        if purpose == "pagination":
+            raise ModelCallError("refused")
+        return model(messages, params, purpose)
+    loaded = load("qmsum", str(FIX / "qmsum_val_sample.jsonl"))
+    variants = parse_methods("gistmem,summary-tree")
+    client = fake_client(FunctionBackend(failing_pagination), cache=cache)
+    config = make_config("qmsum", "x", variants, client.model_name, SETTINGS, MethodOptions())
+    out = tmp_path / "r"
+    await run_eval(client, select(loaded.documents, 1, (0, 1)), variants, out, config, SETTINGS,
+                   MethodOptions(), quiet=True, rate=False)
+    doc = json.loads((out / "documents.jsonl").read_text().splitlines()[0])
+    assert doc["builds"]["pages"]["failures"] > 0
+    assert doc["builds"]["gists"]["input_failures"] == doc["builds"]["pages"]["failures"]
+    assert doc["builds"]["summary-tree"]["input_failures"] > 0
+    assert cache.count("docqa-memory") == 0
+    assert "in what it was built on" in (write_report(out) and (out / "report.md").read_text())

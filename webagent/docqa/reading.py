@@ -4,9 +4,11 @@ key-value stores).
 
 Each artefact is built at most once per run (concurrent askers wait for the first), and
 cached across runs under a content hash of (kind, model, document, settings, prompt
-hashes). An artefact built with failures (a pagination fallback, a gist that fell back
-to the page's first words...) is used for this run but never cached as clean: the next
-run builds it again.
+hashes) and of the artefacts it was built on (the gists on the pages, a MemWalker tree
+on the gists...), so every method of a document reads the same pages, run after run. An
+artefact built with failures (a pagination fallback, a gist that fell back to the
+page's first words...), or built on one that had them (`input_failures`), is used for
+this run but never cached: the next run builds it again, as `webagent ask` does.
 """
 
 from __future__ import annotations
@@ -44,6 +46,12 @@ class Built:
     failures: int = 0
     from_cache: bool = False
     usage: dict = field(default_factory=dict)  # calls and words of the build (CountingClient.counts)
+    input_failures: int = 0  # failures of the artefacts it was built on (a degraded input: never cached)
+    digest: str = ""  # content hash of the stored form: the key of what is built on it
+
+    @property
+    def degraded(self) -> bool:
+        return self.failures > 0 or self.input_failures > 0
 
 
 class DocumentState:
@@ -63,22 +71,26 @@ class DocumentState:
                             self.settings.max_words, self.settings.pagination, prompt_hash("pagination"), *parts)
 
     async def once(self, kind: str, build: Callable[[LLMClient], Awaitable[tuple[object, int]]],
-                   *, encode=lambda v: v, decode=lambda v: v, key_parts: tuple = ()) -> Built:
-        """The artefact `kind`: built by `build(client) -> (value, failures)` at most once."""
+                   *, encode=lambda v: v, decode=lambda v: v, key_parts: tuple = (),
+                   inputs: tuple[Built, ...] = ()) -> Built:
+        """The artefact `kind`: built by `build(client) -> (value, failures)` at most once, on
+        `inputs` (keyed by their content, and degraded when any of them is)."""
         lock = self._locks.setdefault(kind, asyncio.Lock())
         async with lock:
             if kind in self._built:
                 return self._built[kind]
             cache = self.client.cache
-            key = self.cache_key(kind, *key_parts)
+            key = self.cache_key(kind, *key_parts, *(b.digest for b in inputs))
+            input_failures = sum(b.failures + b.input_failures for b in inputs)
             if cache is not None and (stored := cache.get("docqa-memory", key)) is not None:
-                built = Built(decode(stored), 0, True)
+                built = Built(decode(stored), 0, True, input_failures=input_failures, digest=content_hash(stored))
             else:
                 counting = CountingClient(self.client)
                 value, failures = await build(counting)
-                built = Built(value, failures, False, counting.counts())
-                if cache is not None and failures == 0:
-                    cache.put("docqa-memory", key, encode(value))
+                encoded = encode(value)
+                built = Built(value, failures, False, counting.counts(), input_failures, content_hash(encoded))
+                if cache is not None and not built.degraded:
+                    cache.put("docqa-memory", key, encoded)
             self._built[kind] = built
             return built
 
@@ -105,17 +117,20 @@ class DocumentState:
             decode=lambda rows: [Page(r["index"], r["text"], r.get("metadata") or {}) for r in rows],
         )
 
+    async def pages_built(self) -> Built:
+        return await self._pages()
+
     async def memory(self) -> GistMemory:
         return (await self.gist_memory()).value
 
     async def gist_memory(self) -> Built:
-        pages = await self.pages()
+        pages = await self._pages()
 
         async def build(client: LLMClient):
-            return await build_memory(client, pages)
+            return await build_memory(client, pages.value)
 
         return await self.once(
-            "gists", build, key_parts=(prompt_hash("gist"),),
+            "gists", build, key_parts=(prompt_hash("gist"),), inputs=(pages,),
             encode=GistMemory.to_dict, decode=GistMemory.from_dict,
         )
 

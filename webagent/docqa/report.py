@@ -28,10 +28,10 @@ def build_report(out: Path) -> dict:
     for d in docs.values():
         for kind, b in d["builds"].items():
             agg = build.setdefault(kind, {"documents": 0, "calls": 0, "prompt_words": 0, "reply_words": 0,
-                                          "failures": 0, "from_cache": 0})
+                                          "failures": 0, "input_failures": 0, "from_cache": 0})
             agg["documents"] += 1
             agg["from_cache"] += bool(b.get("from_cache"))
-            for k in ("calls", "prompt_words", "reply_words", "failures"):
+            for k in ("calls", "prompt_words", "reply_words", "failures", "input_failures"):
                 agg[k] += b.get(k, 0)
     for agg in build.values():
         agg["words_per_question"] = round((agg["prompt_words"] + agg["reply_words"]) / max(1, questions), 1)
@@ -81,8 +81,9 @@ def render_markdown(report: dict) -> str:
               "| artefact | documents | from cache | calls | words | words per question (amortised) | failures |",
               "|---|---|---|---|---|---|---|"]
     for kind, b in report["memory_building"].items():
+        inherited = f" (+{b['input_failures']} in what it was built on)" if b.get("input_failures") else ""
         lines.append(f"| {kind} | {b['documents']} | {b['from_cache']} | {b['calls']} | "
-                     f"{b['prompt_words'] + b['reply_words']} | {b['words_per_question']} | {b['failures']} |")
+                     f"{b['prompt_words'] + b['reply_words']} | {b['words_per_question']} | {b['failures']}{inherited} |")
     return "\n".join(lines) + "\n"
 
 

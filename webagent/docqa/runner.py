@@ -150,7 +150,8 @@ async def run_question(client: LLMClient, state: DocumentState, question: Questi
 def _document_row(state: DocumentState) -> dict:
     return {
         "doc_id": state.doc.doc_id, "words": state.doc.words, "questions": len(state.doc.questions),
-        "builds": {k: {"failures": b.failures, "from_cache": b.from_cache, **b.usage}
+        "builds": {k: {"failures": b.failures, "input_failures": b.input_failures, "from_cache": b.from_cache,
+                       **b.usage}
                    for k, b in state.built().items()},
     }
 

@@ -124,14 +124,15 @@ async def read_document(client: LLMClient, pages: list[Page], *, rolling: bool, 
 
 async def run(client: LLMClient, state: DocumentState, question: Question, variant: Variant,
               opts: MethodOptions) -> MethodResult:
-    pages = await state.pages()
+    pages = await state.pages_built()
     rolling = variant.method == "kv-memory-rolling"
     prompt = "kv_memory_rolling" if rolling else "kv_memory_read"
 
     async def build(c: LLMClient):
-        return await read_document(c, pages, rolling=rolling, max_tool_calls=opts.max_tool_calls)
+        return await read_document(c, pages.value, rolling=rolling, max_tool_calls=opts.max_tool_calls)
 
-    built = await state.once(variant.method, build, key_parts=(prompt_hash(prompt), opts.max_tool_calls))
+    built = await state.once(variant.method, build, key_parts=(prompt_hash(prompt), opts.max_tool_calls),
+                             inputs=(pages,))
     reading = built.value
     store = reading["store"]
     notes = {"keys": len(store), "tool_calls": reading["tool_calls"], "reading_failures": reading["failures"]}

@@ -127,15 +127,15 @@ def _working_memory(tree: Tree, path: list[int], budget: int) -> str:
 
 async def run(client: LLMClient, state: DocumentState, question: Question, variant: Variant,
               opts: MethodOptions) -> MethodResult:
-    memory = await state.memory()
+    gists = await state.gist_memory()
+    memory = gists.value
 
     async def build(c: LLMClient):
         tree, failures = await build_tree(c, memory, opts.max_children)
         return tree, failures
 
-    built = await state.once("memwalker-tree", build, key_parts=(prompt_hash("gist"), prompt_hash("memwalker_summary"),
-                                                                  opts.max_children),
-                             encode=lambda t: t.nodes, decode=Tree)
+    built = await state.once("memwalker-tree", build, key_parts=(prompt_hash("memwalker_summary"), opts.max_children),
+                             inputs=(gists,), encode=lambda t: t.nodes, decode=Tree)
     tree: Tree = built.value
     tally = ReplyTally()
     path, explored = [tree.root], set()

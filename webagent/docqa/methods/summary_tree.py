@@ -136,12 +136,13 @@ async def refine_cut(client: LLMClient, nodes: list[dict], question: str, max_re
 
 async def run(client: LLMClient, state: DocumentState, question: Question, variant: Variant,
               opts: MethodOptions) -> MethodResult:
-    pages = await state.pages()
+    pages = await state.pages_built()
 
     async def build(c: LLMClient):
-        return await TreeBuilder(c).build(pages)
+        return await TreeBuilder(c).build(pages.value)
 
-    built = await state.once("summary-tree", build, key_parts=(prompt_hash("summary_tree_summarize"),))
+    built = await state.once("summary-tree", build, key_parts=(prompt_hash("summary_tree_summarize"),),
+                             inputs=(pages,))
     nodes = built.value
     cut, refinements, tally, by_budget = await refine_cut(client, nodes, question.with_options(),
                                                           opts.max_refinements, opts.context_words)
