@@ -99,3 +99,39 @@ def test_load_checks_the_path():
         load("qmsum", "/nonexistent/file.jsonl")
     with pytest.raises(UserError, match="needs its folder"):
         load("narrativeqa", str(FIX / "qmsum_val_sample.jsonl"))
+
+
+def _nqa_with_three_splits(tmp_path):
+    """The fixture folder plus one train and one test story (NarrativeQA splits by story)."""
+    import shutil
+
+    folder = tmp_path / "nqa"
+    shutil.copytree(FIX / "narrativeqa", folder)
+    for doc_id, split in (("t1r2a3", "train"), ("t4e5s6", "test")):
+        (folder / "tmp" / f"{doc_id}.content").write_text(f"A {split} story.\n\nIt ends here.\n")
+        with open(folder / "documents.csv", "a") as f:
+            f.write(f"{doc_id},{split},gutenberg,http://example.invalid/{doc_id},50,http://example.invalid/w,"
+                    f"A {split} story,9,,\n")
+        with open(folder / "qaps.csv", "a") as f:
+            f.write(f"{doc_id},{split},What kind of story is it?,A {split} story.,{split},,,\n")
+    return folder
+
+
+@pytest.mark.parametrize("split, docs", [
+    (None, ["a1b2c3", "d4e5f6"]),  # valid unless another split is named: never train and test mixed in
+    ("valid", ["a1b2c3", "d4e5f6"]), ("test", ["t4e5s6"]), ("train", ["t1r2a3"]),
+])
+def test_narrativeqa_folder_is_read_by_split(tmp_path, split, docs):
+    folder = _nqa_with_three_splits(tmp_path)
+    result = load("narrativeqa", str(folder), **({} if split is None else {"split": split}))
+    assert [d.doc_id for d in result.documents] == docs
+    assert all(q.qid.split(":")[0] in docs for d in result.documents for q in d.questions)
+
+
+def test_split_is_checked(tmp_path):
+    with pytest.raises(UserError, match="--split"):
+        load("narrativeqa", str(FIX / "narrativeqa"), split="dev")
+    with pytest.raises(UserError, match="--split .*NarrativeQA"):
+        load("qmsum", str(FIX / "qmsum_val_sample.jsonl"), split="test")
+    with pytest.raises(UserError, match="no usable narrativeqa documents.*split test"):
+        load("narrativeqa", str(FIX / "narrativeqa"), split="test")

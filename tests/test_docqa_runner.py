@@ -204,3 +204,22 @@ async def test_memories_on_fallback_pages_are_not_cached_and_say_so(tmp_path):
     assert doc["builds"]["summary-tree"]["input_failures"] > 0
     assert cache.count("docqa-memory") == 0
     assert "in what it was built on" in (write_report(out) and (out / "report.md").read_text())
+
+
+def test_cli_reads_a_narrativeqa_folder_by_split(tmp_path):
+    from test_docqa_data import _nqa_with_three_splits
+
+    folder = _nqa_with_three_splits(tmp_path)
+    base = ["qa-eval", "--dataset", "narrativeqa", "--data", str(folder), "--method", "gistmem", "--no-rater",
+            "--model", "fake:heuristic"]
+    out = tmp_path / "valid"
+    assert run_cli(*base, "--out", str(out), home=tmp_path).returncode == 0
+    docs = {json.loads(line)["doc_id"] for line in (out / "results.jsonl").read_text().splitlines()}
+    assert docs == {"a1b2c3", "d4e5f6"}  # no train or test questions mixed in
+    assert json.loads((out / "config.json").read_text())["split"] == "valid"
+    out = tmp_path / "test"
+    proc = run_cli(*base, "--split", "test", "--out", str(out), home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert {json.loads(line)["doc_id"] for line in (out / "results.jsonl").read_text().splitlines()} == {"t4e5s6"}
+    proc = run_cli(*base, "--split", "train", "--out", str(out), home=tmp_path)  # another split: another run
+    assert proc.returncode == 2 and "changed: split" in proc.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from webagent.cli_common import endpoint_options, model_options, run_async, status
-from webagent.docqa.data import DATASETS, load
+from webagent.docqa.data import DATASETS, DEFAULT_NARRATIVEQA_SPLIT, NARRATIVEQA_SPLITS, load
 from webagent.docqa.methods import MethodOptions, parse_methods
 from webagent.docqa.reading import ReadSettings
 from webagent.errors import UserError
@@ -20,6 +20,8 @@ PAGE_WORDS = {"quality": (280, 600), "qmsum": (280, 600), "narrativeqa": (500, 3
 @click.command("qa-eval")
 @click.option("--dataset", type=click.Choice(DATASETS), required=True)
 @click.option("--data", required=True, help="QuALITY/QMSum JSONL file, NarrativeQA folder (or hf:deepmind/narrativeqa).")
+@click.option("--split", type=click.Choice(NARRATIVEQA_SPLITS),
+              help=f"NarrativeQA: the split to read (default {DEFAULT_NARRATIVEQA_SPLIT}; train only when named).")
 @click.option("--method", "methods", default="all", show_default=True,
               help="Comma-separated methods (name or name@k), or 'all'.")
 @click.option("--max-pages", type=click.IntRange(min=1), default=5, show_default=True,
@@ -40,7 +42,7 @@ PAGE_WORDS = {"quality": (280, 600), "qmsum": (280, 600), "narrativeqa": (500, 3
 @click.option("--doc-concurrency", type=click.IntRange(min=1), default=2, show_default=True)
 @model_options
 @run_async
-async def qa_eval_command(dataset, data, methods, max_pages, limit, shard, out, min_words, max_words, pagination,
+async def qa_eval_command(dataset, data, split, methods, max_pages, limit, shard, out, min_words, max_words, pagination,
                           context_words, max_children, max_refinements, no_rater, skip_bad, doc_concurrency,
                           **kwargs) -> None:
     """Evaluate reading methods on a long-document QA dataset; writes OUT/report.md, report.json and a PNG."""
@@ -63,7 +65,9 @@ async def qa_eval_command(dataset, data, methods, max_pages, limit, shard, out, 
         raise UserError(f"need 0 < --min-words < --max-words (got {settings.min_words} and {settings.max_words})")
     opts = MethodOptions(context_words=context_words, importance_lookup=dataset == "narrativeqa",
                          max_children=max_children, max_refinements=max_refinements)
-    loaded = load(dataset, data, skip_bad=skip_bad)
+    loaded = load(dataset, data, skip_bad=skip_bad, split=split)
+    if dataset == "narrativeqa":
+        split = split or DEFAULT_NARRATIVEQA_SPLIT
     out_dir = Path(out)
     if loaded.skipped:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -72,12 +76,13 @@ async def qa_eval_command(dataset, data, methods, max_pages, limit, shard, out, 
                 f.write(json.dumps(s, ensure_ascii=False) + "\n")
         status(f"skipped {len(loaded.skipped)} malformed records (see {out_dir / 'skipped_records.jsonl'})")
     documents = select(loaded.documents, limit, shard_ix)
-    status(f"{len(documents)} documents, {sum(len(d.questions) for d in documents)} questions, "
+    status(f"{len(documents)} documents, {sum(len(d.questions) for d in documents)} questions"
+           + (f" (split {split})" if split else "") + ", "
            f"methods: {', '.join(v.name for v in variants)}")
     data_id = data if data.startswith("hf:") else str(Path(data).resolve())
-    check_out_dir(out_dir, make_config(dataset, data_id, variants, "?", settings, opts), ignore=("model",))
+    check_out_dir(out_dir, make_config(dataset, data_id, variants, "?", settings, opts, split), ignore=("model",))
     async with open_client(endpoint_options(kwargs)) as client:
-        config = make_config(dataset, data_id, variants, client.model_name, settings, opts)
+        config = make_config(dataset, data_id, variants, client.model_name, settings, opts, split)
         summary = await run_eval(client, documents, variants, out_dir, config, settings, opts,
                                  doc_concurrency=doc_concurrency, rate=not no_rater)
         usage_line = client.usage.summary_line()

@@ -18,6 +18,10 @@ from pathlib import Path
 from webagent.errors import DataError, UserError
 
 DATASETS = ("quality", "qmsum", "narrativeqa")
+# NarrativeQA's splits (qaps.csv's `set`); a folder is read by one of them, `valid` unless named.
+NARRATIVEQA_SPLITS = ("valid", "test", "train")
+DEFAULT_NARRATIVEQA_SPLIT = "valid"
+_HUB_SPLITS = {"valid": "validation", "test": "test", "train": "train"}
 OPTION_LETTERS = "ABCD"
 
 
@@ -269,23 +273,32 @@ def load_narrativeqa_hub(split: str = "validation") -> LoadResult:
     return LoadResult(list(docs.values()))
 
 
-def load(dataset: str, data: str, skip_bad: bool = False) -> LoadResult:
+def load(dataset: str, data: str, skip_bad: bool = False, split: str | None = None) -> LoadResult:
+    """`split`: NarrativeQA only (valid, test or train; valid when None): a folder or the hub
+    holds every split, and one evaluation reads one. QuALITY and QMSum come one split per file."""
     if dataset not in DATASETS:
         raise UserError(f"--dataset must be one of {', '.join(DATASETS)} (got {dataset!r})")
+    if dataset != "narrativeqa" and split is not None:
+        raise UserError(f"--split applies to NarrativeQA only; {dataset} comes one split per file (pass that file)")
+    if dataset == "narrativeqa":
+        split = split or DEFAULT_NARRATIVEQA_SPLIT
+        if split not in NARRATIVEQA_SPLITS:
+            raise UserError(f"--split must be one of {', '.join(NARRATIVEQA_SPLITS)} (got {split!r})")
     if dataset == "narrativeqa" and data.startswith("hf:"):
-        return load_narrativeqa_hub()
+        return load_narrativeqa_hub(_HUB_SPLITS[split])
     path = Path(data)
     if not path.exists():
         raise UserError(f"--data {data}: not found")
     if dataset == "narrativeqa":
         if not path.is_dir():
             raise UserError(f"--data {data}: NarrativeQA needs its folder (documents.csv, qaps.csv, tmp/)")
-        result = load_narrativeqa(path, skip_bad)
+        result = load_narrativeqa(path, skip_bad, split=split)
     else:
         if not path.is_file():
             raise UserError(f"--data {data}: expected a JSONL file")
         result = (load_quality if dataset == "quality" else load_qmsum)(path, skip_bad)
     if not result.documents:
         raise UserError(f"--data {data}: no usable {dataset} documents"
+                        + (f" in split {split}" if split else "")
                         + (f" ({len(result.skipped)} malformed records skipped)" if result.skipped else ""))
     return result

@@ -41,6 +41,7 @@ class EvalConfig:
     settings: dict
     options: dict
     prompts: dict  # prompt file hashes: an edited prompt is another configuration
+    split: str | None = None  # NarrativeQA: the split read (valid, test, train)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -49,13 +50,13 @@ class EvalConfig:
 
 
 def make_config(dataset: str, data: str, variants: list[Variant], model: str, settings: ReadSettings,
-                opts: MethodOptions) -> EvalConfig:
+                opts: MethodOptions, split: str | None = None) -> EvalConfig:
     import importlib.resources
 
     names = sorted(p.name[:-3] for p in importlib.resources.files("webagent_prompts").iterdir()
                    if p.name.endswith(".md") and not p.name.startswith("web_"))
     return EvalConfig(dataset, data, tuple(v.name for v in variants), model, settings.to_dict(), asdict(opts),
-                      {n: prompt_hash(n) for n in names if load_prompt(n)})
+                      {n: prompt_hash(n) for n in names if load_prompt(n)}, split)
 
 
 def read_jsonl(path: Path) -> list[dict]:
