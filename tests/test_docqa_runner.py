@@ -223,3 +223,34 @@ def test_cli_reads_a_narrativeqa_folder_by_split(tmp_path):
     assert {json.loads(line)["doc_id"] for line in (out / "results.jsonl").read_text().splitlines()} == {"t4e5s6"}
     proc = run_cli(*base, "--split", "train", "--out", str(out), home=tmp_path)  # another split: another run
     assert proc.returncode == 2 and "changed: split" in proc.stderr
+
+
+async def test_a_rating_lost_to_the_endpoint_is_rerun_on_resume_and_the_report_counts_scored_questions(tmp_path):
+    from webagent.llm.client import TransientError
+
+    down = {"on": True}
+
+    def flaky_rater(messages, params, purpose):
+        if purpose == "rater" and down["on"]:
+            raise TransientError("503")
+        return model(messages, params, purpose)
+    loaded = load("qmsum", str(FIX / "qmsum_val_sample.jsonl"))
+    variants = parse_methods("full,gistmem")
+    config = make_config("qmsum", "x", variants, "fake:function", SETTINGS, MethodOptions())
+    docs = select(loaded.documents, 2, (0, 1))
+    out = tmp_path / "r"
+    summary = await run_eval(fake_client(FunctionBackend(flaky_rater), max_retries=0), docs, variants, out, config,
+                             SETTINGS, MethodOptions(), quiet=True)
+    # not written with rating None (which would silently shrink LR-1/LR-2's denominator): left for the resume
+    assert summary["endpoint_failures"] == 4 and summary["ran"] == 0
+    assert (out / "results.jsonl").read_text() == ""
+    down["on"] = False
+    summary = await run_eval(fake_client(FunctionBackend(flaky_rater)), docs, variants, out, config, SETTINGS,
+                             MethodOptions(), quiet=True)
+    assert summary["ran"] == 4
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert all(r["rating"] is not None for r in rows)
+    report = write_report(out)
+    assert report["methods"]["full"]["rated"] == 2 and report["methods"]["full"]["questions"] == 2
+    md = (out / "report.md").read_text()
+    assert "| Method | scored |" in md and "| full | 2 of 2 |" in md

@@ -6,7 +6,9 @@ permissive rater (Yes / Yes, partially / No) are asked; "exact" when either says
 exact match, "partial" when the strict says no and the permissive says partially,
 else "none"; the best over the references counts. LR-1 = share of exact, LR-2 = share
 of exact or partial. A rater reply that stays unusable after the re-ask is a counted
-rater failure; a question whose every rating failed is left unrated (not scored as wrong).
+rater failure; a question whose every rating failed is left unrated (not scored as wrong),
+and the report says how many questions each method had scored. A rater call lost to the
+endpoint (down through every retry) is not a rating: the question is run again on resume.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class Rating:
     calls: int = 0
     failures: int = 0
     replies: list[str] = field(default_factory=list)
+    endpoint_failed: bool = False  # a rater call failed because the endpoint was down: rate again later
 
 
 async def rate_answer(client: LLMClient, question: str, answer: str, references: list[str] | tuple[str, ...]) -> Rating:
@@ -99,7 +102,7 @@ async def rate_answer(client: LLMClient, question: str, answer: str, references:
     found = await asyncio.gather(*(one(r) for r in references))
     rated = [r for r in found if r is not None]
     best = max(rated, key=RATINGS.index) if rated else None
-    return Rating(best, tally.calls, tally.failures, tally.replies)
+    return Rating(best, tally.calls, tally.failures, tally.replies, tally.endpoint_failed)
 
 
 def percent(part: int, whole: int) -> float | None:
@@ -116,6 +119,7 @@ def summarize_method(rows: list[dict]) -> dict:
     out: dict = {"questions": n}
     mc = [r for r in rows if r.get("gold") is not None]
     if mc:
+        out["scored"] = len(mc)  # an unparsed option is scored as wrong
         out["accuracy"] = percent(sum(r["correct"] for r in mc), len(mc))
         hard = [r for r in mc if r.get("difficult")]
         out["accuracy_difficult"] = percent(sum(r["correct"] for r in hard), len(hard))
@@ -128,6 +132,7 @@ def summarize_method(rows: list[dict]) -> dict:
             out[k] = None if not vals else round(100 * mean(vals), 2)
         rated = [r for r in free if r.get("rating") is not None]
         out["rated"] = len(rated)
+        out["scored"] = len(rated)
         out["lr1"] = percent(sum(r["rating"] == "exact" for r in rated), len(rated))
         out["lr2"] = percent(sum(r["rating"] in ("exact", "partial") for r in rated), len(rated))
         out["rater_failures"] = sum(r.get("rater_failures", 0) for r in free)

@@ -47,11 +47,11 @@ def render_markdown(report: dict) -> str:
              "(100 × (1 − longest in-context words / document words)); # LU the pages looked up or retrieved.",
              ""]
     if mc:
-        lines += ["| Method | CR (# LU) | Accuracy | Accuracy (difficult) | unparsed | calls/q | words/q | failures |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += ["| Method | scored | CR (# LU) | Accuracy | Accuracy (difficult) | unparsed | calls/q | words/q | failures |",
+                  "|---|---|---|---|---|---|---|---|---|"]
     else:
-        lines += ["| Method | CR (# LU) | LR-1 | LR-2 | R-1 | R-2 | R-L | Resp. length | calls/q | words/q | failures |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += ["| Method | scored | CR (# LU) | LR-1 | LR-2 | R-1 | R-2 | R-L | Resp. length | calls/q | words/q | failures |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, m in report["methods"].items():
         cr = f"{_fmt(m['compression_rate'], '%')} ({_fmt(m['lookups'])})"
         words = None if m["prompt_words_per_question"] is None else \
@@ -63,16 +63,19 @@ def render_markdown(report: dict) -> str:
                                                       ("reverts", "reverts"),
                                                       ("refinement_cap_hit", "at the refinement cap")) if m.get(k)]
         fails += f" {'; '.join(extra)}" if extra else ""
+        scored = f"{m.get('scored', 0)} of {m['questions']}"
         if mc:
-            lines.append(f"| {name} | {cr} | {_fmt(m.get('accuracy'), '%')} | "
+            lines.append(f"| {name} | {scored} | {cr} | {_fmt(m.get('accuracy'), '%')} | "
                          f"{_fmt(m.get('accuracy_difficult'), '%')} ({m.get('difficult_questions', 0)} q) | "
                          f"{m.get('unparsed_options', 0)} | {cost} | {fails} |")
         else:
             rater = f" ({m['rater_failures']} rater failures)" if m.get("rater_failures") else ""
-            lines.append(f"| {name} | {cr} | {_fmt(m.get('lr1'), '%')}{rater} | {_fmt(m.get('lr2'), '%')} | "
+            lines.append(f"| {name} | {scored} | {cr} | {_fmt(m.get('lr1'), '%')}{rater} | {_fmt(m.get('lr2'), '%')} | "
                          f"{_fmt(m.get('rouge1'))} | {_fmt(m.get('rouge2'))} | {_fmt(m.get('rougeL'))} | "
                          f"{_fmt(m['response_words'], digits=1)} | {cost} | {fails} |")
-    lines += ["", "calls/q and words/q (prompt + reply words the model processed) are each question's own cost "
+    lines += ["", "scored: the questions in the method's scores (LR-1/LR-2 over the rated ones; a question "
+              "whose ratings all failed is left out and named under rater failures; an unparsed option counts "
+              "as wrong). calls/q and words/q (prompt + reply words the model processed) are each question's own cost "
               "(look-ups, navigation, answer; raters excluded), whether served by the model or the cache. Failures: replies still unusable after one re-ask, "
               "failed calls, failed navigations.", "",
               "## One-time memory building (per document, shared by its questions and methods)", "",

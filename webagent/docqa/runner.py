@@ -144,7 +144,8 @@ async def run_question(client: LLMClient, state: DocumentState, question: Questi
         row["references"] = list(question.references)
         if rate:
             rating = await rate_answer(client.scoped(), question.text, result.answer, question.references)
-            row.update(rating=rating.rating, rater_calls=rating.calls, rater_failures=rating.failures)
+            row.update(rating=rating.rating, rater_calls=rating.calls, rater_failures=rating.failures,
+                       endpoint_failed=row["endpoint_failed"] or rating.endpoint_failed)
     return row
 
 
@@ -185,8 +186,8 @@ async def run_eval(
                 bar.console.print(f"… {finished[0]}/{total} method-questions done")
 
         async def one(state: DocumentState, q: Question, v: Variant) -> None:
-            # A call that failed because the endpoint was down is the endpoint's fault, not the
-            # method's: the question is not written, and a resume runs it again.
+            # A call that failed because the endpoint was down (the raters' included) is the
+            # endpoint's fault, not the method's: the question is not written, and a resume runs it again.
             try:
                 row = await run_question(client, state, q, v, opts, rate=rate)
                 problem = row["problem"]
