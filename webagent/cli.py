@@ -175,6 +175,10 @@ from webagent.agent.cli import miniwob_command, run_command  # noqa: E402 - the 
 main.add_command(run_command)
 main.add_command(miniwob_command)
 
+from webagent.replay.cli import register as register_replay  # noqa: E402 - replay and workflows (issue 16)
+
+register_replay(main)
+
 
 if __name__ == "__main__":
     main()

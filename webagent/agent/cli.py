@@ -61,13 +61,17 @@ def _progress(message: str) -> None:
 @click.option("--record", "record_dir", type=click.Path(file_okay=False),
               help="Also save the steps as Mind2Web records under DIR/live/ (for `mind2web eval --data DIR`).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--save-as", metavar="NAME", help="Keep the run, when it ends done, as a workflow for `webagent replay NAME`.")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="Name a typed value as a parameter of the saved workflow (e.g. name=\"Ada Lovelace\"); repeatable.")
 @agent_options
 @model_options
 @run_async
-async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record_dir, as_json, max_steps, lookup,
-                      max_lookup, context_tokens, headed, cdp_url, **kwargs) -> None:
+async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record_dir, as_json, save_as, params,
+                      max_steps, lookup, max_lookup, context_tokens, headed, cdp_url, **kwargs) -> None:
     """Do TASK in a browser starting at --url: observe, remember, act, until DONE."""
-    from webagent.agent.live import LiveRun
+    from webagent import Agent
+    from webagent.replay.params import parse_params
 
     if demo:
         task = task or DEMO_TASK
@@ -76,12 +80,14 @@ async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record
     if not task or not task.strip():
         raise UserError("the task is empty")
     options = _options(max_steps, lookup, max_lookup, context_tokens, dry_run=dry_run)
-    live = LiveRun(task=task, url=url, demo=demo, allow_domains=list(allow_domains), headed=headed, cdp_url=cdp_url,
-                   trace_dir=Path(trace_dir) if trace_dir else _default_trace_dir(task),
-                   record_dir=Path(record_dir) if record_dir else None, options=options,
-                   endpoint=endpoint_options(kwargs))
-    result = await live.run(progress=_progress)
-    _print_result(result, live, as_json)
+    agent = Agent(task, url=url, demo=demo, allow_domains=list(allow_domains), headed=headed, cdp_url=cdp_url,
+                  trace_dir=Path(trace_dir) if trace_dir else _default_trace_dir(task), record_dir=record_dir,
+                  options=options, endpoint=endpoint_options(kwargs), save_as=save_as, params=parse_params(params))
+    result = await agent.run(progress=_progress)
+    _print_result(result, agent.live, as_json)
+    if save_as:
+        click.echo(f"saved as workflow {result.saved_as!r} (replay it: webagent replay {result.saved_as})"
+                   if result.saved_as else result.save_error, err=as_json)
     if result.status == "error":
         raise SystemExit(1)
 

@@ -4,6 +4,7 @@ or Ctrl-C, which closes the browser."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -38,6 +39,9 @@ class LiveRun:
     record_dir: Path | None = None
     recorder: Recorder | None = None
     demo_done: bool | None = None  # --demo with its own task: did the shop confirm the order?
+    client: object | None = None   # an LLMClient to use instead of opening one (the Python API, tests)
+    final_url: str | None = None   # the page the run ended on
+    final_title: str | None = None
 
     async def run(self, progress=None) -> AgentResult:
         from webagent.browser import BrowserSession
@@ -60,9 +64,12 @@ class LiveRun:
                     progress(f"opened {browser.page.url}; trace in {trace.folder}")
                 if self.record_dir is not None:
                     self.recorder = Recorder(self.record_dir, self.task, url, run_id=trace.folder.name)
-                async with open_client(self.endpoint) as client:
+                model = nullcontext(self.client) if self.client is not None else open_client(self.endpoint)
+                async with model as client:
                     result = await run_agent(browser, client, self.task, options=self.options, trace=trace,
                                              recorder=self.recorder, progress=progress)
+                self.final_url = browser.page.url
+                self.final_title = await browser.page.title()
                 if self.demo and self.task == DEMO_TASK:
                     self.demo_done = demo_task_done(browser.page.url, base)
                 return result

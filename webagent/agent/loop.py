@@ -26,6 +26,7 @@ from webagent.browser import REDACTED, Action, ActionResult
 from webagent.errors import UserError
 from webagent.html import split_snippets
 from webagent.llm.client import LLMClient
+from webagent.replay.fingerprint import target_of
 from webagent.memory import word_count
 from webagent.web.action import LiveAction
 from webagent.web.memory import GistReuse
@@ -221,6 +222,7 @@ async def _step(browser, client, task, n, options, history, reuse, secrets, trac
         dry_run=options.dry_run, failures=decision.failures if decision else 1,
         usage=step_client.usage.to_dict(), times={k: round(v, 4) for k, v in times.items()},
     )
+    record["target"] = target_of(obs, action) if executed is not None and ok else None  # replay: the element, findable again
     if secret and record["action"]:
         record["action"]["value"] = REDACTED
     if trace is not None:

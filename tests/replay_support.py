@@ -1,0 +1,84 @@
+"""Helpers of the replay tests: record the demo order with the function-driven fake,
+a fake that fails the test when called, and a fake that repairs the changed shop."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from webagent import Agent
+from webagent.demo_site import DEMO_TASK
+from webagent.llm.testing import FunctionBackend, fake_client
+
+from agent_support import history_of, prompt_of, url_of
+
+CHANGED_SITE = Path(__file__).parent / "fixtures" / "demo_site_changed"
+
+
+class Forbidden(FunctionBackend):
+    """A model that must not be called: any call is recorded and raises."""
+
+    def __init__(self):
+        super().__init__(self._refuse, name="fake:forbidden")
+
+    @staticmethod
+    def _refuse(messages, params, purpose):
+        raise AssertionError(f"the model was called during a replay (purpose={purpose!r})")
+
+
+def id_of(prompt: str, text: str, html: str = "") -> str:
+    """The id of the element whose line shows ``text`` in the agent view (``[12] button
+    "Search"``), or, in the simplified-HTML rendering, of the first element matching
+    ``html`` (a regex after ``<tag id=N``; default: the tag followed by ``text``)."""
+    context = prompt.split("'''")[1] if prompt.count("'''") >= 2 else prompt
+    patterns = [rf"^\[([A-Za-z0-9_-]+)\][^\n]*{re.escape(text)}",
+                rf"<\w+ id=([A-Za-z0-9_-]+)" + (html or rf"[^>]*>\s*{re.escape(text)}")]
+    for pattern in patterns:
+        m = re.search(pattern, context, re.MULTILINE)
+        if m:
+            return m.group(1)
+    raise AssertionError(f"{text!r} not on the page: {context[:600]}")
+
+
+def demo_policy(messages, params, purpose):
+    """The demo order (search, pick the book, name, shipping, submit, DONE), in either
+    rendering of the page."""
+    prompt = prompt_of(messages)
+    if purpose == "gist":
+        return prompt.split("Snippet:", 1)[-1].strip()[:2000]
+    if purpose == "lookup":
+        return {"pages": [int(i) for i in re.findall(r'"index": (\d+)', prompt)][:2], "reason": "to find it"}
+    url, history = url_of(prompt), history_of(prompt)
+    if "index.html" in url:
+        return {"operation": "TYPE", "element_id": id_of(prompt, "search field", r"[^>]*? search"),
+                "value": "Night Trains", "press_enter": True}
+    if "results.html" in url:
+        return {"operation": "CLICK", "element_id": id_of(prompt, '"Night Trains"', r"[^>]*>\s*Night Trains")}
+    if "order.html" in url:
+        if '"Ada Lovelace"' not in history:
+            return {"operation": "TYPE", "element_id": id_of(prompt, '"Your name"', r"[^>]*? text name"),
+                    "value": "Ada Lovelace"}
+        if "SELECT" not in history:
+            return {"operation": "SELECT", "element_id": id_of(prompt, '"Shipping"', r"[^>]*? shipping"),
+                    "value": "Express (1 day)"}
+        return {"operation": "CLICK", "element_id": id_of(prompt, '"Place order"', r"[^>]*>\s*Place order")}
+    if "confirm.html" in url:
+        return {"operation": "DONE", "element_id": "", "value": "ordered Night Trains"}
+    raise AssertionError(f"unexpected page {url}")
+
+
+def confirm_button_policy(messages, params, purpose):
+    """Repairs the changed shop's one changed step: the order button, now "Confirm purchase"."""
+    prompt = prompt_of(messages)
+    assert purpose == "action", purpose
+    assert "last time: CLICK [button] \"Place order\"" in prompt, prompt[-800:]
+    return {"operation": "CLICK", "element_id": id_of(prompt, '"Confirm purchase"', r"[^>]*>\s*Confirm purchase")}
+
+
+async def record_demo(site: str, folder: Path, **kwargs):
+    """The demo order, done by the function-driven fake through the public API."""
+    backend = FunctionBackend(demo_policy)
+    result = await Agent(DEMO_TASK, url=site + "index.html", llm=fake_client(backend), trace_dir=folder,
+                         **kwargs).run()
+    assert result.status == "done", (result.error, result.trace_dir)
+    return result, backend

@@ -1,0 +1,399 @@
+"""Replay a workflow in a fresh browser, and repair only what changed.
+
+For each recorded step: observe the live page, check it is the recorded one (path or
+title), find the element again from its fingerprint (``match.find``: a unique best
+above a threshold) and act on its new id through the same browser layer
+(``BrowserSession.act``). When the page is not the recorded one, the element is not
+found uniquely or the action fails, that step alone goes to the model, through the
+same decision path as ``webagent run`` (``webagent.agent.decide.decide``), with the
+recorded step as a hint ("last time: TYPE "Night Trains" into [searchbox] ...").
+The repaired step replaces the old one in the new ``workflow.json`` written to the
+replay's trace folder (and to the store when the workflow came from there), so the
+next replay is model-free again. ``no_model=True`` fails instead, naming the step.
+
+The model is opened only when a step needs it: a replay where nothing changed starts
+no model server and makes no model call.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from webagent.agent import elements
+from webagent.agent.loop import AgentOptions, AgentResult
+from webagent.agent.trace import TraceWriter, scrub
+from webagent.browser import REDACTED, Action
+from webagent.errors import UserError
+from webagent.replay import params as P
+from webagent.replay import workflow as W
+from webagent.replay.fingerprint import fingerprint_of, short, url_pattern
+from webagent.replay.match import find
+
+REPAIR_ATTEMPTS = 3
+
+
+@dataclass
+class ReplayResult(AgentResult):
+    replayed: int = 0
+    repaired: int = 0
+    model_calls: int = 0
+    wall_s: float = 0.0
+    final_url: str = ""
+    final_title: str = ""
+    misses: list[dict] = field(default_factory=list)   # {step, why, repaired}
+    workflow: dict | None = None                       # the program after repairs
+    saved_to: str | None = None
+
+    def to_json(self) -> dict:
+        return {**super().to_json(), "replayed": self.replayed, "repaired": self.repaired,
+                "model_calls": self.model_calls, "wall_s": round(self.wall_s, 3), "final_url": self.final_url,
+                "final_title": self.final_title, "misses": self.misses, "saved_to": self.saved_to}
+
+
+def _rebase(url: str, old_start: str, new_start: str) -> str:
+    """``url`` of the recorded site moved to where this replay started (another host,
+    port or folder), when it was under the recorded start's folder."""
+    old, new = urlsplit(old_start), urlsplit(new_start)
+    parts = urlsplit(url)
+    if (parts.scheme, parts.netloc) != (old.scheme, old.netloc):
+        return url
+    old_dir, new_dir = old.path.rsplit("/", 1)[0] + "/", new.path.rsplit("/", 1)[0] + "/"
+    path = new_dir + parts.path[len(old_dir):] if parts.path.startswith(old_dir) else parts.path
+    return urlunsplit((new.scheme, new.netloc, path, parts.query, parts.fragment))
+
+
+def _norm(text: str | None) -> str:
+    return " ".join((text or "").lower().split())
+
+
+class Replay:
+    """One replay of ``workflow`` (see the module docstring)."""
+
+    def __init__(self, workflow: dict, *, trace_dir: str | Path, params: dict[str, str] | None = None,
+                 url: str | None = None, endpoint=None, client=None, no_model: bool = False,
+                 allow_domains: list[str] | None = None, headed: bool = False, cdp_url: str | None = None,
+                 options: AgentOptions | None = None, store_name: str | None = None, progress=None):
+        self.workflow = workflow
+        self.trace_dir = Path(trace_dir)
+        self.values = P.resolve(workflow.get("params", {}), dict(params or {}))
+        self.mapping = P.substitution(workflow.get("params", {}), self.values)
+        self.start = url or workflow["start_url"]
+        self.endpoint, self.client, self.no_model = endpoint, client, no_model
+        self.allow_domains = list(allow_domains or workflow.get("allow_domains") or [])
+        self.headed, self.cdp_url = headed, cdp_url
+        self.options = options or AgentOptions()
+        self.store_name = store_name
+        self.say = progress or (lambda message: None)
+        self.task = P.apply(workflow.get("task", ""), self.mapping)
+        self._client = None
+        self._stack: AsyncExitStack | None = None
+        self.history: list[str] = []
+        self.n = 0  # trace records written
+
+    # -- the model, opened on first need ------------------------------------------------
+    async def _model(self):
+        if self._client is None:
+            if self.client is not None:
+                self._client = self.client.scoped()
+            else:
+                from webagent.llm.endpoint import EndpointOptions, open_client
+
+                self.say("opening the model for a repair")
+                opened = await self._stack.enter_async_context(open_client(self.endpoint or EndpointOptions()))
+                self._client = opened.scoped()
+        return self._client
+
+    # -- pages and steps --------------------------------------------------------------------
+    def _same_page(self, step: dict, obs) -> tuple[bool, str]:
+        page = step.get("page") or {}
+        want = url_pattern(_rebase(page.get("url", ""), self.workflow["start_url"], self.start))
+        have = url_pattern(obs.url)
+        title = P.apply(page.get("title", ""), self.mapping)
+        if want.split("?")[0] == have.split("?")[0] or (title and _norm(title) == _norm(obs.title)):
+            return True, ""
+        return False, (f'the page is {have} "{obs.title}", the recorded step was on {want} "{title}"')
+
+    def _browser_action(self, op: str, element_id: str | None, value: str, press_enter: bool) -> Action:
+        if op == "SCROLL":
+            return Action(op="SCROLL", element_id=element_id or None, direction="up" if value.lower() == "up" else "down")
+        if op == "GOTO":
+            return Action(op="GOTO", value=_rebase(value, self.workflow["start_url"], self.start))
+        if op == "BACK":
+            return Action(op="BACK")
+        return Action(op=op, element_id=element_id, value=value or None, press_enter=press_enter and op == "TYPE")
+
+    async def _observe(self, browser, step: dict | None):
+        obs = await browser.observe()
+        if step is not None and not self._same_page(step, obs)[0]:
+            await browser.settle()  # a navigation may still be under way
+            obs = await browser.observe()
+        shot = None
+        if self.options.screenshots:
+            try:
+                shot = await browser.page.screenshot(full_page=True, timeout=5000)
+            except Exception:  # noqa: BLE001 - a step without a picture is still a step
+                shot = None
+        return obs, shot
+
+    def _write(self, trace: TraceWriter, obs, shot, record: dict, element_id: str | None) -> dict:
+        self.n += 1
+        record = {"step": self.n, "url": obs.url, "title": obs.title, **record}
+        box = elements.box(obs.raw_html, element_id) if element_id else None
+        record = trace.write_step(record, shot, box)
+        self.history.append(scrub(f"{self.n}. {record['action_text']} -> {record['result_text']}", trace.secrets))
+        return record
+
+    @staticmethod
+    def _text(op: str, element_id: str | None, value: str, press_enter: bool, description: str, secret: bool) -> str:
+        parts = [op] + ([f"[{element_id}]"] if element_id else [])
+        if value and op not in ("CLICK", "BACK"):
+            shown = REDACTED if secret else (value if len(value) <= 80 else value[:79] + "…")
+            parts.append(shown if op in ("GOTO", "SCROLL") else f'"{shown}"')
+        if press_enter and op == "TYPE":
+            parts.append("+ Enter")
+        return " ".join(parts) + (f" {description}" if description else "")
+
+    async def _execute(self, browser, obs, op, element_id, value, press_enter, secret):
+        t0 = time.perf_counter()
+        result = await browser.act(self._browser_action(op, element_id, value, press_enter), obs)
+        text = "ok" if result.ok else f"failed: {result.error}"
+        if result.note:
+            text += f" ({result.note})"
+        return result, text, time.perf_counter() - t0
+
+    # -- the run ----------------------------------------------------------------------------
+    async def run(self) -> ReplayResult:
+        from webagent.agent.live import check_url
+        from webagent.browser import BrowserSession
+        from webagent.browser.capture import CaptureError
+
+        started = time.perf_counter()
+        check_url(self.start)
+        trace = TraceWriter(self.trace_dir)
+        for name, spec in self.workflow.get("params", {}).items():
+            if spec.get("source") == "password" and self.values.get(name):
+                trace.secrets.add(self.values[name])
+        result = ReplayResult(status="max_steps", trace_dir=str(trace.folder))
+        new_steps: list[dict] = []
+        try:
+            async with AsyncExitStack() as stack:
+                self._stack = stack
+                browser = await stack.enter_async_context(BrowserSession(
+                    headed=self.headed, cdp_url=self.cdp_url, allowed_domains=self.allow_domains))
+                opened = await browser.open(self.start)
+                if not opened.ok:
+                    raise UserError(f"cannot open {self.start}: {opened.error}")
+                self.say(f"replaying {len(self.workflow['steps'])} steps from {browser.page.url}; trace in {trace.folder}")
+                try:
+                    await self._steps(browser, trace, result, new_steps)
+                except CaptureError as exc:
+                    result.status, result.error = "error", f"the page could not be captured: {exc}"
+                try:
+                    result.final_url, result.final_title = browser.page.url, await browser.page.title()
+                except Exception:  # noqa: BLE001 - the page may be gone
+                    pass
+        except BaseException as exc:
+            result.status = "error" if isinstance(exc, Exception) else "interrupted"
+            result.error = f"{type(exc).__name__}: {exc}" if isinstance(exc, Exception) else "interrupted"
+            raise
+        finally:
+            result.usage = self._client.usage.to_dict() if self._client is not None else {"calls": 0}
+            result.model_calls = int(result.usage.get("calls", 0))
+            result.wall_s = time.perf_counter() - started
+            result.steps = self.n
+            if result.status == "done":
+                result.workflow = {**copy.deepcopy(self.workflow), "steps": new_steps,
+                                   "source": {"trace": str(trace.folder), "replay_of": self.workflow.get("source", {}),
+                                              "answer": result.answer}}
+                W.save(result.workflow, trace.folder)
+                if self.store_name and result.repaired:
+                    from webagent.replay import store
+
+                    store.save(self.store_name, result.workflow, note=f"{result.repaired} steps repaired")
+                    result.saved_to = str(store.folder(self.store_name))
+            trace.write_run({"task": self.task, **result.to_json(), "replay": self._summary(result),
+                             "options": vars(self.options)})
+            from webagent.replay.report import write_replay_report
+
+            if (trace.folder / "steps.jsonl").is_file():
+                write_replay_report(trace.folder)
+        return result
+
+    def _summary(self, result: ReplayResult) -> dict:
+        shown = {n: ("(secret)" if spec.get("source") == "password" else self.values.get(n))
+                 for n, spec in self.workflow.get("params", {}).items()}
+        return {"source": self.workflow.get("source", {}), "store_name": self.store_name, "start_url": self.start,
+                "params": shown, "no_model": self.no_model, "recorded_steps": len(self.workflow.get("steps", [])),
+                "replayed": result.replayed, "repaired": result.repaired, "model_calls": result.model_calls,
+                "wall_s": round(result.wall_s, 3)}
+
+    async def _steps(self, browser, trace, result: ReplayResult, new_steps: list[dict]) -> None:
+        steps = self.workflow["steps"]
+        i, model_actions = 0, 0
+        while i < len(steps):
+            step = steps[i]
+            obs, shot = await self._observe(browser, step)
+            ok_page, miss = self._same_page(step, obs)
+            op = step["op"]
+            target = P.apply(step.get("target"), self.mapping)
+            value = P.step_value(step, self.values, self.mapping)
+            secret = bool(step.get("secret"))
+            match = None
+            if ok_page and op == "DONE":
+                answer = scrub(value, trace.secrets) or None
+                self._write(trace, obs, shot, self._record(step, i, "replayed", "DONE", None, value, False,
+                                                           "done" + (f": {value}" if value else ""), True, None, {}), None)
+                new_steps.append(step)
+                result.status, result.answer, result.replayed = "done", answer, result.replayed + 1
+                return
+            if ok_page:
+                element_id = None
+                if target is not None:
+                    match = find(target, obs.raw_html, set(obs.elements))
+                    element_id = match.element_id
+                    if not match.found:
+                        miss = match.why
+                if target is None or match.found:
+                    executed, text, took = await self._execute(browser, obs, op, element_id, value,
+                                                               step.get("press_enter", False), secret)
+                    record = self._record(step, i, "replayed" if executed.ok else "failed", op, element_id, value,
+                                          step.get("press_enter", False), text, executed.ok, executed, {"execute_s": took},
+                                          match=match, obs=obs, secret=secret)
+                    self._write(trace, obs, shot, record, element_id)
+                    if executed.ok:
+                        new_steps.append(step)
+                        result.replayed += 1
+                        i += 1
+                        continue
+                    miss = f"the action failed: {executed.error}"
+            # A miss: this step alone goes to the model (or the replay stops here).
+            where = f"step {i + 1} ({W.describe_step(P.apply(step, self.mapping))})"
+            result.misses.append({"step": i + 1, "why": miss, "repaired": False})
+            self.say(f"{where}: {miss}")
+            if self.no_model:
+                result.status, result.error = "error", f"{where}: {miss} (--no-model: not asking the model)"
+                return
+            repaired = None
+            for _attempt in range(REPAIR_ATTEMPTS):
+                if model_actions >= self.options.max_steps:
+                    result.status, result.error = "max_steps", f"{where}: {self.options.max_steps} model actions used"
+                    return
+                model_actions += 1
+                repaired = await self._repair(browser, trace, step, i, miss, result, obs, shot)
+                if repaired is not None or result.status in ("done", "error"):
+                    break
+                obs, shot = await self._observe(browser, None)
+            if result.status in ("done", "error"):
+                if result.status == "done":
+                    new_steps.append({"op": "DONE", "value": P.unapply(result.answer or "", self.mapping),
+                                      "page": self._page_of(obs)})
+                return
+            if repaired is None:
+                result.status, result.error = "stuck", f"{where}: not repaired after {REPAIR_ATTEMPTS} model actions ({miss})"
+                return
+            result.misses[-1]["repaired"] = True
+            result.repaired += 1
+            new_steps.append(repaired)
+            if repaired["op"] == op:
+                i += 1  # the model's action takes the step's place; otherwise the step is tried again
+
+    def _page_of(self, obs) -> dict:
+        url = P.unapply(_rebase(obs.url, self.start, self.workflow["start_url"]), self.mapping)
+        return {"url": url, "pattern": url_pattern(url), "title": P.unapply(obs.title, self.mapping)}
+
+    def _record(self, step, i, mark, op, element_id, value, press_enter, result_text, ok, executed, times,
+                match=None, obs=None, secret=False, extra=None) -> dict:
+        description = elements.describe(obs.cleaned_html, element_id) if obs is not None and element_id else ""
+        return {"action": {"operation": op, "element_id": element_id or "", "value": REDACTED if secret else value,
+                           "press_enter": bool(press_enter)},
+                "action_text": self._text(op, element_id, value, press_enter, description, secret),
+                "element": description or None, "result": executed.model_dump() if executed is not None else None,
+                "result_text": result_text, "ok": ok, "usage": {}, "times": {k: round(v, 4) for k, v in times.items()},
+                "target": fingerprint_of(obs, element_id) if obs is not None and element_id else None,
+                "replay": mark, "workflow_step": i + 1, "recorded": step.get("text") or W.describe_step(step),
+                "match": match.to_json() if match is not None else None, "param": step.get("param"),
+                **(extra or {})}
+
+    async def _repair(self, browser, trace, step, i, miss, result, obs, shot) -> dict | None:
+        """One model action for recorded step ``i``; the new step when it worked."""
+        client = (await self._model()).scoped()
+        hint = f"last time: {W.describe_step(P.apply(step, self.mapping))}"
+        history = [*self.history, f"(repairing a recorded step: {hint}; now: {miss})"]
+        decision, times = await model_decision(client, obs, self.task, history, self.options, can_back=len(self.history) > 0)
+        action = decision.outcome.action if decision is not None else None
+        problem = decision.outcome.problem if decision is not None else "the page has nothing to act on"
+        extra = {"hint": hint, "miss": miss, "replies": decision.outcome.replies if decision else [],
+                 "problem": problem, "usage": client.usage.to_dict()}
+        if decision is not None and decision.endpoint_failed:
+            result.status, result.error = "error", f"the model endpoint failed: {problem}"
+        if action is None:
+            record = self._record(step, i, "failed", "NONE", None, "", False, f"failed: no usable action ({problem})",
+                                  False, None, times, obs=obs, extra=extra)
+            self._write(trace, obs, shot, record, None)
+            return None
+        op, element_id = action.operation, action.element_id or None
+        value, press_enter = action.value or "", bool(getattr(action, "press_enter", False))
+        secret = bool(element_id and op == "TYPE" and (ref := obs.elements.get(element_id)) is not None
+                      and ref.is_password)
+        if secret and value:
+            trace.secrets.add(value)
+        if op == "DONE":
+            record = self._record(step, i, "repaired", "DONE", None, value, False, "done" + (f": {value}" if value else ""),
+                                  True, None, times, obs=obs, extra=extra)
+            self._write(trace, obs, shot, record, None)
+            result.status, result.answer = "done", scrub(value, trace.secrets) or None
+            result.repaired += 1
+            result.misses[-1]["repaired"] = True
+            return None
+        executed, text, took = await self._execute(browser, obs, op, element_id, value, press_enter, secret)
+        times["execute_s"] = took
+        record = self._record(step, i, "repaired" if executed.ok else "failed", op, element_id, value, press_enter, text,
+                              executed.ok, executed, times, obs=obs, secret=secret, extra=extra)
+        self._write(trace, obs, shot, record, element_id)
+        if not executed.ok:
+            return None
+        new = {"op": op, "value": REDACTED if secret else P.unapply(value, self.mapping), "press_enter": press_enter,
+               "page": self._page_of(obs), "text": record["action_text"], "repaired": True}
+        if element_id:
+            new["target"] = P.unapply(fingerprint_of(obs, element_id), self.mapping)
+        if secret:
+            new["secret"] = True
+        param = step.get("param")
+        defaults = self.workflow.get("params", {})
+        if param and (secret or (defaults.get(param, {}).get("default") or "\0") in new["value"]):
+            new["param"] = param
+        return new
+
+
+async def model_decision(client, obs, task: str, history: list[str], options: AgentOptions, *, can_back: bool):
+    """The live agent's decision on ``obs`` (``webagent.agent.decide.decide``, the path
+    ``webagent run`` takes): (Decision or None when the page shows nothing, times)."""
+    import inspect
+
+    from webagent.agent.decide import decide
+
+    common = dict(task=task, history=history, lookup=options.lookup, max_lookup=options.max_lookup,
+                  context_tokens=options.context_tokens, act_on=options.act_on, reuse=None, url=obs.url,
+                  title=obs.title)
+    try:
+        if "controls" in inspect.signature(decide).parameters:  # the agent view (issue 14)
+            from webagent.web.agent_view import view_snippets
+
+            snippets, view = view_snippets(obs.cleaned_html, depth=options.depth, budget_words=options.budget_words)
+            extra = dict(controls=view.controls, can_back=can_back, can_done=True)
+        else:
+            from webagent.html import split_snippets
+
+            snippets = split_snippets(obs.cleaned_html, depth=options.depth, budget_words=options.budget_words)
+            extra = dict(valid_ids={i for s in snippets for i in s.ids})
+    except UserError:
+        return None, {}
+    if not snippets:
+        return None, {}
+    decision = await decide(client, snippets, **common, **extra)
+    return decision, dict(decision.times)
