@@ -45,3 +45,46 @@ async def open_page(browser, url: str):
     result = await browser.open(url)
     assert result.ok, result.error
     return await browser.observe()
+
+
+def serve_pages(folder: Path, pages: dict[str, str]):
+    """Write ``pages`` (name -> HTML) into ``folder`` and serve it: ``(base_url, stop)``."""
+    from webagent.demo_site import serve_directory
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, html in pages.items():
+        (folder / name).write_text(html)
+    return serve_directory(folder)
+
+
+def recording_server(body: bytes = b"<html><body><p>outside</p></body></html>", headers: dict | None = None):
+    """An HTTP server on 127.0.0.1 that answers every GET with ``body`` and records the
+    paths asked: ``(base_url, asked, stop)``."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            asked.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def stop():
+        server.shutdown()
+        server.server_close()
+
+    return f"http://127.0.0.1:{server.server_address[1]}/", asked, stop

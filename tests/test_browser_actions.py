@@ -3,7 +3,7 @@
 import pytest
 import pytest_asyncio
 
-from webagent.browser import Action, BrowserSession
+from webagent.browser import Action, BrowserSession, NavigationGuard
 from webagent.demo_site import serve_directory
 
 from browser_support import WEB_PAGES, one_id, open_page, requires_chromium
@@ -134,8 +134,9 @@ async def test_dialogs_never_hang(browser, site):
     confirm = await browser.act(Action(op="CLICK", element_id=one_id(obs, "//button[@id='confirm']")), obs)
     assert alert.ok and confirm.ok
     assert await _text(browser, "#after-alert") == "yes"
-    assert await _text(browser, "#after-confirm") == "ok"
-    assert any(e.startswith("dialog alert: hello") for e in browser.events)
+    assert await _text(browser, "#after-confirm") == "cancel"  # dismissed unless accept_dialogs
+    assert "dialog alert 'hello' acknowledged" in alert.note
+    assert "dialog confirm 'sure?' dismissed" in confirm.note
 
 
 async def test_new_tab_becomes_active(browser, site):
@@ -167,6 +168,7 @@ async def test_navigation_outside_allowed_domains_is_refused(browser, site):
     start = browser.page.url
     link = await browser.act(Action(op="CLICK", element_id=one_id(obs, "//a[@id='elsewhere']")), obs)
     assert link.blocked_navigation and "localhost" in link.blocked_navigation
+    assert not link.ok and "not in the allowed domains" in link.error
     assert browser.page.url == start
     goto = await browser.act(Action(op="GOTO", value=site.replace("127.0.0.1", "localhost") + "own/tab.html"), obs)
     assert not goto.ok and "not in the allowed domains" in goto.error and browser.page.url == start
@@ -220,6 +222,7 @@ async def test_a_redirect_outside_allowed_domains_is_refused_before_it_is_fetche
     port = server.server_address[1]
     try:
         obs = await open_page(browser, site + "own/widgets.html")
+        browser.guard = NavigationGuard.for_start_url(site, [f"127.0.0.1:{port}"])  # not localhost:{port}
         start = browser.page.url
         await browser.act(Action(op="GOTO", value=f"http://127.0.0.1:{port}/go"), obs)
         assert browser.guard.refused == [f"http://localhost:{port}/outside"]

@@ -18,7 +18,11 @@ was reloaded or navigated since the observation -- observe again.
 * SCROLL [id] up|down -- the element, or the page, by 80% of its visible height.
 * GOTO url (checked by the session's guard) and BACK.
 
-After an action the session waits (bounded) for the load event and a quiet network.
+After an action the session waits (bounded) for the load event and a quiet network, for
+a tab the action opened and for downloads being saved. A navigation the guard refused
+makes the action ``ok=False`` (``blocked_navigation``, the reason in ``error``). The
+browser events of the action (dialogs, tabs, downloads, crashes) are its ``note``, and
+those that came since the previous action follow under "before this action:".
 """
 
 from __future__ import annotations
@@ -129,6 +133,7 @@ async def execute(session, action: Action, observation: Observation | None = Non
     if ref is not None and ref.is_password and action.value is not None:
         logged = action.model_copy(update={"value": redact(action.value, True)})
     result = ActionResult(ok=True, action=logged)
+    earlier = session.take_events()  # what happened since the last action (a timer's alert, ...)
     session.take_new_pages()  # tabs opened before this action are not its doing
     refused_before = len(session.guard.refused) if session.guard else 0
     popups_before = session.popups_announced()
@@ -148,45 +153,34 @@ async def execute(session, action: Action, observation: Observation | None = Non
             result.ok, result.error = False, f"{action.op} failed: {message[:300]}"
     if session.popups_announced() > popups_before:
         await session.wait_for_new_page(session.popup_wait_s)  # Playwright announces it late
+    await session.guard_work()
     new_pages = session.take_new_pages()
     if new_pages:
         await session.settle()
-    await _enforce_guard(session, new_pages)
+    await session.enforce_guard(new_pages)
     refused = session.guard is not None and len(session.guard.refused) > refused_before
     for page in new_pages:
         if refused and page.url == "about:blank" and not page.is_closed():
-            await page.close()  # a tab whose navigation was refused: back to where we were
+            await session.close_tab(page)  # a tab whose navigation was refused: back to where we were
     result.new_tab = any(not p.is_closed() for p in new_pages)
-    if refused:
+    await session.wait_for_downloads(session.settle_timeout_s)
+    during = session.take_events()
+    if refused:  # a refused navigation is a failed step, whatever else the action did
         result.blocked_navigation = session.guard.refused[-1]
-        note = f"navigation to {result.blocked_navigation} refused (not an allowed domain)"
-        result.note = f"{result.note}; {note}" if result.note else note
+        reason = f"navigation refused: {session.guard.reasons[-1]}"
+        result.ok, result.error = False, result.error or reason
+        during = [line for line in during if line != result.error]
+    notes = [result.note] if result.note else []
+    notes += during
+    if earlier:
+        notes.append("before this action: " + "; ".join(earlier))
+    result.note = "; ".join(notes) or None
     try:
         result.url = session.page.url
     except Exception:  # noqa: BLE001
         result.url = ""
     result.elapsed_s = time.perf_counter() - t0
     return result
-
-
-async def _enforce_guard(session, new_pages) -> None:
-    """Backstop for navigations the route interception cannot see (the first
-    request of a tab opened with ``target=_blank`` bypasses it): a page that ended up
-    outside the allowed domains is closed (a new tab) or sent back."""
-    if session.guard is None:
-        return
-    for page in [*new_pages, session.page]:
-        if page.is_closed() or session.guard.why_refused(page.url) is None:
-            continue
-        session.guard.check(page.url)
-        session.events.append(f"navigation refused: {page.url}")
-        try:
-            if page in new_pages:
-                await page.close()
-            else:
-                await page.go_back(timeout=session.action_timeout_s * 1000)
-        except Exception:  # noqa: BLE001 - best effort; the refusal is reported either way
-            pass
 
 
 async def _dispatch(session, action: Action, ref, observation, result: ActionResult) -> None:

@@ -11,12 +11,18 @@ attaches to a browser.
   is a ``UserError`` with one line. ``cdp_url="ws://..."`` (or ``http://host:port``)
   attaches to a running browser instead and never closes it.
 * Every session gets a fresh context (profile); headless unless ``headed=True``.
-* JS dialogs (alert/confirm/prompt/beforeunload) are accepted at once and logged in
-  ``events``; a page opened by the page (new tab, popup) becomes ``page``, and when
-  it closes the page active before it is ``page`` again.
-* Top-level navigations pass through ``guard`` (see ``guard.NavigationGuard``): each
-  page's document requests pause in CDP ``Fetch`` until the guard has looked at them.
-* ``close()`` is safe to call twice, after errors and when cancelled (Ctrl-C).
+* Top-level navigations of every tab pass through ``guard`` (see ``guard`` and
+  ``intercept``) before they leave the browser; a guard that cannot be installed is a
+  ``BrowserError``. A tab the page opens becomes ``page`` unless it is outside the
+  allowed sites (then it is closed, unseen); when the active tab closes, the one
+  active before it is ``page`` again.
+* Browser events (dialogs, downloads, new and closed tabs, crashes, refusals) are lines
+  in ``events``; see ``events`` for how dialogs are answered (``accept_dialogs``) and
+  where downloads go (``downloads_dir``).
+* ``observe()`` captures the active page, and once more after settling again when that
+  fails (a navigation committing, a busy page) before raising ``CaptureError``.
+* ``close()`` cancels and awaits the tasks the session spawned; it is safe to call twice,
+  after errors and when cancelled (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ import os
 import shutil
 from pathlib import Path
 
+from webagent.browser import events as browser_events
 from webagent.browser.guard import NavigationGuard
+from webagent.browser.intercept import Interceptor
 from webagent.browser.models import Action, ActionResult, Observation
 from webagent.browser.timing import within
 from webagent.errors import UserError
@@ -96,6 +104,8 @@ class BrowserSession:
         action_timeout_s: float = 5.0,
         settle_timeout_s: float = 3.0,
         popup_wait_s: float = 5.0,
+        accept_dialogs: bool = False,
+        downloads_dir: str | Path | None = None,
     ):
         self.headed = headed
         self.cdp_url = cdp_url
@@ -105,8 +115,11 @@ class BrowserSession:
         self.action_timeout_s = action_timeout_s
         self.settle_timeout_s = settle_timeout_s
         self.popup_wait_s = popup_wait_s  # how long an action waits for a tab it opened
+        self.accept_dialogs = accept_dialogs  # confirm/prompt/beforeunload: accept instead of dismiss
+        self.downloads_dir = Path(downloads_dir) if downloads_dir is not None else None
         self.guard: NavigationGuard | None = None
-        self.events: list[str] = []          # dialogs answered, tabs opened, navigations refused
+        self.events: list[str] = []          # every browser event, in order (see events.py)
+        self._events_taken = 0               # how many of them take_events() has handed out
         self._pw = None
         self._browser = None
         self._context = None
@@ -120,9 +133,13 @@ class BrowserSession:
         self._shared: dict = {}                 # in-process frame -> its URL when checked
         self._previous: list = []               # pages that were active before, oldest first
         self._page_opened: asyncio.Event | None = None
-        self._popups_announced = 0              # page targets created with an opener (CDP)
-        self._browser_cdp = None
-        self._tasks: set = set()                # guard work in progress (new tabs, paused requests)
+        self._interceptor = Interceptor(self)
+        self._first = None                      # the session's own first tab
+        self._unannounced: list = []            # tabs opened, not yet told in take_events()
+        self._announced: set = set()            # tabs told about (their closing is told too)
+        self._closing: set = set()              # tabs the session closes itself
+        self._tasks: set = set()                # guard work and downloads in progress
+        self._downloads: set = set()
         self._closed = False
 
     # -- lifecycle ---------------------------------------------------------------
@@ -155,44 +172,45 @@ class BrowserSession:
             self._context = await self._browser.new_context(
                 viewport={"width": width, "height": height}, service_workers="block",
             )
-            self._page_opened = asyncio.Event()
             self._context.on("page", self._on_new_page)
-            await self._watch_targets()
             await self._open_first_page()
         except BaseException:
             await self.close()
             raise
 
     async def _open_first_page(self) -> None:
+        """The first tab, and the guard (also run by the MiniWoB context session)."""
+        self._page_opened = asyncio.Event()
         page = await self._context.new_page()
-        self._attach(page)
-        await self._guard_page(page)
-
-    async def _watch_targets(self) -> None:
-        """Count popups the moment Chromium creates them: Playwright announces a new
-        page only once it is set up, too late for the action that opened it."""
+        self._watch(page)
+        self._activate(page)
+        self._first = page
         try:
-            self._browser_cdp = await self._browser.new_browser_cdp_session()
-            self._browser_cdp.on("Target.targetCreated", self._on_target_created)
-            await self._browser_cdp.send("Target.setDiscoverTargets", {"discover": True})
-        except Exception:  # noqa: BLE001 - without it, popups are still caught, later
-            self._browser_cdp = None
-
-    def _on_target_created(self, event) -> None:
-        info = event.get("targetInfo", {})
-        if info.get("type") == "page" and info.get("openerId"):
-            self._popups_announced += 1
+            await self._interceptor.install(self._browser, page)
+        except BaseException:
+            await self.close()
+            raise
 
     async def close(self) -> None:
-        """Close the context and the browser (or just our context when attached)."""
+        """Release paused requests, cancel and await this session's tasks, then close the
+        context and the browser (or just our context when attached)."""
         if self._closed:
             return
         self._closed = True
-        for step in (self._close_context, self._close_browser, self._stop_playwright):
+        for step in (self._interceptor.stop, self._cancel_tasks, self._close_context, self._close_browser,
+                     self._stop_playwright):
             try:
                 await asyncio.shield(step())
             except BaseException:  # noqa: BLE001 - closing must go on after any failure
                 pass
+
+    async def _cancel_tasks(self):
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self._tasks.clear()
 
     async def _close_context(self):
         if self._context is not None:
@@ -217,14 +235,19 @@ class BrowserSession:
             self._page = open_pages[-1]
         return self._page
 
-    def _attach(self, page) -> None:
-        page.on("dialog", self._on_dialog)
+    def _watch(self, page) -> None:
+        page.on("dialog", lambda dialog: browser_events.answer_dialog(self, dialog))
+        page.on("download", lambda download: browser_events.on_download(self, download))
+        page.on("crash", lambda p: browser_events.on_crash(self, p))
         page.on("close", self._on_close)
+        page.on("framedetached", self._forget_frame)
         page.on("request", lambda r: self._count(page, +1))
         page.on("requestfinished", lambda r: self._count(page, -1))
         page.on("requestfailed", lambda r: self._count(page, -1))
         page.set_default_timeout(self.action_timeout_s * 1000)
-        if self._page is not None:
+
+    def _activate(self, page) -> None:
+        if self._page is not None and self._page is not page:
             self._previous.append(self._page)
         self._page = page
 
@@ -233,21 +256,60 @@ class BrowserSession:
             self._page = self._previous.pop() if self._previous else None
             while self._page is not None and self._page.is_closed():
                 self._page = self._previous.pop() if self._previous else None
-        self._cdp.pop(page, None)
+        if page in self._announced and page not in self._closing:
+            now = f"; the active tab is {self._page.url}" if self._page is not None else ""
+            self.events.append(f"tab closed: {page.url}{now}")
+        for owner in [o for o in self._cdp if o is page or getattr(o, "page", None) is page]:
+            self._forget_target(owner)
         self._inflight.pop(page, None)
+        self._announced.discard(page)
+        self._closing.discard(page)
 
     def _count(self, page, delta: int) -> None:
         self._inflight[page] = max(0, self._inflight.get(page, 0) + delta)
 
     def _on_new_page(self, page) -> None:
         if self._page is None or page is self._page:
-            return  # the first page: start() attaches it
-        self._attach(page)
-        self._spawn(self._guard_page(page))  # its first request is not seen: see guard
+            return  # the first page: _open_first_page watches it
+        self._watch(page)
+        if page.is_closed():
+            return
+        reason = self.guard.why_refused(page.url) if self.guard is not None and page.url else None
+        if reason is not None:  # landed outside before we saw it: never shown
+            self.guard.check(page.url)
+            self.events.append(f"navigation refused: {reason}")
+            self._spawn(self.close_tab(page, "the new tab it was opened in was closed"))
+            self._popup_settled()
+            return
+        self._activate(page)
         self._new_pages.append(page)
+        self._unannounced.append(page)
+        self._popup_settled()
+
+    def _popup_settled(self) -> None:
+        """A tab the pages opened is now either a page of ours or closed."""
         if self._page_opened is not None:
             self._page_opened.set()
-        self.events.append(f"new tab: {page.url}")
+
+    async def close_tab(self, page, event: str | None = None) -> None:
+        self._closing.add(page)
+        try:
+            await page.close()
+        except Exception:  # noqa: BLE001 - closed already
+            pass
+        if event:
+            self.events.append(event)
+
+    def take_events(self) -> list[str]:
+        """Event lines since the last call (and the tabs opened meanwhile that are still open)."""
+        for page in self._unannounced:
+            if not page.is_closed():
+                self._announced.add(page)
+                self.events.append(f"new tab: {page.url or 'about:blank'}")
+        self._unannounced = []
+        lines = self.events[self._events_taken:]
+        self._events_taken = len(self.events)
+        return lines
 
     def take_new_pages(self) -> list:
         """Tabs opened since the last call (and forget them)."""
@@ -258,10 +320,11 @@ class BrowserSession:
 
     def popups_announced(self) -> int:
         """How many tabs the pages have opened so far (counted as Chromium creates them)."""
-        return self._popups_announced
+        return self._interceptor.popups
 
     async def wait_for_new_page(self, timeout_s: float) -> bool:
-        """Wait up to ``timeout_s`` for a tab to open; whether one did."""
+        """Wait up to ``timeout_s`` for a tab the pages opened to open (or be closed by the
+        guard); whether one did."""
         if self._new_pages:
             return True
         if self._page_opened is None or timeout_s <= 0:
@@ -272,49 +335,49 @@ class BrowserSession:
             return False
         return True
 
-    async def _on_dialog(self, dialog) -> None:
-        self.events.append(f"dialog {dialog.type}: {dialog.message[:200]}")
-        try:
-            await dialog.accept()
-        except Exception:  # noqa: BLE001 - the page may be gone already
-            pass
-
-    async def _guard_page(self, page) -> None:
-        """Pause the page's document requests (CDP ``Fetch``, ``resourceType: Document``)
-        so that a main-frame navigation outside the guard's domains is refused. Only
-        documents pause: sub-resources go straight through, and the HTTP cache stays on
-        (Playwright's ``context.route`` would pause every request and turn the cache off,
-        which made each page load about half again slower)."""
-        try:
-            cdp = await self.cdp_session(page)
-            tree = await cdp.send("Page.getFrameTree")
-            main_frame = tree["frameTree"]["frame"]["id"]
-            cdp.on("Fetch.requestPaused", lambda event: self._spawn(self._on_paused(cdp, main_frame, event)))
-            await cdp.send("Fetch.enable", {"patterns": [{"urlPattern": "*", "resourceType": "Document",
-                                                          "requestStage": "Request"}]})
-        except Exception as exc:  # noqa: BLE001 - a tab closed at once; the action's backstop still applies
-            self.events.append(f"navigation guard not set on {getattr(page, 'url', '?')}: {_first_line(exc)}")
-
-    def _spawn(self, coro) -> None:
+    def _spawn(self, coro, download: bool = False) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        if download:
+            self._downloads.add(task)
+            task.add_done_callback(self._downloads.discard)
 
-    async def _on_paused(self, cdp, main_frame: str, event: dict) -> None:
-        request_id = event["requestId"]
-        url = event.get("request", {}).get("url", "")
-        reason = None
-        if event.get("frameId") == main_frame and self.guard is not None:
-            reason = self.guard.check(url)
+    async def wait_for_downloads(self, timeout_s: float) -> None:
+        """Wait up to ``timeout_s`` for downloads being saved (they go on after that)."""
+        if self._downloads:
+            await asyncio.wait(list(self._downloads), timeout=timeout_s)
+
+    async def guard_work(self, timeout_s: float = 2.0) -> None:
+        """Wait (bounded) for the guard's decisions in progress, so that a tab it is
+        about to close is never observed."""
+        pending = [t for t in self._tasks if t not in self._downloads]
+        if pending:
+            await asyncio.wait(pending, timeout=timeout_s)
+
+    async def enforce_guard(self, pages=()) -> None:
+        """Backstop: a tab that ended up outside the allowed sites anyway is closed (one
+        the pages opened) or sent back (the session's own)."""
+        if self.guard is None:
+            return
         try:
-            if reason is not None:
-                self.events.append(f"navigation refused: {reason}")
-                # Aborted (ERR_ABORTED): the page stays where it was, no error page
-                await cdp.send("Fetch.failRequest", {"requestId": request_id, "errorReason": "Aborted"})
-            else:
-                await cdp.send("Fetch.continueRequest", {"requestId": request_id})
-        except Exception:  # noqa: BLE001 - the tab or the request went away meanwhile
-            pass
+            active = [self.page]
+        except BrowserError:
+            active = []
+        for page in [*pages, *active]:
+            if page.is_closed() or self.guard.why_refused(page.url) is None:
+                continue
+            url = page.url
+            self.events.append(f"navigation refused: {self.guard.check(url)}")
+            if page is not self._first:
+                await self.close_tab(page, "the tab was closed")
+                continue
+            try:
+                await page.go_back(timeout=self.action_timeout_s * 1000)
+            except Exception:  # noqa: BLE001 - best effort; see below
+                pass
+            if not page.is_closed() and self.guard.why_refused(page.url) is not None:
+                await page.goto("about:blank")
 
     # -- CDP targets -------------------------------------------------------------------
     async def cdp_session(self, owner):
@@ -356,6 +419,16 @@ class BrowserSession:
         """Drop a cached CDP session (its target went away, e.g. the frame changed process)."""
         self._cdp.pop(owner, None)
 
+    def _forget_frame(self, frame) -> None:
+        self._forget_target(frame)
+        self._shared.pop(frame, None)
+
+    def _forget_target(self, owner) -> None:
+        self._cdp.pop(owner, None)
+        name = self._target_names.pop(owner, None)
+        if name is not None:
+            self._targets.pop(name, None)
+
     # -- navigation and waiting ------------------------------------------------------------
     async def open(self, url: str) -> ActionResult:
         """Start a run at ``url``: the guard allows its host (plus ``allowed_domains``)."""
@@ -384,9 +457,31 @@ class BrowserSession:
 
     # -- the two verbs -----------------------------------------------------------------------
     async def observe(self, **options) -> Observation:
-        from webagent.browser.capture import capture
+        """Capture the active page (see ``capture.capture``); a capture that fails is tried
+        once more after settling again, then it is a ``CaptureError``."""
+        from webagent.browser.capture import CaptureError, capture
 
-        return await capture(self, **options)
+        await self.guard_work()
+        await self.enforce_guard()
+        try:
+            return await capture(self, **options)
+        except Exception as exc:  # noqa: BLE001 - a navigation committing, a busy page: once more
+            first = _first_line(exc)
+        await self.settle_any()
+        await self.guard_work()
+        await self.enforce_guard()
+        try:
+            return await capture(self, **options)
+        except CaptureError as exc:
+            raise CaptureError(f"{exc} (and before that: {first})") from None
+        except Exception as exc:  # noqa: BLE001
+            raise CaptureError(f"could not capture the page: {_first_line(exc)} (and before that: {first})") from None
+
+    async def settle_any(self) -> None:
+        try:
+            await self.settle()
+        except Exception:  # noqa: BLE001 - no page at all: the capture says so
+            pass
 
     async def act(self, action: Action, observation: Observation | None = None) -> ActionResult:
         from webagent.browser.actions import execute
