@@ -55,20 +55,22 @@ def _progress(message: str) -> None:
               "(TASK defaults to buying a book).")
 @click.option("--dry-run", is_flag=True, help="Predict and print actions without executing them.")
 @click.option("--allow-domain", "allow_domains", multiple=True,
-              help="Another domain top-level navigation may go to (default: only the start URL's host).")
+              help="Another site top-level navigation may go to: HOST (any port) or HOST:PORT "
+              "(default: only the start URL's host and port; none when it is a file).")
 @click.option("--trace-dir", type=click.Path(file_okay=False), help="Folder for steps.jsonl, screenshots and "
               "report.html (default: runs/agent/<time>-<task>).")
 @click.option("--record", "record_dir", type=click.Path(file_okay=False),
               help="Also save the steps as Mind2Web records under DIR/live/ (for `mind2web eval --data DIR`).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--accept-dialogs", is_flag=True, help="Accept confirm/prompt/beforeunload dialogs (default: dismiss them).")
 @click.option("--save-as", metavar="NAME", help="Keep the run, when it ends done, as a workflow for `webagent replay NAME`.")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="Name a typed value as a parameter of the saved workflow (e.g. name=\"Ada Lovelace\"); repeatable.")
 @agent_options
 @model_options
 @run_async
-async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record_dir, as_json, save_as, params,
-                      max_steps, lookup, max_lookup, context_tokens, headed, cdp_url, **kwargs) -> None:
+async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record_dir, as_json, accept_dialogs, save_as,
+                      params, max_steps, lookup, max_lookup, context_tokens, headed, cdp_url, **kwargs) -> None:
     """Do TASK in a browser starting at --url: observe, remember, act, until DONE."""
     from webagent import Agent
     from webagent.replay.params import parse_params
@@ -82,7 +84,8 @@ async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record
     options = _options(max_steps, lookup, max_lookup, context_tokens, dry_run=dry_run)
     agent = Agent(task, url=url, demo=demo, allow_domains=list(allow_domains), headed=headed, cdp_url=cdp_url,
                   trace_dir=Path(trace_dir) if trace_dir else _default_trace_dir(task), record_dir=record_dir,
-                  options=options, endpoint=endpoint_options(kwargs), save_as=save_as, params=parse_params(params))
+                  options=options, endpoint=endpoint_options(kwargs), save_as=save_as, params=parse_params(params),
+                  accept_dialogs=accept_dialogs)
     result = await agent.run(progress=_progress)
     _print_result(result, agent.live, as_json)
     if save_as:

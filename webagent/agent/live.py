@@ -42,6 +42,7 @@ class LiveRun:
     client: object | None = None   # an LLMClient to use instead of opening one (the Python API, tests)
     final_url: str | None = None   # the page the run ended on
     final_title: str | None = None
+    accept_dialogs: bool = False   # confirm/prompt/beforeunload: accept instead of dismiss
 
     async def run(self, progress=None) -> AgentResult:
         from webagent.browser import BrowserSession
@@ -55,8 +56,9 @@ class LiveRun:
         url = check_url(self.url)
         trace = TraceWriter(self.trace_dir)
         try:
-            async with BrowserSession(headed=self.headed, cdp_url=self.cdp_url,
-                                      allowed_domains=self.allow_domains) as browser:
+            async with BrowserSession(headed=self.headed, cdp_url=self.cdp_url, allowed_domains=self.allow_domains,
+                                      accept_dialogs=self.accept_dialogs,
+                                      downloads_dir=trace.folder / "downloads") as browser:
                 opened = await browser.open(url)
                 if not opened.ok:
                     raise UserError(f"cannot open {url}: {opened.error}")
