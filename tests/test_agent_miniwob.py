@@ -1,6 +1,7 @@
 """The MiniWoB++ harness: the scripted model scores 100% on the tasks it knows through the
 whole agent; an unscripted task scores 0; results resume; another configuration is refused."""
 
+import asyncio
 import json
 
 import pytest
@@ -14,7 +15,6 @@ from webagent.llm.testing import FunctionBackend, fake_client
 
 from browser_support import requires_chromium
 
-pytestmark = [pytest.mark.browser, requires_chromium]
 
 
 def _config(**changes):
@@ -22,6 +22,8 @@ def _config(**changes):
                             "context_tokens": 8192, "seed": 0, **changes})
 
 
+@pytest.mark.browser
+@requires_chromium
 async def test_scripted_model_scores_100_percent_and_resumes(tmp_path):
     client = fake_client(FunctionBackend(scripted_reply, name="fake:scripted"))
     tasks = [*SCRIPTED_TASKS, "book-flight"]
@@ -31,7 +33,9 @@ async def test_scripted_model_scores_100_percent_and_resumes(tmp_path):
     for task in SCRIPTED_TASKS:
         assert by_task[task]["success"] and by_task[task]["raw_reward"] > 0, by_task[task]
         assert by_task[task]["status"] == "done" and by_task[task]["usage"]["calls"] == by_task[task]["steps"]
-    assert not by_task["book-flight"]["success"] and by_task["book-flight"]["raw_reward"] <= 0
+    # the scripted model does not know book-flight: it ends without the task judging it, scored -1 as a timeout
+    assert not by_task["book-flight"]["success"] and by_task["book-flight"]["raw_reward"] == -1
+    assert not by_task["book-flight"]["judged"] and all(by_task[t]["judged"] for t in SCRIPTED_TASKS)
     assert (tmp_path / "traces" / "login-user-0" / "report.html").is_file()
 
     summary = write_reports(tmp_path, rows, tasks, _config().model_dump())
@@ -56,6 +60,8 @@ async def test_scripted_model_scores_100_percent_and_resumes(tmp_path):
                           config=_config(max_steps=3), options=AgentOptions(max_steps=3))
 
 
+@pytest.mark.browser
+@requires_chromium
 async def test_an_episode_on_the_loaded_page_is_the_episode_of_a_fresh_page():
     from webagent.agent.miniwob_browser import ReusingEnv, context_session, shared_browser
 
@@ -71,3 +77,131 @@ async def test_an_episode_on_the_loaded_page_is_the_episode_of_a_fresh_page():
             assert await browser.page.evaluate("window.sameDocument === true")  # not reloaded
     assert fresh[3] != fresh[4] and again == [fresh[4], fresh[3], fresh[4]]
     assert not status.done and status.raw_reward == 0
+
+
+# --- without a browser: the runner's bookkeeping over fake sessions, environments and agents ----------------
+
+class _FakeSession:
+    def __init__(self, fail_after: float | None = None):
+        self.fail_after = fail_after
+
+    async def __aenter__(self):
+        if self.fail_after is not None:
+            await asyncio.sleep(self.fail_after)
+            raise RuntimeError("the browser context crashed")
+        return self
+
+    async def __aexit__(self, *exc):
+        return None
+
+
+def _fake_env(status_of):
+    from webagent.miniwob import MiniWoBEpisode, MiniWoBStatus
+
+    class FakeEnv:
+        def __init__(self, browser, **kwargs):
+            self.task = self.seed = None
+
+        async def __aenter__(self):
+            return self
+
+        async def __aexit__(self, *exc):
+            return None
+
+        async def reset(self, task, seed=0):
+            self.task, self.seed = task, seed
+            return MiniWoBEpisode(task=task, seed=seed, url=f"http://x/{task}", utterance=f"do {task}")
+
+        async def status(self):
+            done, raw = status_of(self.task, self.seed)
+            return MiniWoBStatus(done=done, raw_reward=raw, reward=raw)
+
+    return FakeEnv
+
+
+def _patch_runner(monkeypatch, *, env, agent, sessions, events):
+    from contextlib import asynccontextmanager
+
+    import webagent.agent.miniwob_runner as runner
+
+    @asynccontextmanager
+    async def fake_shared_browser():
+        try:
+            yield "shared-browser"
+        finally:
+            events.append("browser closed")
+
+    made = iter(sessions)
+    monkeypatch.setattr(runner, "shared_browser", fake_shared_browser)
+    monkeypatch.setattr(runner, "context_session", lambda shared: next(made))
+    monkeypatch.setattr(runner, "ReusingEnv", env)
+    monkeypatch.setattr(runner, "run_agent", agent)
+
+
+async def test_an_episode_the_task_never_judged_is_unjudged_and_scored_minus_one(tmp_path, monkeypatch):
+    """The agent said DONE (or ran out of steps) but the task never judged the episode: MiniWoB's own
+    timeout gives -1, and so does the harness; success stays raw reward > 0."""
+    from webagent.agent.loop import AgentResult
+
+    judged = {"click-button": (True, 1.0), "enter-text": (False, 0.0), "login-user": (False, 0.0),
+              "choose-list": (True, -1.0)}
+    ends = {"click-button": "done", "enter-text": "done", "login-user": "max_steps", "choose-list": "done"}
+    current = {}
+
+    async def agent(browser, client, task, **kwargs):
+        name = task.split()[1]
+        current["task"] = name
+        return AgentResult(status=ends[name], steps=3)
+
+    events = []
+    _patch_runner(monkeypatch, env=_fake_env(lambda task, seed: judged[task]), agent=agent,
+                  sessions=[_FakeSession()], events=events)
+    tasks = list(judged)
+    rows = await run_miniwob(None, tasks=tasks, episodes=1, concurrency=1, out=tmp_path, config=_config(),
+                             options=AgentOptions(max_steps=3, screenshots=False), traces=False)
+    by_task = {r["task"]: r for r in rows}
+    assert by_task["click-button"]["judged"] and by_task["click-button"]["raw_reward"] == 1.0
+    assert by_task["choose-list"]["judged"] and by_task["choose-list"]["raw_reward"] == -1.0
+    for task in ("enter-text", "login-user"):
+        row = by_task[task]
+        assert not row["judged"] and row["raw_reward"] == -1.0 and row["reward"] == -1.0 and not row["success"]
+        assert "unjudged" in row["reason"]
+    summary = write_reports(tmp_path, rows, tasks, _config().model_dump())
+    assert summary["overall"]["mean_raw_reward"] == pytest.approx((1 - 1 - 1 - 1) / 4)
+    assert summary["overall"]["success_rate"] == pytest.approx(1 / 4)
+    assert summary["overall"]["unjudged"] == 2 and summary["tasks"]["enter-text"]["unjudged"] == 1
+    md = (tmp_path / "report.md").read_text()
+    assert "unjudged" in md and "| enter-text | 1 | 0% | -1.000 |" in md
+
+
+async def test_one_workers_exception_cancels_the_others_before_the_browser_closes(tmp_path, monkeypatch):
+    """Worker 2's context fails while worker 1 is in its second episode: worker 1 is cancelled (and
+    has ended) before the shared browser closes, the error comes out, and the report holds the
+    episode that finished."""
+    from webagent.agent.loop import AgentResult
+
+    events, calls = [], []
+
+    async def agent(browser, client, task, **kwargs):
+        calls.append(task)
+        if len(calls) == 1:
+            return AgentResult(status="done", steps=1)
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            events.append("episode cancelled")
+            raise
+        events.append("episode finished")  # pragma: no cover - the bug
+        return AgentResult(status="done", steps=1)
+
+    _patch_runner(monkeypatch, env=_fake_env(lambda task, seed: (True, 1.0)), agent=agent,
+                  sessions=[_FakeSession(), _FakeSession(fail_after=0.3)], events=events)
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(RuntimeError, match="the browser context crashed"):
+        await run_miniwob(None, tasks=["click-button"], episodes=3, concurrency=2, out=tmp_path, config=_config(),
+                          options=AgentOptions(max_steps=3, screenshots=False), traces=False)
+    assert asyncio.get_running_loop().time() - started < 10
+    assert events == ["episode cancelled", "browser closed"]
+    assert [r["seed"] for r in read_rows(tmp_path).values()] == [0]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["overall"]["episodes"] == 1 and "| click-button | 0 |" in (tmp_path / "report.md").read_text()

@@ -1,6 +1,8 @@
 """MiniWoB++ results: success rate (raw reward > 0) and mean raw reward per task and
 overall, steps, time and usage per episode; ``report.md``, ``report.json`` and
-``success_rate.png``. Episodes that ended in an error count as failures and are named."""
+``success_rate.png``. Episodes that ended in an error count as failures and are named;
+episodes the task never judged (the agent said DONE or ran out of steps) are counted as
+``unjudged`` and carry raw reward -1, as MiniWoB's own timeout does."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ def _stats(rows: list[dict]) -> dict:
         "prompt_tokens": sum(r["usage"].get("prompt_tokens", 0) for r in rows),
         "completion_tokens": sum(r["usage"].get("completion_tokens", 0) for r in rows),
         "errors": sum(r["status"] == "error" for r in rows),
+        "unjudged": sum(r["status"] != "error" and not r.get("judged", True) for r in rows),
     }
 
 
@@ -40,15 +43,21 @@ def write_reports(out: Path, rows: list[dict], tasks: list[str], config: dict, w
     (out / "report.json").write_text(json.dumps(summary, indent=2))
     lines = [f"# MiniWoB++: {config.get('model')}", "",
              f"max steps {config.get('max_steps')}, look-up {config.get('lookup')}, seeds from {config.get('seed')}", "",
-             "| task | episodes | success rate | mean raw reward | mean steps | mean time (s) | model calls | errors |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| task | episodes | success rate | mean raw reward | unjudged | mean steps | mean time (s) | model calls "
+             "| errors |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, s in [*summary["tasks"].items(), ("**overall**", summary["overall"])]:
         lines.append(f"| {name} | {s['episodes']} | {100 * s['success_rate']:.0f}% | {s['mean_raw_reward']:.3f} | "
-                     f"{s['mean_steps']:.1f} | {s['mean_time_s']:.1f} | {s['model_calls']} | {s['errors']} |")
-    lines += ["", "## Episodes", "", "| task | seed | status | raw reward | steps | failed steps | time (s) | calls | error |",
-              "|---|---:|---|---:|---:|---:|---:|---:|---|"]
+                     f"{s['unjudged']} | {s['mean_steps']:.1f} | {s['mean_time_s']:.1f} | {s['model_calls']} | "
+                     f"{s['errors']} |")
+    lines += ["", "Success is raw reward > 0. An unjudged episode ended (the agent said DONE, got stuck or ran out "
+              "of steps) before the task judged it: raw reward -1, as MiniWoB's own timeout scores it.",
+              "", "## Episodes", "",
+              "| task | seed | status | judged | raw reward | steps | failed steps | time (s) | calls | error |",
+              "|---|---:|---|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:
-        lines.append(f"| {r['task']} | {r['seed']} | {r['status']} | {r['raw_reward']:g} | {r['steps']} | "
+        judged = "yes" if r.get("judged", True) else "no"
+        lines.append(f"| {r['task']} | {r['seed']} | {r['status']} | {judged} | {r['raw_reward']:g} | {r['steps']} | "
                      f"{r['failed_steps']} | {r.get('time_s', 0):.1f} | {r['usage'].get('calls', 0)} | "
                      f"{(r['error'] or '').replace('|', '/')} |")
     (out / "report.md").write_text("\n".join(lines) + "\n")

@@ -7,6 +7,15 @@ JavaScript API (``webagent.miniwob.env``).
 resumes where it stopped; an episode that ended in an error (a page that would not start,
 a model endpoint that was down) is run again on resume. Resuming into a folder with
 another configuration is refused.
+
+An episode the task never judged (the agent said DONE, got stuck or ran out of steps
+while ``WOB_DONE_GLOBAL`` stayed false) is ``judged: false`` and scored raw reward -1,
+as MiniWoB's own timeout scores it (``core.endEpisode(-1, false, 'timed out')``), so mean
+raw rewards compare with upstream; success stays raw reward > 0.
+
+If a worker fails outside an episode (its browser context would not open...), the other
+workers are cancelled and have ended before the shared browser closes; the reports are
+written for the episodes that finished, and the error goes on.
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ from webagent.agent.miniwob_browser import ReusingEnv, context_session, shared_b
 from webagent.agent.report import write_report
 from webagent.agent.trace import TraceWriter
 from webagent.errors import UserError
+
+UNJUDGED_RAW_REWARD = -1.0  # MiniWoB's own score for an episode that ends unjudged (its timeout)
 
 DEFAULT_TASKS = ("click-button", "enter-text", "login-user", "choose-list", "click-checkboxes", "book-flight")
 
@@ -67,7 +78,7 @@ def read_rows(out: Path) -> dict[tuple[str, int], dict]:
 async def run_episode(browser, env, client, task: str, seed: int, options: AgentOptions, trace_dir: Path | None) -> dict:
     t0 = time.perf_counter()
     row = {"task": task, "seed": seed, "status": "error", "success": False, "raw_reward": 0.0, "reward": 0.0,
-           "reason": None, "steps": 0, "failed_steps": 0, "utterance": None, "error": None, "usage": {},
+           "reason": None, "judged": False, "steps": 0, "failed_steps": 0, "utterance": None, "error": None, "usage": {},
            "trace_dir": str(trace_dir) if trace_dir else None}
     try:
         episode = await env.reset(task, seed=seed)
@@ -96,7 +107,13 @@ async def run_episode(browser, env, client, task: str, seed: int, options: Agent
         write_report(trace.folder)
     try:
         status = await env.status()
-        row.update(raw_reward=status.raw_reward, reward=status.reward, reason=status.reason, success=status.success)
+        row.update(raw_reward=status.raw_reward, reward=status.reward, reason=status.reason, success=status.success,
+                   judged=status.done)
+        if not status.done and result.status != "error":
+            why = {"done": "the agent said DONE", "max_steps": f"out of steps ({result.steps})",
+                   "stuck": "the agent was stuck"}.get(result.status, f"the run ended ({result.status})")
+            row.update(raw_reward=UNJUDGED_RAW_REWARD, reward=UNJUDGED_RAW_REWARD, success=False,
+                       reason=f"unjudged: {why} before the task judged the episode")
     except Exception as exc:  # noqa: BLE001
         result.status, result.error = "error", f"reward could not be read: {exc}"
     row.update(status=result.status, steps=result.steps, failed_steps=result.failed_steps, error=result.error,
@@ -155,12 +172,33 @@ async def run_miniwob(client, *, tasks: list[str], episodes: int, concurrency: i
                              + (f" ({row['error']})" if row["error"] else ""))
                 episode = next_episode(task)
 
-    if pending:
-        if cdp_url or browser is not None:
-            await asyncio.gather(*(worker(None if cdp_url else browser) for _ in range(concurrency)))
-        else:
-            async with shared_browser() as shared:
-                await asyncio.gather(*(worker(shared) for _ in range(concurrency)))
+    async def workers(shared) -> None:
+        """Every worker to its end; the first failure cancels the others (awaited) and goes on."""
+        tasks = [asyncio.ensure_future(worker(shared)) for _ in range(concurrency)]
+        try:
+            finished, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        finally:  # a failure, or this run cancelled (Ctrl-C): nobody is left running
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for task in tasks:
+            if task in finished and not task.cancelled() and task.exception() is not None:
+                raise task.exception()
+
+    try:
+        if pending:
+            if cdp_url or browser is not None:
+                await workers(None if cdp_url else browser)
+            else:
+                async with shared_browser() as shared:
+                    await workers(shared)
+    except Exception:
+        rows = [done[k] for k in keys if k in done]
+        if rows:  # the episodes that finished are reported; the caller reports the error
+            from webagent.agent.miniwob_report import write_reports
+
+            write_reports(out, rows, list(tasks), config.model_dump())
+        raise
     return [done[k] for k in keys if k in done]
 
 
