@@ -89,9 +89,14 @@ def test_ctrl_c_closes_the_browser_and_keeps_the_trace(tmp_path):
     finally:
         signal.signal(signal.SIGINT, previous)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (trace / "steps.jsonl").is_file() or \
-            not (trace / "steps.jsonl").read_text().strip():
+    steps_file = trace / "steps.jsonl"
+
+    def a_step_was_written() -> bool:
+        return steps_file.is_file() and bool(steps_file.read_text().strip())
+
+    while time.monotonic() < deadline and not a_step_was_written():  # the deadline guards the whole wait
         time.sleep(0.1)
+    assert a_step_was_written(), "no step was written within 60 s"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
