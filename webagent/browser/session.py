@@ -32,9 +32,9 @@ import os
 import shutil
 from pathlib import Path
 
-from webagent.browser import events as browser_events
 from webagent.browser.guard import NavigationGuard
 from webagent.browser.intercept import Interceptor
+from webagent.browser.tabs import Tabs
 from webagent.browser.models import Action, ActionResult, Observation
 from webagent.browser.timing import within
 from webagent.errors import UserError
@@ -90,7 +90,7 @@ def _playwright_chromium_installed() -> bool:
     return root.is_dir() and any(p.name.startswith("chromium") for p in root.iterdir())
 
 
-class BrowserSession:
+class BrowserSession(Tabs):
     """One browser, one context, one active page (see the module docstring)."""
 
     def __init__(
@@ -118,29 +118,20 @@ class BrowserSession:
         self.accept_dialogs = accept_dialogs  # confirm/prompt/beforeunload: accept instead of dismiss
         self.downloads_dir = Path(downloads_dir) if downloads_dir is not None else None
         self.guard: NavigationGuard | None = None
-        self.events: list[str] = []          # every browser event, in order (see events.py)
-        self._events_taken = 0               # how many of them take_events() has handed out
         self._pw = None
         self._browser = None
         self._context = None
         self._owns_context = True
-        self._page = None
-        self._new_pages: list = []
         self._cdp: dict[object, object] = {}    # Page or Frame -> CDPSession
         self._target_names: dict[object, str] = {}
         self._targets: dict[str, object] = {}   # target name -> Page or Frame
-        self._inflight: dict[object, int] = {}  # Page -> requests in flight
+        self._target_count = 0
         self._shared: dict = {}                 # in-process frame -> its URL when checked
-        self._previous: list = []               # pages that were active before, oldest first
-        self._page_opened: asyncio.Event | None = None
         self._interceptor = Interceptor(self)
-        self._first = None                      # the session's own first tab
-        self._unannounced: list = []            # tabs opened, not yet told in take_events()
-        self._announced: set = set()            # tabs told about (their closing is told too)
-        self._closing: set = set()              # tabs the session closes itself
         self._tasks: set = set()                # guard work and downloads in progress
         self._downloads: set = set()
         self._closed = False
+        self._init_tabs()
 
     # -- lifecycle ---------------------------------------------------------------
     async def __aenter__(self) -> "BrowserSession":
@@ -235,106 +226,6 @@ class BrowserSession:
             self._page = open_pages[-1]
         return self._page
 
-    def _watch(self, page) -> None:
-        page.on("dialog", lambda dialog: browser_events.answer_dialog(self, dialog))
-        page.on("download", lambda download: browser_events.on_download(self, download))
-        page.on("crash", lambda p: browser_events.on_crash(self, p))
-        page.on("close", self._on_close)
-        page.on("framedetached", self._forget_frame)
-        page.on("request", lambda r: self._count(page, +1))
-        page.on("requestfinished", lambda r: self._count(page, -1))
-        page.on("requestfailed", lambda r: self._count(page, -1))
-        page.set_default_timeout(self.action_timeout_s * 1000)
-
-    def _activate(self, page) -> None:
-        if self._page is not None and self._page is not page:
-            self._previous.append(self._page)
-        self._page = page
-
-    def _on_close(self, page) -> None:
-        if page is self._page:
-            self._page = self._previous.pop() if self._previous else None
-            while self._page is not None and self._page.is_closed():
-                self._page = self._previous.pop() if self._previous else None
-        if page in self._announced and page not in self._closing:
-            now = f"; the active tab is {self._page.url}" if self._page is not None else ""
-            self.events.append(f"tab closed: {page.url}{now}")
-        for owner in [o for o in self._cdp if o is page or getattr(o, "page", None) is page]:
-            self._forget_target(owner)
-        self._inflight.pop(page, None)
-        self._announced.discard(page)
-        self._closing.discard(page)
-
-    def _count(self, page, delta: int) -> None:
-        self._inflight[page] = max(0, self._inflight.get(page, 0) + delta)
-
-    def _on_new_page(self, page) -> None:
-        if self._page is None or page is self._page:
-            return  # the first page: _open_first_page watches it
-        self._watch(page)
-        if page.is_closed():
-            return
-        reason = self.guard.why_refused(page.url) if self.guard is not None and page.url else None
-        if reason is not None:  # landed outside before we saw it: never shown
-            self.guard.check(page.url)
-            self.events.append(f"navigation refused: {reason}")
-            self._spawn(self.close_tab(page, "the new tab it was opened in was closed"))
-            self._popup_settled()
-            return
-        self._activate(page)
-        self._new_pages.append(page)
-        self._unannounced.append(page)
-        self._popup_settled()
-
-    def _popup_settled(self) -> None:
-        """A tab the pages opened is now either a page of ours or closed."""
-        if self._page_opened is not None:
-            self._page_opened.set()
-
-    async def close_tab(self, page, event: str | None = None) -> None:
-        self._closing.add(page)
-        try:
-            await page.close()
-        except Exception:  # noqa: BLE001 - closed already
-            pass
-        if event:
-            self.events.append(event)
-
-    def take_events(self) -> list[str]:
-        """Event lines since the last call (and the tabs opened meanwhile that are still open)."""
-        for page in self._unannounced:
-            if not page.is_closed():
-                self._announced.add(page)
-                self.events.append(f"new tab: {page.url or 'about:blank'}")
-        self._unannounced = []
-        lines = self.events[self._events_taken:]
-        self._events_taken = len(self.events)
-        return lines
-
-    def take_new_pages(self) -> list:
-        """Tabs opened since the last call (and forget them)."""
-        pages, self._new_pages = self._new_pages, []
-        if self._page_opened is not None:
-            self._page_opened.clear()
-        return pages
-
-    def popups_announced(self) -> int:
-        """How many tabs the pages have opened so far (counted as Chromium creates them)."""
-        return self._interceptor.popups
-
-    async def wait_for_new_page(self, timeout_s: float) -> bool:
-        """Wait up to ``timeout_s`` for a tab the pages opened to open (or be closed by the
-        guard); whether one did."""
-        if self._new_pages:
-            return True
-        if self._page_opened is None or timeout_s <= 0:
-            return False
-        try:
-            await within(self._page_opened.wait(), timeout_s)
-        except asyncio.TimeoutError:
-            return False
-        return True
-
     def _spawn(self, coro, download: bool = False) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
@@ -342,42 +233,6 @@ class BrowserSession:
         if download:
             self._downloads.add(task)
             task.add_done_callback(self._downloads.discard)
-
-    async def wait_for_downloads(self, timeout_s: float) -> None:
-        """Wait up to ``timeout_s`` for downloads being saved (they go on after that)."""
-        if self._downloads:
-            await asyncio.wait(list(self._downloads), timeout=timeout_s)
-
-    async def guard_work(self, timeout_s: float = 2.0) -> None:
-        """Wait (bounded) for the guard's decisions in progress, so that a tab it is
-        about to close is never observed."""
-        pending = [t for t in self._tasks if t not in self._downloads]
-        if pending:
-            await asyncio.wait(pending, timeout=timeout_s)
-
-    async def enforce_guard(self, pages=()) -> None:
-        """Backstop: a tab that ended up outside the allowed sites anyway is closed (one
-        the pages opened) or sent back (the session's own)."""
-        if self.guard is None:
-            return
-        try:
-            active = [self.page]
-        except BrowserError:
-            active = []
-        for page in [*pages, *active]:
-            if page.is_closed() or self.guard.why_refused(page.url) is None:
-                continue
-            url = page.url
-            self.events.append(f"navigation refused: {self.guard.check(url)}")
-            if page is not self._first:
-                await self.close_tab(page, "the tab was closed")
-                continue
-            try:
-                await page.go_back(timeout=self.action_timeout_s * 1000)
-            except Exception:  # noqa: BLE001 - best effort; see below
-                pass
-            if not page.is_closed() and self.guard.why_refused(page.url) is not None:
-                await page.goto("about:blank")
 
     # -- CDP targets -------------------------------------------------------------------
     async def cdp_session(self, owner):
@@ -396,7 +251,8 @@ class BrowserSession:
                     raise SharedTargetError(str(exc)) from None
                 raise
             self._cdp[owner] = session
-            name = f"t{len(self._target_names)}"
+            self._target_count += 1
+            name = f"t{self._target_count - 1}"  # never reused: names of forgotten targets stay unknown
             self._target_names[owner] = name
             self._targets[name] = owner
         return session
