@@ -87,3 +87,31 @@ async def test_unknown_task_is_a_user_error():
 
     with pytest.raises(UserError, match="unknown MiniWoB task"):
         MiniWoBEnv(browser=None).task_url("no-such-task")
+
+
+@pytest.mark.parametrize("require, outcome", [("", "skipped"), ("1", "error")])  # an error in setup: a failed run
+async def test_require_browser_turns_the_skip_into_a_failure(tmp_path, require, outcome):
+    """Without Chromium the browser tests skip, and say why; with WEBAGENT_REQUIRE_BROWSER=1
+    (set by .ci/run) that skip is a failure, so a CI machine without a browser cannot pass."""
+    import asyncio
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "WEBAGENT_CHROMIUM": str(tmp_path / "no-such-chrome"), "WEBAGENT_REQUIRE_BROWSER": require}
+    proc = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "pytest", "-q", "-rsf", "-p", "no:cacheprovider",
+         "tests/test_miniwob_env.py::test_task_pages_come_from_the_wheel"],
+        capture_output=True, text=True, env=env, cwd=Path(__file__).parent.parent, timeout=120)
+    assert f"1 {outcome}" in proc.stdout, proc.stdout[-2000:]
+    assert (proc.returncode == 0) is (outcome == "skipped")
+    assert "no-such-chrome is not an executable browser" in proc.stdout
+
+
+async def test_ci_requires_the_browser():
+    from pathlib import Path
+
+    script = (Path(__file__).parent.parent / ".ci" / "run").read_text()
+    assert "export WEBAGENT_REQUIRE_BROWSER=1" in script
+    assert script.index("export WEBAGENT_REQUIRE_BROWSER=1") < script.index("exec make test")
