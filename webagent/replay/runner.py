@@ -43,6 +43,7 @@ class ReplayResult(AgentResult):
     repaired: int = 0
     model_calls: int = 0
     wall_s: float = 0.0
+    startup_s: float = 0.0                             # browser start and the first page
     final_url: str = ""
     final_title: str = ""
     misses: list[dict] = field(default_factory=list)   # {step, why, repaired}
@@ -51,7 +52,8 @@ class ReplayResult(AgentResult):
 
     def to_json(self) -> dict:
         return {**super().to_json(), "replayed": self.replayed, "repaired": self.repaired,
-                "model_calls": self.model_calls, "wall_s": round(self.wall_s, 3), "final_url": self.final_url,
+                "model_calls": self.model_calls, "wall_s": round(self.wall_s, 3),
+                "startup_s": round(self.startup_s, 3), "final_url": self.final_url,
                 "final_title": self.final_title, "misses": self.misses, "saved_to": self.saved_to}
 
 
@@ -92,6 +94,7 @@ class Replay:
         self.task = P.apply(workflow.get("task", ""), self.mapping)
         self._client = None
         self._stack: AsyncExitStack | None = None
+        self._times: dict[str, float] = {}
         self.history: list[str] = []
         self.n = 0  # trace records written
 
@@ -128,16 +131,20 @@ class Replay:
         return Action(op=op, element_id=element_id, value=value or None, press_enter=press_enter and op == "TYPE")
 
     async def _observe(self, browser, step: dict | None):
+        t0 = time.perf_counter()
         obs = await browser.observe()
         if step is not None and not self._same_page(step, obs)[0]:
             await browser.settle()  # a navigation may still be under way
             obs = await browser.observe()
+        self._times = {"observe_s": time.perf_counter() - t0}
         shot = None
         if self.options.screenshots:
+            t0 = time.perf_counter()
             try:
                 shot = await browser.page.screenshot(full_page=True, timeout=5000)
             except Exception:  # noqa: BLE001 - a step without a picture is still a step
                 shot = None
+            self._times["screenshot_s"] = time.perf_counter() - t0
         return obs, shot
 
     def _write(self, trace: TraceWriter, obs, shot, record: dict, element_id: str | None) -> dict:
@@ -186,6 +193,7 @@ class Replay:
                 browser = await stack.enter_async_context(BrowserSession(
                     headed=self.headed, cdp_url=self.cdp_url, allowed_domains=self.allow_domains))
                 opened = await browser.open(self.start)
+                result.startup_s = time.perf_counter() - started
                 if not opened.ok:
                     raise UserError(f"cannot open {self.start}: {opened.error}")
                 self.say(f"replaying {len(self.workflow['steps'])} steps from {browser.page.url}; trace in {trace.folder}")
@@ -254,7 +262,9 @@ class Replay:
             if ok_page:
                 element_id = None
                 if target is not None:
+                    t0 = time.perf_counter()
                     match = find(target, obs.raw_html, set(obs.elements))
+                    self._times["match_s"] = time.perf_counter() - t0
                     element_id = match.element_id
                     if not match.found:
                         miss = match.why
@@ -313,7 +323,8 @@ class Replay:
                            "press_enter": bool(press_enter)},
                 "action_text": self._text(op, element_id, value, press_enter, description, secret),
                 "element": description or None, "result": executed.model_dump() if executed is not None else None,
-                "result_text": result_text, "ok": ok, "usage": {}, "times": {k: round(v, 4) for k, v in times.items()},
+                "result_text": result_text, "ok": ok, "usage": {},
+                "times": {k: round(v, 4) for k, v in {**self._times, **times}.items()},
                 "target": fingerprint_of(obs, element_id) if obs is not None and element_id else None,
                 "replay": mark, "workflow_step": i + 1, "recorded": step.get("text") or W.describe_step(step),
                 "match": match.to_json() if match is not None else None, "param": step.get("param"),
