@@ -10,9 +10,15 @@ from webagent import Agent
 from webagent.demo_site import DEMO_TASK
 from webagent.llm.testing import FunctionBackend, fake_client
 
-from agent_support import history_of, prompt_of, url_of
+from agent_support import prompt_of, url_of
 
 CHANGED_SITE = Path(__file__).parent / "fixtures" / "demo_site_changed"
+
+
+def history_of(prompt: str) -> str:
+    """The previous actions of the prompt, whether the page comes after them or before."""
+    rest = prompt.split("Previous actions and their results:", 1)[-1]
+    return re.split(r"Current page|What should be the next action\?", rest, maxsplit=1)[0]
 
 
 class Forbidden(FunctionBackend):

@@ -195,7 +195,8 @@ class Replay:
                 opened = await browser.open(self.start)
                 result.startup_s = time.perf_counter() - started
                 if not opened.ok:
-                    raise UserError(f"cannot open {self.start}: {opened.error}")
+                    raise UserError(f"cannot open {self.start}: {opened.error} (is the site served there? --url URL "
+                                    "starts the replay elsewhere; --demo serves the demo shop)")
                 self.say(f"replaying {len(self.workflow['steps'])} steps from {browser.page.url}; trace in {trace.folder}")
                 try:
                     await self._steps(browser, trace, result, new_steps)

@@ -8,8 +8,9 @@
      "source": {...}}
 
 Built from a trace folder (``steps.jsonl`` + ``run.json``, as ``webagent run`` and
-``webagent replay`` write them): the executed steps that worked, in order; failed steps,
-steps that changed nothing and model replies are left out.
+``webagent replay`` write them): the executed steps that worked, in order (also those
+that seemed to change nothing: a typed password looks like nothing); failed steps and
+model replies are left out.
 """
 
 from __future__ import annotations
@@ -54,8 +55,7 @@ def from_trace(folder: str | Path, declared: dict[str, str] | None = None) -> di
         if rec.get("dry_run"):
             raise UserError(f"the run in {folder} was a dry run: nothing was done, nothing to replay")
         op = action.get("operation")
-        result_text = str(rec.get("result_text") or "")
-        if op not in REPLAYABLE or result_text.startswith("no change"):
+        if op not in REPLAYABLE:  # steps that "changed nothing" stay: a password typed looks like nothing
             continue
         step = {"op": op, "value": action.get("value") or "", "press_enter": bool(action.get("press_enter")),
                 "page": {"url": rec.get("url") or "", "pattern": url_pattern(rec.get("url") or ""),
