@@ -18,6 +18,19 @@ from webagent.errors import UserError
 from webagent.llm.endpoint import EndpointOptions, open_client
 
 
+def uncached(client):
+    """The live agent's view of ``client``: nothing it asks or is told goes through the
+    persistent reply cache. Its prompts carry the task, which may carry a password, and a
+    reply (a TYPE value, a look-up's reason, a gist of a page that shows it) may repeat it
+    before the loop knows it is one, so no live reply is kept at rest (issue 13). A re-run
+    calls the model again; within a run, gists are still reused (``GistReuse``)."""
+    if client is None:
+        return None
+    view = client.scoped()
+    view.cache = None
+    return view
+
+
 def check_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.hostname):
@@ -65,10 +78,11 @@ class LiveRun:
                 if progress:
                     progress(f"opened {browser.page.url}; trace in {trace.folder}")
                 if self.record_dir is not None:
-                    self.recorder = Recorder(self.record_dir, self.task, url, run_id=trace.folder.name)
+                    self.recorder = Recorder(self.record_dir, self.task, url, run_id=trace.folder.name,
+                                             secrets=trace.secrets)
                 model = nullcontext(self.client) if self.client is not None else open_client(self.endpoint)
                 async with model as client:
-                    result = await run_agent(browser, client, self.task, options=self.options, trace=trace,
+                    result = await run_agent(browser, uncached(client), self.task, options=self.options, trace=trace,
                                              recorder=self.recorder, progress=progress)
                 self.final_url = browser.page.url
                 self.final_title = await browser.page.title()
@@ -76,6 +90,8 @@ class LiveRun:
                     self.demo_done = demo_task_done(browser.page.url, base)
                 return result
         finally:
+            if self.recorder is not None and self.recorder.steps:
+                self.recorder.write()  # scrubbed for every secret the run learnt, also after its last record
             if (trace.folder / "steps.jsonl").is_file():
                 write_report(trace.folder)
             if stop_site is not None:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from webagent.agent.live import uncached
 from webagent.agent.loop import AgentOptions, run_agent
 from webagent.agent.miniwob_browser import ReusingEnv, context_session, shared_browser
 from webagent.agent.report import write_report
@@ -97,7 +98,7 @@ async def run_episode(browser, env, client, task: str, seed: int, options: Agent
 
     trace = TraceWriter(trace_dir) if trace_dir else None
     try:
-        result = await run_agent(browser, client, episode.utterance, options=options, trace=trace,
+        result = await run_agent(browser, uncached(client), episode.utterance, options=options, trace=trace,
                                  after_step=episode_over)
     except Exception as exc:  # noqa: BLE001 - one broken episode must not end the benchmark
         row.update(error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",

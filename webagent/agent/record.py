@@ -3,8 +3,12 @@
 
 Only executed CLICK / TYPE / SELECT steps that succeeded are recorded (Mind2Web has no
 other operations); the acted-on element is the positive candidate, with its raw
-attributes as a JSON string; values typed into password fields are redacted. The file is
-rewritten after every step, so an interrupted run keeps what it did.
+attributes as a JSON string. The file is rewritten after every step, so an interrupted run
+keeps what it did.
+
+Every string written (``confirmed_task``, pages, values, action descriptions) goes through
+the trace's ``scrub`` with the run's secrets (values typed into password fields), as
+``run.json`` does: the task that carried the password keeps it only as ``REDACTED``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from webagent.agent import elements
+from webagent.agent.trace import scrub
 from webagent.browser import Observation
 
 SPLIT = "live"
@@ -26,7 +31,9 @@ def action_repr(description: str, op: str, value: str) -> str:
 
 
 class Recorder:
-    def __init__(self, folder: str | Path, task: str, start_url: str, run_id: str | None = None):
+    def __init__(self, folder: str | Path, task: str, start_url: str, run_id: str | None = None,
+                 secrets: set[str] | None = None):
+        self.secrets = secrets if secrets is not None else set()  # shared with the run's trace when given
         self.folder = Path(folder) / SPLIT
         self.folder.mkdir(parents=True, exist_ok=True)
         self.annotation_id = run_id or uuid.uuid4().hex
@@ -43,6 +50,8 @@ class Recorder:
         if secret:
             from webagent.browser import redact
 
+            if value:
+                self.secrets.add(value)
             value = redact(value, True)
         tag, attrs = elements.attributes(obs.raw_html, element_id)
         candidate = {"tag": tag or obs.elements[element_id].tag, "backend_node_id": element_id,
@@ -54,4 +63,10 @@ class Recorder:
             "pos_candidates": [candidate], "neg_candidates": [],
         })
         self.task["action_reprs"].append(action_repr(elements.describe(obs.cleaned_html, element_id), op, value))
-        self.path.write_text(json.dumps([self.task], ensure_ascii=False))
+        self.write()
+
+    def write(self) -> None:
+        """(Re)write the file, every string scrubbed of every secret known by now."""
+        tmp = self.path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps([scrub(self.task, self.secrets)], ensure_ascii=False))
+        tmp.replace(self.path)

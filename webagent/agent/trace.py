@@ -3,7 +3,7 @@
 ``run.json`` (the outcome) and ``report.html`` (see ``report``).
 
 Every string written passes through ``scrub``: values typed into password fields are
-replaced by ``REDACTED`` from the moment they are known.
+replaced by ``REDACTED`` from the moment they are known, in the lines already written too.
 """
 
 from __future__ import annotations
@@ -55,9 +55,22 @@ class TraceWriter:
         self.steps_path = self.folder / "steps.jsonl"
         self.steps_path.write_text("")
         self.secrets: set[str] = set()
+        self._scrubbed_for = 0  # how many secrets the lines on disk were scrubbed for
+
+    def _rescrub(self) -> None:
+        """A secret learnt at this step may sit in an earlier step's line (a prompt or reply
+        that quoted the task): scrub the lines already written."""
+        if len(self.secrets) == self._scrubbed_for:
+            return
+        self._scrubbed_for = len(self.secrets)
+        lines = [json.dumps(scrub(r, self.secrets), ensure_ascii=False) + "\n" for r in self.steps()]
+        tmp = self.steps_path.with_suffix(".jsonl.tmp")
+        tmp.write_text("".join(lines), encoding="utf-8")
+        tmp.replace(self.steps_path)
 
     def write_step(self, record: dict, screenshot: bytes | None = None,
                    box: tuple[float, float, float, float] | None = None) -> dict:
+        self._rescrub()
         record = scrub(record, self.secrets)
         if screenshot is not None:
             name = f"step_{record['step']:02d}.png"
@@ -68,6 +81,7 @@ class TraceWriter:
         return record
 
     def write_run(self, summary: dict) -> None:
+        self._rescrub()
         (self.folder / "run.json").write_text(json.dumps(scrub(summary, self.secrets), indent=2, ensure_ascii=False))
 
     def steps(self) -> list[dict]:

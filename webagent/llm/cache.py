@@ -53,6 +53,9 @@ class Cache:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA busy_timeout=30000")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        # Deleted entries are overwritten, not left in free pages: `webagent cache clear` really
+        # removes what it removes (an old entry may hold a reply that quoted a secret).
+        self._db.execute("PRAGMA secure_delete=ON")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS entries ("
             " namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, created REAL NOT NULL,"
