@@ -191,3 +191,15 @@ async def test_a_guard_that_cannot_be_set_stops_the_session(monkeypatch):
         async with browser:
             pass
     assert browser._closed
+
+
+@pytest.mark.browser
+@requires_chromium
+async def test_a_guard_lost_mid_run_stops_the_next_observation(site):
+    from webagent.browser.capture import CaptureError
+
+    async with BrowserSession(settle_timeout_s=1.0) as browser:
+        await open_page(browser, site + "next.html")
+        await browser._interceptor.cdp.detach()  # e.g. the browser dropped the guard's CDP session
+        with pytest.raises(CaptureError, match="navigation guard was lost"):
+            await browser.observe()

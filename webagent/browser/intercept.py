@@ -13,8 +13,9 @@ whose first navigation is refused is closed at once. Sub-frames, other contexts
 (another MiniWoB worker, the user's own tabs when attached over CDP) and
 sub-resources go straight on; only documents pause, so the HTTP cache stays on.
 
-``install`` raises ``BrowserError`` when the guard cannot be set: a session never goes on
-unguarded.
+``install`` raises ``BrowserError`` when the guard cannot be set, and ``check`` says when
+it was lost (``BrowserSession.observe`` then raises ``CaptureError``, which ends a run
+with status ``error``): a session never goes on unguarded.
 """
 
 from __future__ import annotations
@@ -51,6 +52,17 @@ class Interceptor:
         except Exception as exc:  # noqa: BLE001 - any failure: no guard, no session
             raise BrowserError(f"the navigation guard could not be installed ({_first_line(exc)});"
                                " the browser session stops rather than browse unguarded") from None
+
+    async def check(self) -> str | None:
+        """``None`` while the guard is in place, else why it is not."""
+        if self.cdp is None:
+            return "the navigation guard is not installed"
+        try:
+            await within(self.cdp.send("Browser.getVersion"), 5)
+        except Exception as exc:  # noqa: BLE001 - its CDP session is gone: nothing is checked any more
+            first = str(exc).strip().splitlines()
+            return f"the navigation guard was lost ({first[0] if first else type(exc).__name__})"
+        return None
 
     async def stop(self) -> None:
         """Let paused requests go (the browser may be someone else's) and detach."""

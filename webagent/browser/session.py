@@ -317,6 +317,9 @@ class BrowserSession(Tabs):
         once more after settling again, then it is a ``CaptureError``."""
         from webagent.browser.capture import CaptureError, capture
 
+        lost = await self._interceptor.check() if self.guard is not None else None
+        if lost is not None:
+            raise CaptureError(f"{lost}: the run stops rather than browse unguarded")
         await self.guard_work()
         await self.enforce_guard()
         try:
