@@ -3,16 +3,19 @@
     from webagent.browser import Action, BrowserSession
 
     async with BrowserSession() as browser:              # session.py
-        await browser.open(url)                          # guard: url's host only
+        await browser.open(url)                          # guard: url's host and port only
         obs = await browser.observe()                    # capture.py -> Observation
         # obs.cleaned_html goes to webagent.html.split_snippets as a Mind2Web page
         result = await browser.act(Action(op="CLICK", element_id="57"), obs)  # actions.py
         if result.page_changed: obs = await browser.observe()
 
-Modules: ``session`` (launch/attach, tabs, dialogs, navigation guard, settling),
+Modules: ``session`` (launch/attach, CDP sessions, settling, observe with one retry),
+``tabs`` (active tab, new and closed tabs, event lines), ``events`` (dialogs, downloads,
+crashes), ``intercept`` (the guard inside the browser: every tab's document requests),
 ``capture`` + ``snapshot`` (CDP DOM snapshots -> raw and cleaned HTML with ids),
-``actions`` (CLICK/TYPE/SELECT/SCROLL/GOTO/BACK -> ``ActionResult``, never raising),
-``guard`` (allowed domains, ``redact``), ``models`` (the typed values).
+``actions`` (CLICK/TYPE/SELECT/SCROLL/GOTO/BACK -> ``ActionResult``, never raising; its
+``note`` carries the browser events), ``guard`` (allowed sites with ports, ``redact``),
+``models`` (the typed values).
 """
 
 from webagent.browser.guard import REDACTED, NavigationGuard, redact
