@@ -28,7 +28,7 @@ RESULTS = Path("runs") / "bench-replay"  # traces and replay.json (runs/ is not 
 
 def fake_demo_policy(messages, params, purpose):
     """The demo order, the way a model that knows the shop would answer (either rendering)."""
-    prompt = str(messages[0]["content"])
+    prompt = str(messages[-1]["content"])  # the step's prompt (instructions and examples may come first)
     context = prompt.split("'''")[1] if prompt.count("'''") >= 2 else prompt
 
     def find(text: str, html: str) -> str:

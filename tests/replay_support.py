@@ -10,9 +10,14 @@ from webagent import Agent
 from webagent.demo_site import DEMO_TASK
 from webagent.llm.testing import FunctionBackend, fake_client
 
-from agent_support import prompt_of, url_of
+from agent_support import url_of
 
 CHANGED_SITE = Path(__file__).parent / "fixtures" / "demo_site_changed"
+
+
+def prompt_of(messages: list[dict]) -> str:
+    """The step's own prompt: the last message (instructions and worked examples may come first)."""
+    return str(messages[-1]["content"])
 
 
 def history_of(prompt: str) -> str:

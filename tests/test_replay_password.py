@@ -9,9 +9,9 @@ from webagent.errors import UserError
 from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.replay import store
 
-from agent_support import prompt_of, url_of
+from agent_support import url_of
 from browser_support import requires_chromium
-from replay_support import Forbidden, history_of, id_of
+from replay_support import Forbidden, history_of, id_of, prompt_of
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 

@@ -97,6 +97,7 @@ class Replay:
         self._times: dict[str, float] = {}
         self.history: list[str] = []
         self.n = 0  # trace records written
+        self.failed = 0
 
     # -- the model, opened on first need ------------------------------------------------
     async def _model(self):
@@ -152,6 +153,7 @@ class Replay:
         record = {"step": self.n, "url": obs.url, "title": obs.title, **record}
         box = elements.box(obs.raw_html, element_id) if element_id else None
         record = trace.write_step(record, shot, box)
+        self.failed += not record.get("ok")
         self.history.append(scrub(f"{self.n}. {record['action_text']} -> {record['result_text']}", trace.secrets))
         return record
 
@@ -214,7 +216,7 @@ class Replay:
             result.usage = self._client.usage.to_dict() if self._client is not None else {"calls": 0}
             result.model_calls = int(result.usage.get("calls", 0))
             result.wall_s = time.perf_counter() - started
-            result.steps = self.n
+            result.steps, result.failed_steps = self.n, self.failed
             if result.status == "done":
                 result.workflow = {**copy.deepcopy(self.workflow), "steps": new_steps,
                                    "source": {"trace": str(trace.folder), "replay_of": self.workflow.get("source", {}),
