@@ -12,10 +12,17 @@ PYTHON="${RIVALS_PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null || PYTHON=python3
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# name -> pip requirements (pinned). aiohttp is for the shared runner's http use.
+# name -> pip requirements (pinned), installed in order, one pip call per group (";").
+# AgentLab: torch first, pinned to the CPU build this machine carries (as the main venv does),
+# or pip pulls a multi-GB CUDA build; browsergym 0.14.3 needs Python >= 3.12 through
+# browsergym-webarena-verified, so 0.14.2 (playwright 1.44) on Python 3.11.
 declare -A PINS=(
   [browser-use]="browser-use==0.13.14"
-  [agentlab]="agentlab==0.4.2 browsergym-core==0.14.3 browsergym-miniwob==0.14.3 miniwob==1.1.0"
+  [agentlab]="torch==2.13.0;agentlab==0.4.2 browsergym==0.14.2 browsergym-core==0.14.2 browsergym-miniwob==0.14.2"
+)
+declare -A CHECK=(
+  [browser-use]="import browser_use, browser_use.dom.service"
+  [agentlab]="import agentlab.agents.generic_agent, browsergym.core, browsergym.miniwob, browsergym.utils.obs"
 )
 
 install_one() {
@@ -24,9 +31,18 @@ install_one() {
   if [ -f "$stamp" ]; then echo "$name: up to date ($venv)"; return; fi
   echo "$name: installing $reqs into $venv"
   [ -x "$venv/bin/python" ] || "$PYTHON" -m venv "$venv"
-  "$venv/bin/pip" install --quiet --upgrade pip
-  # shellcheck disable=SC2086
-  "$venv/bin/pip" install --quiet $reqs
+  "$venv/bin/pip" install --quiet --upgrade pip > "$venv/pip.log" 2>&1 || true
+  local group
+  IFS=';' read -ra groups <<< "$reqs"
+  for group in "${groups[@]}"; do
+    # shellcheck disable=SC2086
+    if ! "$venv/bin/pip" install --quiet $group > "$venv/pip.log" 2>&1; then
+      grep -v "^WARNING: Location" "$venv/pip.log" | tail -20 >&2
+      echo "$name: 'pip install $group' failed (log: $venv/pip.log)" >&2
+      return 1
+    fi
+  done
+  "$venv/bin/python" -c "${CHECK[$name]}" || { echo "$name: installed but does not import" >&2; return 1; }
   rm -f "$venv"/.installed-*
   touch "$stamp"
   "$venv/bin/pip" freeze > "$venv/freeze.txt"
