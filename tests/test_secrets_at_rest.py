@@ -37,12 +37,15 @@ def _prompt(messages: list[dict]) -> str:
 
 
 def _id_of(prompt: str, tag: str, pattern: str) -> str:
-    """The id of the first rendered element ``<tag id=N ...pattern`` (the prompt's form of
-    the page), else of the first line naming ``pattern`` next to an id."""
+    """The id of the first rendered element ``<tag id=N ...pattern`` (the page as simplified
+    HTML), else of the first line of the page (the last '''-quoted block, after any worked
+    examples) naming ``pattern`` next to an id (the page as one element per line)."""
     m = re.search(rf"<{tag} id=([A-Za-z0-9_-]+)[^>]*?{pattern}", prompt)
     if m:
         return m.group(1)
-    for line in prompt.splitlines():
+    blocks = prompt.split("'''")
+    page = blocks[-2] if len(blocks) >= 3 else prompt
+    for line in page.splitlines():
         if re.search(pattern, line, re.IGNORECASE):
             m = re.search(r"(?:\bid=|\[)([A-Za-z0-9_-]+)", line)
             if m:
