@@ -9,7 +9,20 @@ _URL = re.compile(r"\(URL: (\S+), title:")
 
 
 def prompt_of(messages: list[dict]) -> str:
-    return str(messages[0]["content"])
+    """The step's own prompt: the first user message after the worked examples (a re-ask
+    appends the model's reply and the problem after it)."""
+    users = [m for m in messages if m["role"] == "user"]
+    if len(messages) > 1 and messages[0]["role"] == "system":
+        # system, (user, assistant) * k, step [, assistant, re-ask]
+        step_index = 1 + 2 * _example_count()
+        return str(messages[step_index]["content"]) if len(messages) > step_index else str(users[-1]["content"])
+    return str(users[0]["content"])
+
+
+def _example_count() -> int:
+    from webagent.prompts import load_prompt
+
+    return load_prompt("web_live_examples").count("\n---\n") + 1
 
 
 def context_of(prompt: str) -> str:
@@ -18,7 +31,7 @@ def context_of(prompt: str) -> str:
 
 
 def history_of(prompt: str) -> str:
-    return prompt.split("Previous actions and their results:", 1)[-1].split("What should be the next action?", 1)[0]
+    return prompt.split("Previous actions and their results:", 1)[-1].split("Current page", 1)[0]
 
 
 def url_of(prompt: str) -> str:
@@ -26,10 +39,11 @@ def url_of(prompt: str) -> str:
     return m.group(1) if m else ""
 
 
-def find_id(context: str, tag: str, pattern: str = "") -> str:
-    """The id of the first rendered ``<tag id=N...`` followed by ``pattern`` (a regex)."""
-    m = re.search(rf"<{tag} id=([A-Za-z0-9_-]+)[^>]*?" + pattern, context)
-    assert m, f"{pattern!r} not in {context[:400]}"
+def find_id(context: str, kind: str, name: str = "") -> str:
+    """The id of the first control line ``[N] <kind> "<name>..."`` of the agent view
+    (``kind`` and ``name`` are regexes; ``name`` matches the start of the name)."""
+    m = re.search(rf'^\[([A-Za-z0-9_-]+)\] (?:{kind}) "{name}', context, re.MULTILINE)
+    assert m, f"{kind!r} {name!r} not in {context[:400]}"
     return m.group(1)
 
 
@@ -43,16 +57,17 @@ def demo_policy(messages, params, purpose):
         return {"pages": pages[:2], "reason": "to find the element"}
     context, history, url = context_of(prompt), history_of(prompt), url_of(prompt)
     if "index.html" in url:
-        return {"operation": "TYPE", "element_id": find_id(context, "input", r" search"), "value": "Night Trains",
-                "press_enter": True}
+        return {"operation": "TYPE", "element_id": find_id(context, "search field", "Search books"),
+                "value": "Night Trains", "press_enter": True}
     if "results.html" in url:
-        return {"operation": "CLICK", "element_id": find_id(context, "a", r"> Night Trains"), "value": ""}
+        return {"operation": "CLICK", "element_id": find_id(context, "link", "Night Trains")}
     if "order.html" in url:
         if '"Ada Lovelace"' not in history:
-            return {"operation": "TYPE", "element_id": find_id(context, "input", r" text name"), "value": "Ada Lovelace"}
+            return {"operation": "TYPE", "element_id": find_id(context, "text field", "Your name"), "value": "Ada Lovelace",
+                    "press_enter": False}
         if "SELECT" not in history:
-            return {"operation": "SELECT", "element_id": find_id(context, "select", r" shipping"), "value": "Express (1 day)"}
-        return {"operation": "CLICK", "element_id": find_id(context, "button", r"[^>]*> Place order"), "value": ""}
+            return {"operation": "SELECT", "element_id": find_id(context, "select", "Shipping"), "value": "Express (1 day)"}
+        return {"operation": "CLICK", "element_id": find_id(context, "submit button", "Place order")}
     if "confirm.html" in url:
         return {"operation": "DONE", "element_id": "", "value": "ordered Night Trains"}
     raise AssertionError(f"unexpected page {url}")

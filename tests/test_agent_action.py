@@ -1,12 +1,26 @@
-"""The live action reply: the seven operations, each with what it needs; Mind2Web's
-action (CLICK/TYPE/SELECT) is unchanged."""
+"""The live action reply in a typed action space: each operation only on the controls it
+fits, a select's value one of its options, BACK/DONE only when the moment allows them;
+Mind2Web's action (CLICK/TYPE/SELECT on any id) is unchanged."""
 
 import pytest
 
 from webagent.llm.client import Reply
 from webagent.llm.structured import extract_json
-from webagent.web.action import LiveAction, parse_action, parse_live_action, predict_live_action
 from webagent.llm.testing import fake_client
+from webagent.web.action import _action_from_text, action_schema, parse_action
+from webagent.web.agent_view import Control
+from webagent.web.live_action import (MAX_ENUM_IDS, Choices, LiveAction, live_action_schema, parse_live_action,
+                                      predict_live_action)
+
+SHIPPING = Control("4", "SELECT", "select", "Shipping", ("Standard (5 days)", "Express (1 day)"), "Standard (5 days)")
+CONTROLS = {
+    "12": Control("12", "CLICK", "button", "Go"),
+    "7": Control("7", "TYPE", "text field", "Name"),
+    "4": SHIPPING,
+    "t3-57": Control("t3-57", "CLICK", "link", "In a frame"),
+}
+LATER = Choices(CONTROLS, can_back=True, can_done=True)
+FIRST = Choices(CONTROLS)
 
 
 def _reply(text: str) -> Reply:
@@ -14,33 +28,77 @@ def _reply(text: str) -> Reply:
 
 
 @pytest.mark.parametrize("text, expected", [
-    ('{"operation": "CLICK", "element_id": "12", "value": ""}', ("CLICK", "12", "")),
+    ('{"operation": "CLICK", "element_id": "12"}', ("CLICK", "12", "")),
+    ('{"operation": "CLICK", "element_id": "12", "value": "Night Trains"}', ("CLICK", "12", "")),  # no value rides along
     ('{"operation": "type", "element_id": "id=7", "value": "tea", "press_enter": true}', ("TYPE", "7", "tea")),
-    ('{"operation": "SCROLL", "element_id": "", "value": "up"}', ("SCROLL", "", "up")),
-    ('{"operation": "GOTO", "element_id": "12", "value": "http://x.test/"}', ("GOTO", "", "http://x.test/")),
-    ('{"operation": "BACK", "element_id": "", "value": ""}', ("BACK", "", "")),
-    ('{"operation": "DONE", "element_id": "", "value": "42 books"}', ("DONE", "", "42 books")),
-    ("I will CLICK on element id=12 now.", ("CLICK", "12", "")),
-    ('{"operation": "CLICK", "element_id": "t3-57", "value": ""}', ("CLICK", "t3-57", "")),
+    ('{"operation": "SELECT", "element_id": "4", "value": "express (1 day)"}', ("SELECT", "4", "Express (1 day)")),
+    ('{"operation": "SCROLL", "element_id": "12", "value": "up"}', ("SCROLL", "", "up")),
+    ('{"operation": "BACK", "element_id": "12"}', ("BACK", "", "")),
+    ('{"operation": "DONE", "value": "42 books"}', ("DONE", "", "42 books")),
+    ("I will CLICK on [12] now.", ("CLICK", "12", "")),
+    ('{"operation": "CLICK", "element_id": "t3-57"}', ("CLICK", "t3-57", "")),
 ])
 def test_usable_replies(text, expected):
-    action, problem = parse_live_action(_reply(text), ["12", "7", "t3-57"])
+    action, problem = parse_live_action(_reply(text), LATER)
     assert problem is None
     assert (action.operation, action.element_id, action.value) == expected
 
 
-@pytest.mark.parametrize("text, problem", [
-    ('{"operation": "CLICK", "element_id": "", "value": ""}', "needs the element_id"),
-    ('{"operation": "CLICK", "element_id": "99", "value": ""}', "not one you may act on"),
-    ('{"operation": "TYPE", "element_id": "7", "value": ""}', "needs a value"),
-    ('{"operation": "GOTO", "element_id": "", "value": ""}', "needs a URL"),
-    ('{"operation": "SCROLL", "element_id": "", "value": "left"}', "up\" or \"down"),
-    ('{"operation": "HOVER", "element_id": "7", "value": ""}', "no valid operation"),
-    ("no idea", "no LiveAction found"),
+@pytest.mark.parametrize("text, choices, problem", [
+    ('{"operation": "CLICK", "element_id": ""}', LATER, "needs the element_id"),
+    ('{"operation": "CLICK", "element_id": "99"}', LATER, "not one you may act on"),
+    ('{"operation": "CLICK", "element_id": "7", "value": "Night Trains"}', LATER, "it takes TYPE, not CLICK"),
+    ('{"operation": "TYPE", "element_id": "12", "value": "x"}', LATER, "it takes CLICK, not TYPE"),
+    ('{"operation": "TYPE", "element_id": "7", "value": ""}', LATER, "needs a value"),
+    ('{"operation": "SELECT", "element_id": "4", "value": "Overnight"}', LATER, "not an option of [4]"),
+    ('{"operation": "SELECT", "element_id": "4", "value": "Standard (5 days)"}', LATER, "already selected"),
+    ('{"operation": "GOTO", "value": "http://x.test/"}', LATER, "not possible now"),
+    ('{"operation": "SCROLL", "value": "left"}', LATER, "up\" or \"down"),
+    ('{"operation": "HOVER", "element_id": "7"}', LATER, "no valid operation"),
+    ('{"operation": "DONE", "value": ""}', FIRST, "nothing has been done yet"),
+    ('{"operation": "BACK"}', FIRST, "no earlier page"),
+    ("no idea", LATER, "no LiveAction found"),
 ])
-def test_unusable_replies_say_why(text, problem):
-    action, found = parse_live_action(_reply(text), ["12", "7"])
+def test_unusable_replies_say_why(text, choices, problem):
+    action, found = parse_live_action(_reply(text), choices)
     assert action is None and problem in found
+
+
+def _branches(choices: Choices) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for branch in live_action_schema(choices)["anyOf"]:
+        out.setdefault(branch["properties"]["operation"]["enum"][0], []).append(branch)
+    return out
+
+
+def test_schema_ties_each_operation_to_the_controls_it_fits():
+    branches = _branches(LATER)
+    assert branches["CLICK"][0]["properties"] == {"operation": {"type": "string", "enum": ["CLICK"]},
+                                                  "element_id": {"type": "string", "enum": ["12", "t3-57"]}}
+    assert branches["TYPE"][0]["properties"]["element_id"]["enum"] == ["7"]
+    (select,) = branches["SELECT"]
+    assert select["properties"]["element_id"]["enum"] == ["4"]
+    assert select["properties"]["value"]["enum"] == ["Express (1 day)"]  # the selected option is no choice
+    assert set(branches["SCROLL"][0]["properties"]) == {"operation", "value"}
+    assert set(branches["BACK"][0]["properties"]) == {"operation"}
+    assert set(branches["DONE"][0]["properties"]) == {"operation", "value"}
+    assert all(b["additionalProperties"] is False for bs in branches.values() for b in bs)
+    assert set(_branches(FIRST)) == {"CLICK", "TYPE", "SELECT", "SCROLL"}  # no BACK, no DONE at the start
+
+
+def test_both_schemas_drop_the_id_enum_at_the_same_size():
+    ids = [str(i) for i in range(MAX_ENUM_IDS + 1)]
+    clicks = Choices({i: Control(i, "CLICK", "button", "b") for i in ids})
+    assert "enum" not in _branches(clicks)["CLICK"][0]["properties"]["element_id"]
+    assert "enum" not in action_schema(ids)["properties"]["element_id"]
+    assert "enum" in _branches(Choices({i: clicks.controls[i] for i in ids[:-1]}))["CLICK"][0]["properties"][
+        "element_id"]
+    assert "enum" in action_schema(ids[:-1])["properties"]["element_id"]
+
+
+def test_prose_keeps_an_apostrophe_in_a_value():
+    assert _action_from_text('TYPE into id=5, value: "O\'Brien"')["value"] == "O'Brien"
+    assert _action_from_text("element id 5, TYPE, value: O'Brien")["value"] == "O'Brien"
 
 
 def test_mind2web_action_still_refuses_the_live_operations():
@@ -53,13 +111,18 @@ def test_describe():
     assert LiveAction(operation="SCROLL").describe() == "SCROLL down"
 
 
-async def test_reask_once_then_failure_with_history_in_prompt():
+async def test_reask_once_then_failure_with_history_and_examples_in_the_prompt():
     client = fake_client(['{"operation": "CLICK", "element_id": "5"}', "still nothing"])
-    outcome = await predict_live_action(client, context="<button id=12> Go </button>", task="go",
+    outcome = await predict_live_action(client, context='[12] button "Go"', task="go",
                                         history=["1. CLICK [3] -> failed: element 3 (button) is disabled"],
-                                        allowed_ids=["12"])
+                                        choices=Choices({"12": CONTROLS["12"]}))
     assert outcome.action is None and outcome.failures == 1 and outcome.calls == 2
-    prompt = client.backend.requests[0]["messages"][0]["content"]
-    assert "1. CLICK [3] -> failed: element 3 (button) is disabled" in prompt
-    assert client.backend.requests[0]["params"]["response_format"]["json_schema"]["schema"]["properties"][
-        "element_id"]["enum"] == ["12", ""]
+    messages = client.backend.requests[0]["messages"]
+    assert messages[0]["role"] == "system" and "[id] kind" in messages[0]["content"]
+    assert [m["role"] for m in messages[1:-1]] == ["user", "assistant"] * ((len(messages) - 2) // 2)
+    step = messages[-1]["content"]
+    assert step.startswith("Task: go\n") and "1. CLICK [3] -> failed: element 3 (button) is disabled" in step
+    schema = client.backend.requests[0]["params"]["response_format"]["json_schema"]["schema"]
+    assert [b["properties"]["operation"]["enum"][0] for b in schema["anyOf"]] == ["CLICK", "SCROLL"]
+    reask = client.backend.requests[1]["messages"]
+    assert reask[:len(messages)] == messages and "could not be used" in reask[-1]["content"]

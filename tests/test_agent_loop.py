@@ -52,7 +52,7 @@ async def _run(browser, url, policy, tmp_path, **options):
 
 async def test_a_failed_action_is_an_observation_and_three_in_a_row_are_stuck(browser, site, tmp_path):
     def policy(messages, params, purpose):
-        return {"operation": "CLICK", "element_id": find_id(context_of(prompt_of(messages)), "button", "> Old login"),
+        return {"operation": "CLICK", "element_id": find_id(context_of(prompt_of(messages)), "button", "Old login"),
                 "value": ""}
 
     result, backend, steps, lines = await _run(browser, site + "login.html", policy, tmp_path)
@@ -84,11 +84,11 @@ async def test_password_is_redacted_everywhere(browser, site, tmp_path):
         prompt = prompt_of(messages)
         ctx, history = context_of(prompt), history_of(prompt)
         if "1." not in history:
-            return {"operation": "TYPE", "element_id": find_id(ctx, "input", " text user"), "value": "ada"}
+            return {"operation": "TYPE", "element_id": find_id(ctx, "text field", "User"), "value": "ada"}
         if "2." not in history:
-            return {"operation": "TYPE", "element_id": find_id(ctx, "input", " password"), "value": secret}
+            return {"operation": "TYPE", "element_id": find_id(ctx, "password field", "Password"), "value": secret}
         if "3." not in history:
-            return {"operation": "CLICK", "element_id": find_id(ctx, "button", "> Log in"), "value": ""}
+            return {"operation": "CLICK", "element_id": find_id(ctx, "button", "Log in"), "value": ""}
         assert secret not in prompt  # the model's own history is redacted too
         return {"operation": "DONE", "element_id": "", "value": "logged in"}
 
@@ -111,23 +111,20 @@ async def test_navigation_to_another_domain_is_refused_and_reported(browser, sit
         prompt = prompt_of(messages)
         history = history_of(prompt)
         if "1." not in history:
-            return {"operation": "GOTO", "element_id": "", "value": "http://elsewhere.invalid/"}
-        if "2." not in history:
-            return {"operation": "CLICK", "element_id": find_id(context_of(prompt), "a", "> A special offer"),
-                    "value": ""}
+            return {"operation": "CLICK", "element_id": find_id(context_of(prompt), "link", "A special offer")}
         return {"operation": "DONE", "element_id": "", "value": ""}
 
     result, _, steps, _ = await _run(browser, site + "login.html", policy, tmp_path)
     assert result.status == "done"
     assert not steps[0]["ok"] and "not in the allowed domains" in steps[0]["result_text"]
-    assert steps[1]["result"]["blocked_navigation"] == "http://elsewhere.invalid/offer.html"
-    assert "refused" in steps[1]["result_text"]
+    assert steps[0]["result"]["blocked_navigation"] == "http://elsewhere.invalid/offer.html"
+    assert "refused" in steps[0]["result_text"]
     assert browser.page.url == site + "login.html"
 
 
 async def test_dry_run_predicts_without_executing(browser, site, tmp_path):
     def policy(messages, params, purpose):
-        return {"operation": "TYPE", "element_id": find_id(context_of(prompt_of(messages)), "input", " text user"),
+        return {"operation": "TYPE", "element_id": find_id(context_of(prompt_of(messages)), "text field", "User"),
                 "value": "ada"}
 
     result, _, steps, _ = await _run(browser, site + "login.html", policy, tmp_path, dry_run=True)
@@ -143,7 +140,7 @@ async def test_max_steps_and_gist_reuse_when_one_element_changes(browser, site, 
             return "gist: " + " ".join(prompt.split("Snippet:", 1)[-1].split()[:12])
         if purpose == "lookup":
             return {"pages": [0], "reason": "the button"}
-        return {"operation": "CLICK", "element_id": find_id(context_of(prompt), "button", "> Add one"), "value": ""}
+        return {"operation": "CLICK", "element_id": find_id(context_of(prompt), "button", "Add one"), "value": ""}
 
     result, backend, steps, _ = await _run(browser, site + "counter.html", policy, tmp_path, max_steps=3,
                                            lookup="always", budget_words=60)

@@ -1,6 +1,7 @@
 """One observation → one action: the web memory of ``webagent.web`` (gists with reuse,
 ReadAgent-P look-up, context-length control), or the whole page when it fits the model's
-context (``lookup="auto"``), then the live action prompt (``web_live_action``)."""
+context (``lookup="auto"``), then the live action prompt (``web_live_action``) with the
+reply schema of the controls in view (``webagent.web.live_action``)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,24 @@ from dataclasses import dataclass, field
 from webagent.html import Snippet
 from webagent.llm.client import LLMClient
 from webagent.memory import word_count
-from webagent.web.action import LiveOutcome, live_visible_ids, predict_live_action
+from webagent.web.agent_view import Control, line_ids
+from webagent.web.live_action import Choices, LiveOutcome, predict_live_action
 from webagent.web.memory import GistReuse, act_on_memory, build_web_memory, context_overflow, fits, look_up
 
 LOOKUPS = ("auto", "always")
+
+
+def memory_text(memory, expanded: list[int]) -> str:
+    """The live agent's memory as plain lines: a snippet read again in full, the others as
+    their gists (control lines keep their start, so the model reads them as on a whole page)."""
+    shown = set(expanded)
+    parts = []
+    for page, gist in zip(memory.pages, memory.gists):
+        if page.index in shown:
+            parts.append(f"(part {page.index}, in full)\n{page.text}")
+        else:
+            parts.append(f"(part {page.index}, summary) {gist}")
+    return "\n".join(parts)
 
 
 @dataclass
@@ -35,17 +50,21 @@ class Decision:
 
 
 async def decide(
-    client: LLMClient, snippets: list[Snippet], *, task: str, history: list[str], valid_ids: set[str],
+    client: LLMClient, snippets: list[Snippet], *, task: str, history: list[str], controls: dict[str, Control],
     lookup: str, max_lookup: int, context_tokens: int, act_on: str, reuse: GistReuse | None,
-    url: str = "", title: str = "",
+    url: str = "", title: str = "", can_back: bool = False, can_done: bool = False, warning: str = "",
 ) -> Decision:
+    """``snippets`` are in the agent view (``agent_view``); ``controls`` every control on the page."""
     page = "\n".join(s.text for s in snippets)
-    predict = lambda context, allowed, hint="": predict_live_action(  # noqa: E731
-        client, context=context, task=task, history=history, allowed_ids=allowed, url=url, title=title,
-        target_hint=hint)
+
+    async def predict(context: str, allowed: list[str], hint: str = "") -> LiveOutcome:
+        choices = Choices({i: controls[i] for i in allowed if i in controls}, can_back=can_back, can_done=can_done)
+        return await predict_live_action(client, context=context, task=task, history=history, choices=choices,
+                                         url=url, title=title, warning=warning)
+
     if lookup == "auto" and fits(page, context_tokens):
         t0 = time.perf_counter()
-        allowed = live_visible_ids(page, valid_ids)
+        allowed = [i for i in line_ids(page) if i in controls]
         outcome = await predict(page, allowed)
         if not context_overflow(outcome.problem):
             return Decision(outcome, page, allowed, context_words=word_count(page),
@@ -55,7 +74,7 @@ async def decide(
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     reused_before = reuse.reused if reuse else 0
-    memory = await build_web_memory(client, snippets, reuse)
+    memory = await build_web_memory(client, snippets, reuse, gist_prompt="web_live_gist")
     times["gist_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     found = await look_up(client, memory, task=task, previous_actions=history, max_pages=max_lookup)
@@ -64,8 +83,8 @@ async def decide(
                    "problem": found.problem, "replies": found.replies}
     t0 = time.perf_counter()
     decision = await act_on_memory(client, memory, looked_up=found.pages, task=task, previous_actions=history,
-                                   valid_ids=valid_ids, act_on=act_on, context_tokens=context_tokens,
-                                   predict=predict)
+                                   valid_ids=set(controls), act_on=act_on, context_tokens=context_tokens,
+                                   predict=predict, visible=line_ids, render=memory_text)
     outcome, context, allowed = decision.outcome, decision.context, decision.allowed
     expanded, dropped = decision.expanded, decision.dropped_for_context
     times["action_s"] = time.perf_counter() - t0

@@ -1,11 +1,15 @@
-"""The live loop: observe → snippets → (gists → look-up) → action → execute, until the
-model answers DONE, ``max_steps`` is reached, or the same failing action repeats three
-times (``stuck``).
+"""The live loop: observe → snippets in the agent view → (gists → look-up) → action →
+execute → observe again, until the model answers DONE, ``max_steps`` is reached, or the
+same action on an unchanged page comes three times without progress (``stuck``).
 
-* A failed action (element gone, hidden, disabled, covered, timeout, navigation refused)
-  is an observation for the next step: its error goes into the history the action prompt
-  shows. An unusable model reply (after the one re-ask) is a failed step with no action;
-  nothing is defaulted.
+* Every action's result says what happened: "ok" (the page changed; a new URL is named),
+  "no change" (same URL, same view), or "failed: why" (element gone, hidden, disabled,
+  covered, timeout, navigation refused). It goes into the history the next prompt shows;
+  the second identical action without progress adds a warning to the prompt. An unusable
+  model reply (after the one re-ask) is a failed step with no action; nothing is defaulted.
+* What the model may answer follows the moment: BACK only when this run has an earlier
+  page, DONE only once an action was carried out (``webagent.web.live_action``).
+* Each step's record keeps the exact prompt and reply of every model call (``calls``).
 * A model endpoint that is down, or a page that cannot be captured, ends the run with
   status ``error``.
 * ``dry_run``: actions are predicted and reported, never executed (the page stays as it is).
@@ -24,11 +28,11 @@ from webagent.agent.record import Recorder
 from webagent.agent.trace import TraceWriter, scrub
 from webagent.browser import REDACTED, Action, ActionResult
 from webagent.errors import UserError
-from webagent.html import split_snippets
+from webagent.llm.cache import content_hash
 from webagent.llm.client import LLMClient
 from webagent.replay.fingerprint import target_of
-from webagent.memory import word_count
-from webagent.web.action import LiveAction
+from webagent.web.agent_view import LINE_ID, view_snippets
+from webagent.web.live_action import LiveAction
 from webagent.web.memory import GistReuse
 
 STATUSES = ("done", "max_steps", "stuck", "error")
@@ -57,10 +61,13 @@ class AgentResult:
     usage: dict = field(default_factory=dict)
     error: str | None = None
     failed_steps: int = 0
+    final_url: str = ""     # the page the run ended on (after the last action)
+    final_title: str = ""
 
     def to_json(self) -> dict:
         return {"status": self.status, "answer": self.answer, "steps": self.steps, "trace_dir": self.trace_dir,
-                "usage": self.usage, "error": self.error, "failed_steps": self.failed_steps}
+                "usage": self.usage, "error": self.error, "failed_steps": self.failed_steps,
+                "final_url": self.final_url, "final_title": self.final_title}
 
 
 def to_browser_action(action: LiveAction) -> Action:
@@ -76,20 +83,55 @@ def to_browser_action(action: LiveAction) -> Action:
                   press_enter=action.press_enter and op == "TYPE")
 
 
-class _Stuck:
-    """Counts the same failing action (or the same unusable reply) in a row."""
+class _Repeats:
+    """The same action on the same-looking page, anywhere in the run: an action that failed
+    or changed nothing, or a loop between pages (search, back to the start, search...).
+    The second time earns a warning in the prompt, the third ends the run as ``stuck``."""
 
     def __init__(self) -> None:
-        self.key: tuple | None = None
-        self.count = 0
+        self.seen: dict[tuple, int] = {}
 
-    def see(self, key: tuple, failed: bool) -> bool:
-        if not failed:
-            self.key, self.count = None, 0
-            return False
-        self.count = self.count + 1 if key == self.key else 1
-        self.key = key
-        return self.count >= STUCK_REPEATS
+    def see(self, key: tuple) -> int:
+        self.seen[key] = self.seen.get(key, 0) + 1
+        return self.seen[key]
+
+
+@dataclass
+class _RunState:
+    """What one run carries from step to step."""
+
+    task: str
+    options: AgentOptions
+    obs: object = None                   # the current observation (taken after the last action)
+    history: list[str] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)  # the pages observed, in order (all on the allowed sites)
+    acted: bool = False                  # an action was executed (DONE is offered from then on)
+    warning: str = ""
+    set_by_run: dict = field(default_factory=dict)  # (url, id) -> the value this run typed or selected there
+    reuse: GistReuse = field(default_factory=GistReuse)
+    secrets: set[str] = field(default_factory=set)
+    _view: tuple | None = None           # (observation, snippets, view) of the last rendering
+
+    def view(self, obs):
+        """(snippets, view) of ``obs`` in the agent view, rendered once per observation."""
+        if self._view is None or self._view[0] is not obs:
+            try:
+                snippets, view = view_snippets(obs.cleaned_html, depth=self.options.depth,
+                                               budget_words=self.options.budget_words)
+            except UserError as exc:
+                snippets, view = [], exc
+            self._view = (obs, snippets, view)
+        return self._view[1], self._view[2]
+
+    def signature(self, obs) -> str:
+        """What the model would see of a page, ids aside (a reload gives new ids): an action
+        that leaves it the same changed nothing."""
+        snippets, _ = self.view(obs)
+        return content_hash(obs.url, LINE_ID.sub("[]", "\n".join(s.text for s in snippets)))
+
+    @property
+    def can_back(self) -> bool:
+        return bool(self.urls) and any(u != self.urls[-1] for u in self.urls[:-1])
 
 
 async def run_agent(
@@ -103,14 +145,19 @@ async def run_agent(
     options = options or AgentOptions()
     client = client.scoped()  # this run's usage (the caller's client may serve several runs)
     result = AgentResult(status="max_steps", trace_dir=str(trace.folder) if trace else None)
-    history: list[str] = []
-    reuse = GistReuse()
-    secrets: set[str] = trace.secrets if trace else set()
-    stuck = _Stuck()
+    state = _RunState(task, options, secrets=trace.secrets if trace else set())
+    repeats = _Repeats()
     say = progress or (lambda message: None)
     try:
+        from webagent.browser.capture import CaptureError
+
+        try:
+            state.obs = await browser.observe()
+        except CaptureError as exc:
+            result.status, result.error = "error", f"the page could not be captured: {exc}"
+            return result
         for n in range(1, options.max_steps + 1):
-            record, outcome = await _step(browser, client, task, n, options, history, reuse, secrets, trace, recorder)
+            record, outcome = await _step(browser, client, state, n, trace, recorder, after_step)
             result.steps = n
             action = outcome["action"]
             failed = not outcome["ok"]
@@ -119,42 +166,43 @@ async def run_agent(
             if outcome["fatal"]:
                 result.status, result.error = "error", outcome["fatal"]
                 break
+            if outcome["finished"]:
+                result.status, result.answer = "done", outcome["finished"]
+                break
             if action is not None and action.operation == "DONE":
-                result.status, result.answer = "done", scrub(action.value, secrets) or None
+                result.status, result.answer = "done", scrub(action.value, state.secrets) or None
                 break
-            key = (action.operation, action.element_id, action.value) if action else ("NONE",)
-            # A dry run never changes the page: the same prediction three times is stuck too.
-            if stuck.see(key, failed or options.dry_run):
-                result.status, result.error = "stuck", f"the same failing action {STUCK_REPEATS} times: {record['action_text']}"
+            # The element by what it is (ids change with each new document), the page by what it shows.
+            key = (action.operation, record.get("element"), action.value, record.get("page")) if action else (
+                "NONE", record.get("page"))
+            count = repeats.see(key)
+            if count >= STUCK_REPEATS:
+                result.status = "stuck"
+                result.error = f"the same action on the same page {STUCK_REPEATS} times: {record['action_text']}"
                 break
-            if after_step is not None and not options.dry_run:
-                reason = await after_step()
-                if reason:
-                    result.status, result.answer = "done", reason
-                    break
+            state.warning = (f"Warning: you already did {record['action_text']} on this same page, and it "
+                             "did not help. Do something else." if count == 2 else "")
     except BaseException as exc:  # the trace says how the run ended, then the error goes on
         result.status = "error" if isinstance(exc, Exception) else "interrupted"
         result.error = f"{type(exc).__name__}: {exc}" if isinstance(exc, Exception) else "interrupted"
         raise
     finally:
         result.usage = client.usage.to_dict()
+        if state.obs is not None:
+            result.final_url, result.final_title = state.obs.url, state.obs.title
         if trace is not None:
             trace.write_run({"task": task, **result.to_json(), "options": vars(options)})
     return result
 
 
-async def _step(browser, client, task, n, options, history, reuse, secrets, trace, recorder):
-    step_client = client.scoped()
-    times: dict[str, float] = {}
-    t0 = time.perf_counter()
-    record: dict = {"step": n}
+async def _step(browser, client, state: _RunState, n, trace, recorder, after_step):
+    """Decide on ``state.obs``, act, observe again; returns (record, outcome)."""
     from webagent.browser.capture import CaptureError
 
-    try:
-        obs = await browser.observe()
-    except CaptureError as exc:
-        return _fatal(record, trace, f"the page could not be captured: {exc}")
-    times["observe_s"] = time.perf_counter() - t0
+    options, obs, secrets = state.options, state.obs, state.secrets
+    step_client = client.scoped(transcript=True)
+    times: dict[str, float] = {}
+    record: dict = {"step": n}
     shot = None
     if trace is not None and options.screenshots:
         t0 = time.perf_counter()
@@ -163,20 +211,30 @@ async def _step(browser, client, task, n, options, history, reuse, secrets, trac
         except Exception:  # noqa: BLE001 - a step without a picture is still a step
             shot = None
         times["screenshot_s"] = time.perf_counter() - t0
-    try:
-        snippets = split_snippets(obs.cleaned_html, depth=options.depth, budget_words=options.budget_words)
-    except UserError as exc:
-        snippets = []
-        problem = f"the page has nothing to act on: {exc}"
-    valid_ids = {i for s in snippets for i in s.ids}
-    record.update(url=obs.url, title=obs.title, snippets=len(snippets),
-                  raw_words=sum(s.words for s in snippets), frame_errors=obs.frame_errors, truncated=obs.truncated)
+    t0 = time.perf_counter()
+    snippets, view = state.view(obs)
+    problem = None if snippets else "the page shows nothing to act on"
+    if isinstance(view, UserError):
+        problem, view = f"the page has nothing to act on: {view}", None
+    times["view_s"] = time.perf_counter() - t0
+    signature = state.signature(obs)
+    if not state.urls or state.urls[-1] != obs.url:
+        state.urls.append(obs.url)
+    controls = view.controls if view else {}
+    # A field or select that still shows what this run put there is not offered again:
+    # setting it once more changes nothing (small models repeat their last action).
+    offered = {i: c for i, c in controls.items()
+               if c.op == "CLICK" or (obs.url, i) not in state.set_by_run or state.set_by_run[(obs.url, i)] != c.value}
+    record.update(url=obs.url, title=obs.title, page=signature, snippets=len(snippets),
+                  raw_words=sum(s.words for s in snippets), controls=len(controls),
+                  frame_errors=obs.frame_errors, truncated=obs.truncated)
     decision: Decision | None = None
     if snippets:
-        decision = await decide(step_client, snippets, task=task, history=history, valid_ids=valid_ids,
+        decision = await decide(step_client, snippets, task=state.task, history=state.history, controls=offered,
                                 lookup=options.lookup, max_lookup=options.max_lookup,
-                                context_tokens=options.context_tokens, act_on=options.act_on, reuse=reuse,
-                                url=obs.url, title=obs.title)
+                                context_tokens=options.context_tokens, act_on=options.act_on, reuse=state.reuse,
+                                url=obs.url, title=obs.title, can_back=state.can_back, can_done=state.acted,
+                                warning=state.warning)
         times.update(decision.times)
         problem = decision.outcome.problem
     action = decision.outcome.action if decision else None
@@ -184,17 +242,19 @@ async def _step(browser, client, task, n, options, history, reuse, secrets, trac
                   and (ref := obs.elements.get(action.element_id)) is not None and ref.is_password)
     if secret and action.value:
         secrets.add(action.value)
-    description = elements.describe(obs.cleaned_html, action.element_id) if action and action.element_id else ""
+    control = controls.get(action.element_id) if action and action.element_id else None
+    description = control.describe() if control else (
+        elements.describe(obs.cleaned_html, action.element_id) if action and action.element_id else "")
     action_text = _action_text(action, description, secret) if action else f"no usable action ({problem})"
-    fatal = None
+    fatal = finished = None
     if decision is not None and decision.endpoint_failed:
         fatal = f"the model endpoint failed: {problem}"
     executed: ActionResult | None = None
-    ok = False
+    ok = changed = False
     if action is None:
         result_text = "failed: no usable action"
     elif action.operation == "DONE":
-        ok, result_text = True, "done" + (f": {scrub(action.value, secrets)}" if action.value else "")
+        ok, changed, result_text = True, True, "done" + (f": {scrub(action.value, secrets)}" if action.value else "")
     elif options.dry_run:
         ok, result_text = True, "not executed (dry run)"
     else:
@@ -202,12 +262,30 @@ async def _step(browser, client, task, n, options, history, reuse, secrets, trac
         executed = await browser.act(to_browser_action(action), obs)
         times["execute_s"] = time.perf_counter() - t0
         ok = executed.ok
-        result_text = "ok" if ok else f"failed: {executed.error}"
-        if executed.note:
-            result_text += f" ({executed.note})"
+        state.acted = True
+        if ok and action.operation in ("TYPE", "SELECT"):
+            state.set_by_run[(obs.url, action.element_id)] = action.value
         if ok and recorder is not None and action.operation in ("CLICK", "TYPE", "SELECT"):
             recorder.add(obs, action.operation, action.element_id, action.value, secret)
-    history.append(scrub(f"{n}. {action_text} -> {result_text}", secrets))
+        if after_step is not None:
+            finished = await after_step()
+        if not finished:
+            t0 = time.perf_counter()
+            try:
+                state.obs = await browser.observe()
+            except CaptureError as exc:
+                fatal = f"the page could not be captured after the action: {exc}"
+            times["observe_s"] = time.perf_counter() - t0
+        changed = bool(finished) or (not fatal and state.signature(state.obs) != signature)
+        if not ok:
+            result_text = f"failed: {executed.error}"
+        elif changed:
+            result_text = "ok" + (f", now on {state.obs.url}" if state.obs.url != obs.url else "")
+        else:
+            result_text = "no change (the page looks the same as before)"
+        if executed.note:
+            result_text += f" ({executed.note})"
+    state.history.append(scrub(f"{n}. {action_text} -> {result_text}", secrets))
     record.update(
         context_words=decision.context_words if decision else 0,
         lookup_skipped=decision.skipped_lookup if decision else None,
@@ -218,9 +296,10 @@ async def _step(browser, client, task, n, options, history, reuse, secrets, trac
         dropped_for_context=decision.dropped_for_context if decision else [],
         action=action.model_dump() if action else None, action_text=action_text, element=description or None,
         problem=problem, replies=decision.outcome.replies if decision else [],
-        result=executed.model_dump() if executed else None, result_text=result_text, ok=ok,
-        dry_run=options.dry_run, failures=decision.failures if decision else 1,
-        usage=step_client.usage.to_dict(), times={k: round(v, 4) for k, v in times.items()},
+        result=executed.model_dump() if executed else None, result_text=result_text, ok=ok, changed=changed,
+        warning=state.warning or None, dry_run=options.dry_run, failures=decision.failures if decision else 1,
+        calls=step_client.transcript, usage=step_client.usage.to_dict(),
+        times={k: round(v, 4) for k, v in times.items()},
     )
     record["target"] = target_of(obs, action) if executed is not None and ok else None  # replay: the element, findable again
     if secret and record["action"]:
@@ -228,18 +307,10 @@ async def _step(browser, client, task, n, options, history, reuse, secrets, trac
     if trace is not None:
         box = elements.box(obs.raw_html, action.element_id) if action and action.element_id else None
         record = trace.write_step(record, shot, box)
-    return record, {"action": action, "ok": ok, "fatal": fatal}
+    return record, {"action": action, "ok": ok, "changed": changed, "fatal": fatal, "finished": finished}
 
 
 def _action_text(action: LiveAction, description: str, secret: bool) -> str:
     shown = action.model_copy(update={"value": REDACTED}) if secret else action
     text = shown.describe()
     return f"{text} {description}" if description else text
-
-
-def _fatal(record: dict, trace, message: str):
-    record.update(url="", title="", action=None, action_text="(none)", result_text=message, ok=False,
-                  problem=message, fatal=message)
-    if trace is not None:
-        record = trace.write_step(record)
-    return record, {"action": None, "ok": False, "fatal": message}

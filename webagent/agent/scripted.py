@@ -15,29 +15,34 @@ import re
 SCRIPTED_TASKS = ("click-button", "enter-text", "login-user", "choose-list", "click-checkboxes")
 
 
-def _parts(prompt: str) -> tuple[str, str, str]:
-    pieces = prompt.split("'''")
+def _parts(messages: list[dict]) -> tuple[str, str, str]:
+    """(page, task, history) of the step's prompt (the user message after the examples)."""
+    from webagent.web.live_action import live_messages
+
+    step = str(messages[len(live_messages(context="", task="", history=[], url="", title="")) - 1]["content"])
+    pieces = step.split("\'\'\'")
     context = pieces[1] if len(pieces) > 2 else ""
-    task = (re.search(r"^Task: (.*)$", prompt, re.MULTILINE) or [None, ""])[1]
-    history = prompt.split("Previous actions and their results:", 1)[-1].split("What should be the next action?")[0]
+    task = (re.search(r"^Task: (.*)$", step, re.MULTILINE) or [None, ""])[1]
+    history = step.split("Previous actions and their results:", 1)[-1].split("Current page", 1)[0]
     return context, task, history
 
 
-def _id(context: str, tag: str, after: str = "") -> str | None:
-    m = re.search(rf"<{tag} id=([A-Za-z0-9_-]+)" + after, context)
+def _id(context: str, kind: str, name: str = "") -> str | None:
+    """The id of the first control line ``[N] <kind> "<name>`` (regexes) in the agent view."""
+    m = re.search(rf'^\[([A-Za-z0-9_-]+)\] (?:{kind})(?: "{name})?', context, re.MULTILINE)
     return m.group(1) if m else None
 
 
 def _done_ok(history: str) -> int:
-    return len(re.findall(r"-> (?:ok|selected)", history))
+    return len(re.findall(r"-> (?:ok|no change)", history))
 
 
 def _click(element_id):
-    return {"operation": "CLICK", "element_id": element_id or "", "value": ""}
+    return {"operation": "CLICK", "element_id": element_id or ""}
 
 
 def _submit(context: str, word: str = "Submit"):
-    return _click(_id(context, "button", rf"[^>]*>\s*{re.escape(word)}\s*<"))
+    return _click(_id(context, "(?:submit )?button", re.escape(word) + '"'))
 
 
 def plan(task: str, context: str, history: str) -> dict:
@@ -46,12 +51,14 @@ def plan(task: str, context: str, history: str) -> dict:
     if m := re.match(r'Click on the "(.*)" button', task):
         return _submit(context, m.group(1))
     if m := re.match(r'Enter "(.*)" into the text field', task):
-        steps = [{"operation": "TYPE", "element_id": _id(context, "input", " text"), "value": m.group(1)},
-                 _submit(context)]
+        steps = [{"operation": "TYPE", "element_id": _id(context, "text field"), "value": m.group(1),
+                  "press_enter": False}, _submit(context)]
         return steps[min(done, 1)]
     if m := re.match(r'Enter the username "(.*)" and the password "(.*)" into', task):
-        steps = [{"operation": "TYPE", "element_id": _id(context, "input", " text"), "value": m.group(1)},
-                 {"operation": "TYPE", "element_id": _id(context, "input", " password"), "value": m.group(2)},
+        steps = [{"operation": "TYPE", "element_id": _id(context, "text field"), "value": m.group(1),
+                  "press_enter": False},
+                 {"operation": "TYPE", "element_id": _id(context, "password field"), "value": m.group(2),
+                  "press_enter": False},
                  _submit(context, "Login")]
         return steps[min(done, 2)]
     if m := re.match(r"Select (.*) from the list and click Submit", task):
@@ -60,9 +67,9 @@ def plan(task: str, context: str, history: str) -> dict:
     if m := re.match(r"Select (.*) and click Submit", task):
         wanted = set() if m.group(1) == "nothing" else {w.strip() for w in m.group(1).split(",")}
         # State, not history: click each checkbox whose state differs from what is wanted.
-        for box, checked, word in re.findall(
-                r"<input id=([A-Za-z0-9_-]+) checkbox (true|false)[^>]*/>\s*([^<]*?)\s*</label>", context):
-            if (word in wanted) != (checked == "true"):
+        for box, word, state in re.findall(r'^\[([A-Za-z0-9_-]+)\] checkbox "([^"]*)" (checked|not checked)',
+                                           context, re.MULTILINE):
+            if (word in wanted) != (state == "checked"):
                 return _click(box)
         return _submit(context)
     return {"operation": "DONE", "element_id": "", "value": "not scripted"}
@@ -75,5 +82,5 @@ def scripted_reply(messages: list[dict], params: dict, purpose: str):
     if purpose == "lookup":
         pages = [int(i) for i in re.findall(r'"index": (\d+)', prompt)]
         return {"pages": pages[:3] or [0], "reason": "to read them"}
-    context, task, history = _parts(prompt)
+    context, task, history = _parts(messages)
     return plan(task, context, history)

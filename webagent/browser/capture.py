@@ -27,6 +27,7 @@ from webagent.browser import snapshot as snap
 from webagent.browser.session import SharedTargetError
 from webagent.browser.models import ElementRef, Observation, Timings
 from webagent.browser.timing import within
+from webagent.html.dom import LIVE_ATTRS
 from webagent.html import clean_tree
 from webagent.html.dom import VOID_TAGS
 
@@ -158,8 +159,9 @@ async def capture(
     raw_html = etree.tostring(root, encoding="unicode")
     t_ser = time.perf_counter()
     # The landed cleaning, on the tree we already hold (clean_html would parse
-    # raw_html back into this very tree first); same output as clean_html(raw_html).
-    cleaned = _serialise(clean_tree(root))
+    # raw_html back into this very tree first); Mind2Web's attributes plus the few the
+    # agent view reads (label targets, contenteditable, disabled).
+    cleaned = _serialise(clean_tree(root, LIVE_ATTRS))
     t_clean = time.perf_counter()
     title = _title(main)
     return Observation(

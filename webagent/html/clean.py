@@ -138,7 +138,7 @@ def _is_hidden(el, tag: str) -> bool:
     return bool(style) and _HIDDEN_STYLE.search(style) is not None
 
 
-def _map_attrs(tag: str, items: list[tuple[str, str]]) -> dict[str, str]:
+def _map_attrs(tag: str, items: list[tuple[str, str]], extra: frozenset = frozenset()) -> dict[str, str]:
     """Mind2Web's attribute set out of the raw attributes of one element."""
     out: dict[str, str] = {}
     checked = selected = clickable = False
@@ -146,7 +146,7 @@ def _map_attrs(tag: str, items: list[tuple[str, str]]) -> dict[str, str]:
         key = key.lower()
         if key.startswith("aria-"):
             key = "aria_" + key[5:].replace("-", "_")
-        if key in KEEP_ATTRS or key.startswith("input_") or (
+        if key in KEEP_ATTRS or key in extra or key.startswith("input_") or (
             key.startswith("aria_") and key not in ARIA_IDREF
         ):
             out[key] = _WS.sub(" ", value).strip()
@@ -176,8 +176,9 @@ def _matters(el, tag: str) -> bool:
     return False
 
 
-def clean_tree(root):
-    """Clean a parsed tree in place (rules in the module docstring); returns ``root``."""
+def clean_tree(root, extra_attrs: frozenset = frozenset()):
+    """Clean a parsed tree in place (rules in the module docstring); returns ``root``.
+    ``extra_attrs`` are kept beside Mind2Web's (a live page keeps ``dom.LIVE_ATTRS``)."""
     # 1. drop non-content elements and markup-hidden ones (recorded targets stay).
     doomed = []
     for el in root.iter():
@@ -203,7 +204,7 @@ def clean_tree(root):
         attrib = el.attrib
         items = attrib.items()
         if items:
-            mapped = _map_attrs(tag, items)
+            mapped = _map_attrs(tag, items, extra_attrs)
             if mapped != dict(items):
                 attrib.clear()
                 attrib.update(mapped)

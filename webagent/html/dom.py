@@ -30,6 +30,10 @@ KEEP_ATTRS = frozenset(
      "is_clickable"}
 )
 
+#: Kept as well in a live page's cleaning (the agent view reads labels' targets, editable
+#: elements and disabled controls from them); Mind2Web's own layout does not have them.
+LIVE_ATTRS = frozenset({"for", "contenteditable", "disabled"})
+
 #: aria attributes whose values are element-id references: noise for a model.
 ARIA_IDREF = frozenset(
     {"aria_controls", "aria_describedby", "aria_labelledby", "aria_owns",

@@ -109,12 +109,17 @@ class LLMClient:
         self.usage = usage or Usage()
         self._semaphore = asyncio.Semaphore(concurrency)
         self._in_flight: dict[str, asyncio.Future] = {}
+        # When a list: every exchange (purpose, messages, reply) made through this client
+        # is appended, so a trace can show exactly what the model saw.
+        self.transcript: list[dict] | None = None
 
-    def scoped(self) -> "LLMClient":
+    def scoped(self, *, transcript: bool = False) -> "LLMClient":
         """A view sharing backend, cache and concurrency limit, with its own Usage that
-        also counts into this client's: per-step or per-question accounting."""
+        also counts into this client's: per-step or per-question accounting. With
+        ``transcript=True`` the view keeps its own list of exchanges."""
         view = copy.copy(self)
         view.usage = Usage(parent=self.usage)
+        view.transcript = [] if transcript else None
         return view
 
     @property
@@ -126,7 +131,14 @@ class LLMClient:
         """The backend's identity; a hand-written backend without one is known by its name."""
         return getattr(self.backend, "identity", None) or self.backend.name
 
-    async def complete(
+    async def complete(self, prompt: str | Messages, *, purpose: str, **kwargs: Any) -> Reply:
+        reply = await self._complete(prompt, purpose=purpose, **kwargs)
+        if self.transcript is not None:
+            self.transcript.append({"purpose": purpose, "messages": as_messages(prompt), "reply": reply.text,
+                                    "cached": reply.cached})
+        return reply
+
+    async def _complete(
         self,
         prompt: str | Messages,
         *,

@@ -28,16 +28,17 @@ class ReplyTally:
     endpoint_failed: bool = False
 
 
-def reask_messages(prompt: str, reply: Reply, problem: str, instruction: str) -> list[dict]:
+def reask_messages(prompt: str | list[dict], reply: Reply, problem: str, instruction: str) -> list[dict]:
+    asked = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
     return [
-        {"role": "user", "content": prompt},
+        *asked,
         {"role": "assistant", "content": reply.text},
         {"role": "user", "content": f"Your reply could not be used: {problem}. {instruction}"},
     ]
 
 
 async def ask_until_usable(
-    client: LLMClient, prompt: str, *, parse: Callable[[Reply], tuple[Any, str | None]], schema: dict,
+    client: LLMClient, prompt: str | list[dict], *, parse: Callable[[Reply], tuple[Any, str | None]], schema: dict,
     max_tokens: int, instruction: str, purpose: str, tally: Tally,
 ) -> Any | None:
     """Ask; if `parse(reply)` reports a problem, re-ask once with it stated. Returns the

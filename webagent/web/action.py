@@ -84,7 +84,9 @@ class WebAction(BaseModel):
 
 _ID_TEXT = re.compile(r"(?:element[_ ]?id|\bid)\s*[\"':=]*\s*\"?(\d+)", re.IGNORECASE)
 _OP_TEXT = re.compile(r"\b(CLICK|TYPE|SELECT)\b", re.IGNORECASE)
-_VALUE_TEXT = re.compile(r"value\s*[\"']?\s*[:=]\s*[\"']?([^\"'\n}]*)", re.IGNORECASE)
+# value: "O'Brien" keeps its apostrophe: a quoted value runs to its closing double quote.
+_VALUE_TEXT = re.compile(r"value\s*[\"']?\s*[:=]\s*(?:\"([^\"\n]*)\"|'([^'\n]*)'(?![A-Za-z])|([^\"\n},]*))",
+                         re.IGNORECASE)
 
 
 def _action_from_text(text: str) -> dict | None:
@@ -95,7 +97,7 @@ def _action_from_text(text: str) -> dict | None:
     if m := _OP_TEXT.search(text):
         fields["operation"] = m.group(1)
     if m := _VALUE_TEXT.search(text):
-        fields["value"] = m.group(1)
+        fields["value"] = next((g for g in m.groups() if g is not None), "").strip()
     return fields or None
 
 
@@ -139,151 +141,5 @@ async def predict_action(
         instruction=('Answer again with JSON {"element_id": "...", "operation": "CLICK" or "TYPE" or "SELECT", '
                      f'"value": "..."}} where element_id is one of: {", ".join(allowed[:40])}'
                      f'{" ..." if len(allowed) > 40 else ""}.'),
-    )
-    return outcome
-
-
-# --- the live agent's actions: the three above plus navigation and DONE -----------------
-# Mind2Web never sees these: its prompt, schema and parser above are unchanged.
-
-LIVE_OPERATIONS = ("CLICK", "TYPE", "SELECT", "SCROLL", "GOTO", "BACK", "DONE")
-NEEDS_ELEMENT = ("CLICK", "TYPE", "SELECT")
-_LIVE_ID = re.compile(r"\bid=([A-Za-z0-9_-]+)")
-
-
-def live_visible_ids(context: str, valid_ids: Iterable[str]) -> list[str]:
-    """Like `visible_ids`, but also ids of out-of-process frames (`t3-57`)."""
-    valid = set(valid_ids)
-    return list(dict.fromkeys(i for i in _LIVE_ID.findall(context) if i in valid))
-
-
-def live_action_schema(choice_ids: list[str] | None = None) -> dict:
-    element: dict = {"type": "string"}
-    if choice_ids and len(choice_ids) < MAX_ENUM_IDS:
-        element["enum"] = [*choice_ids, ""]  # "" for SCROLL (the page), GOTO, BACK, DONE
-    return {
-        "type": "object",
-        "properties": {
-            "operation": {"type": "string", "enum": list(LIVE_OPERATIONS)},
-            "element_id": element,
-            "value": {"type": "string"},
-            "press_enter": {"type": "boolean"},
-        },
-        "required": ["operation", "element_id", "value"],
-    }
-
-
-class LiveAction(BaseModel):
-    """One step of the live agent. `value`: the text for TYPE, the option for SELECT,
-    "up"/"down" for SCROLL, the URL for GOTO, the answer for DONE."""
-
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-    operation: Literal["CLICK", "TYPE", "SELECT", "SCROLL", "GOTO", "BACK", "DONE"] = Field(
-        validation_alias=AliasChoices("operation", "op", "action"))
-    element_id: str = Field("", validation_alias=AliasChoices("element_id", "element", "id"))
-    value: str = ""
-    press_enter: bool = False
-
-    @field_validator("operation", mode="before")
-    @classmethod
-    def _op(cls, v: object) -> str:
-        return str(v).strip().upper() if v is not None else ""
-
-    @field_validator("element_id", mode="before")
-    @classmethod
-    def _id(cls, v: object) -> str:
-        text = "" if v is None else str(v).strip().removeprefix("id=").strip()
-        if text and not re.fullmatch(r"[A-Za-z0-9_-]+", text):
-            raise ValueError(f"{v!r} is not an element id (the number after id=)")
-        return text
-
-    @field_validator("value", mode="before")
-    @classmethod
-    def _value(cls, v: object) -> str:
-        return "" if v is None else str(v).strip()
-
-    @field_validator("press_enter", mode="before")
-    @classmethod
-    def _enter(cls, v: object) -> bool:
-        return str(v).strip().lower() in ("true", "1", "yes") if not isinstance(v, bool) else v
-
-    def describe(self) -> str:
-        """CLICK [12] / TYPE [7] "text" + Enter / SCROLL down / GOTO url / DONE "answer" (long values cut)."""
-        value = self.value if len(self.value) <= 80 else self.value[:79] + "…"
-        parts = [self.operation]
-        if self.element_id:
-            parts.append(f"[{self.element_id}]")
-        if self.operation == "SCROLL":
-            parts.append(self.value or "down")
-        elif value:
-            parts.append(value if self.operation == "GOTO" else f'"{value}"')
-        if self.press_enter and self.operation == "TYPE":
-            parts.append("+ Enter")
-        return " ".join(parts)
-
-
-_LIVE_OP_TEXT = re.compile(r"\b(CLICK|TYPE|SELECT|SCROLL|GOTO|BACK|DONE)\b", re.IGNORECASE)
-
-
-def _live_action_from_text(text: str) -> dict | None:
-    fields = _action_from_text(text) or {}
-    if m := _LIVE_OP_TEXT.search(text):
-        fields["operation"] = m.group(1)
-    return fields or None
-
-
-def parse_live_action(reply: Reply, allowed_ids: Iterable[str]) -> tuple[LiveAction | None, str | None]:
-    """(action, problem): the operation's own needs are checked here (an element for
-    CLICK/TYPE/SELECT, a URL for GOTO, up/down for SCROLL), the id against `allowed_ids`."""
-    action, problem = read_reply(reply, LiveAction, _live_action_from_text)
-    if action is None:
-        if problem and problem.startswith("operation"):
-            problem = f"no valid operation ({problem}); use one of {', '.join(LIVE_OPERATIONS)}"
-        return None, problem
-    allowed = set(allowed_ids)
-    op = action.operation
-    if op in NEEDS_ELEMENT and not action.element_id:
-        return None, f"{op} needs the element_id of the element to act on"
-    if action.element_id and op in (*NEEDS_ELEMENT, "SCROLL") and action.element_id not in allowed:
-        return None, f"element id {action.element_id} is not one you may act on here"
-    if op in ("TYPE", "SELECT") and not action.value:
-        return None, f"{op} needs a value (the text to type, or the option to select)"
-    if op == "GOTO" and not action.value:
-        return None, "GOTO needs a URL as the value"
-    if op == "SCROLL" and action.value.lower() not in ("", "up", "down"):
-        return None, 'SCROLL takes the value "up" or "down"'
-    if op in ("GOTO", "BACK", "DONE"):
-        action = action.model_copy(update={"element_id": ""})
-    return action, None
-
-
-@dataclass
-class LiveOutcome:
-    action: LiveAction | None = None
-    calls: int = 0
-    failures: int = 0
-    problem: str | None = None
-    replies: list[str] = field(default_factory=list)
-    endpoint_failed: bool = False
-
-
-async def predict_live_action(
-    client: LLMClient, *, context: str, task: str, history: list[str], allowed_ids: Iterable[str],
-    url: str = "", title: str = "", target_hint: str = "", purpose: str = "action",
-) -> LiveOutcome:
-    """The live agent's next action (prompt `web_live_action`), re-asked once when unusable."""
-    allowed = list(dict.fromkeys(allowed_ids))
-    prompt = render_prompt(
-        "web_live_action", context=context, task=task, url=url, title=title, target_hint=target_hint,
-        history="\n".join(history) if history else "None",
-    )
-    outcome = LiveOutcome()
-    outcome.action = await ask_until_usable(
-        client, prompt, parse=lambda reply: parse_live_action(reply, allowed),
-        schema=live_action_schema(allowed), max_tokens=128, purpose=purpose, tally=outcome,
-        instruction=('Answer again with JSON {"operation": one of ' + "/".join(LIVE_OPERATIONS)
-                     + ', "element_id": "...", "value": "..."} where element_id is empty or one of: '
-                     f'{", ".join(allowed[:40])}{" ..." if len(allowed) > 40 else ""}.'),
     )
     return outcome

@@ -66,8 +66,10 @@ class GistReuse:
         self._gists[content_hash(text)] = gist
 
 
-async def build_web_memory(client: LLMClient, snippets: list[Snippet], reuse: GistReuse | None = None) -> GistMemory:
-    """Gist every snippet concurrently with the web gist prompt."""
+async def build_web_memory(client: LLMClient, snippets: list[Snippet], reuse: GistReuse | None = None,
+                           gist_prompt: str = "web_gist") -> GistMemory:
+    """Gist every snippet concurrently with the web gist prompt (the live agent's snippets
+    are in its own view, with their own prompt)."""
     import asyncio
 
     pages = snippet_pages(snippets)
@@ -75,7 +77,7 @@ async def build_web_memory(client: LLMClient, snippets: list[Snippet], reuse: Gi
     async def one(page: Page) -> tuple[str, str]:
         if reuse is not None and (kept := reuse.get(page.text)) is not None:
             return kept, "ok"
-        gist, status = await gist_page(client, page, prompt="web_gist", purpose="gist")
+        gist, status = await gist_page(client, page, prompt=gist_prompt, purpose="gist")
         if reuse is not None and status == "ok":
             reuse.put(page.text, gist)
         return gist, status
@@ -97,12 +99,16 @@ async def look_up(client: LLMClient, memory: GistMemory, *, task: str, previous_
     )
 
 
-def allowed_ids(memory: GistMemory, expanded: list[int], context: str, valid_ids: set[str], act_on: str) -> list[str]:
-    """The ids the action may choose, in page order."""
+def allowed_ids(memory: GistMemory, expanded: list[int], context: str, valid_ids: set[str], act_on: str,
+                visible: Callable[[str], list[str]] | None = None) -> list[str]:
+    """The ids the action may choose, in page order. ``visible(context)`` finds the ids a
+    context shows (Mind2Web's ``id=N`` by default)."""
     if act_on == "looked-up" and expanded:
         wanted = set(expanded)
         ids = [i for p in memory.pages if p.index in wanted for i in p.metadata.get("ids", ())]
         return [i for i in dict.fromkeys(ids) if i in valid_ids]
+    if visible is not None:
+        return [i for i in visible(context) if i in valid_ids]
     return visible_ids(context, valid_ids)
 
 
@@ -125,19 +131,23 @@ async def act_on_memory(
     client: LLMClient, memory: GistMemory, *, looked_up: list[int], task: str, previous_actions: list[str],
     valid_ids: set[str], act_on: str = "looked-up", context_tokens: int = 8192,
     predict: Callable[[str, list[str], str], Awaitable[ActionOutcome]] | None = None,
+    visible: Callable[[str], list[str]] | None = None,
+    render: Callable[[GistMemory, list[int]], str] | None = None,
 ) -> WebDecision:
     """The action prompt over the gists with `looked_up` snippets expanded, within the context.
     `predict(context, allowed_ids, target_hint)` asks for the action; by default Mind2Web's
-    CLICK/TYPE/SELECT prompt (the live agent passes its own)."""
+    CLICK/TYPE/SELECT prompt (the live agent passes its own). `render(memory, expanded)` writes
+    the context (default: one `{"index": i, "content": ...}` line per snippet, the paper's form)."""
     if act_on not in ACT_ON:
         raise ValueError(f"act_on must be one of {ACT_ON} (got {act_on!r})")
     expanded = list(looked_up)
     dropped: list[int] = []
-    while expanded and not fits(memory.render_indexed(expanded=expanded), context_tokens):
+    show = render or (lambda m, shown: m.render_indexed(expanded=shown))
+    while expanded and not fits(show(memory, expanded), context_tokens):
         dropped.append(expanded.pop())
     while True:
-        context = memory.render_indexed(expanded=expanded)
-        allowed = allowed_ids(memory, expanded, context, valid_ids, act_on)
+        context = show(memory, expanded)
+        allowed = allowed_ids(memory, expanded, context, valid_ids, act_on, visible)
         hint = " from the snippets shown in full (their content is HTML)" if act_on == "looked-up" and expanded else ""
         if predict is None:
             outcome = await predict_action(client, context=context, task=task, previous_actions=previous_actions,

@@ -1,0 +1,256 @@
+"""The live agent's next action, in an action space a small model cannot get wrong.
+
+The reply schema ties each operation to the controls it fits (``agent_view.Control.op``):
+CLICK only on clickable ids and without a value, TYPE only on text fields, SELECT only on
+a select, with ``value`` one of that select's option texts (one schema branch per select
+while there are at most ``MAX_SELECT_BRANCHES``; beyond that the option is checked after
+the reply), SCROLL/BACK/DONE without an id, BACK only when there is an earlier page of
+this run to go back to, DONE only once an action has been carried out. A llama.cpp server
+enforces the schema token by token; any other endpoint gets the same schema and the same
+check, with one re-ask when a reply falls outside it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+from webagent.llm.client import LLMClient, Reply
+from webagent.llm.reask import ask_until_usable
+from webagent.llm.replies import read_reply
+from webagent.prompts import load_prompt, render_prompt
+from webagent.web.action import MAX_ENUM_IDS, _action_from_text
+from webagent.web.agent_view import Control
+
+LIVE_OPERATIONS = ("CLICK", "TYPE", "SELECT", "SCROLL", "BACK", "DONE")
+NEEDS_ELEMENT = ("CLICK", "TYPE", "SELECT")
+# Each select is its own schema branch (its options as the value enum) up to this many.
+MAX_SELECT_BRANCHES = 8
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What the model may choose at this moment."""
+
+    controls: dict[str, Control]      # the controls shown in the prompt, by id
+    can_back: bool = False             # an earlier page of this run to go back to
+    can_done: bool = False             # something was done already
+
+    def ids(self, op: str) -> list[str]:
+        return [i for i, c in self.controls.items() if c.op == op]
+
+    def operations(self) -> list[str]:
+        ops = [op for op in NEEDS_ELEMENT if self.ids(op)] + ["SCROLL"]
+        return ops + (["BACK"] if self.can_back else []) + (["DONE"] if self.can_done else [])
+
+
+def _id_field(ids: list[str]) -> dict:
+    return {"type": "string", "enum": ids} if len(ids) <= MAX_ENUM_IDS else {"type": "string"}
+
+
+def _branch(op: str, properties: dict | None = None, required: Iterable[str] = ()) -> dict:
+    return {"type": "object",
+            "properties": {"operation": {"type": "string", "enum": [op]}, **(properties or {})},
+            "required": ["operation", *required], "additionalProperties": False}
+
+
+def live_action_schema(choices: Choices) -> dict:
+    """One branch per operation the moment allows (see the module docstring)."""
+    branches = []
+    if ids := choices.ids("CLICK"):
+        branches.append(_branch("CLICK", {"element_id": _id_field(ids)}, ["element_id"]))
+    if ids := choices.ids("TYPE"):
+        branches.append(_branch("TYPE", {"element_id": _id_field(ids), "value": {"type": "string", "minLength": 1},
+                                         "press_enter": {"type": "boolean"}},
+                                ["element_id", "value", "press_enter"]))
+    if ids := choices.ids("SELECT"):
+        if len(ids) <= MAX_SELECT_BRANCHES:
+            for i in ids:
+                # The option already selected is no choice: selecting it again changes nothing.
+                options = [o for o in choices.controls[i].options if o != choices.controls[i].value]
+                if not options:
+                    continue
+                branches.append(_branch("SELECT", {"element_id": {"type": "string", "enum": [i]},
+                                                   "value": {"type": "string", "enum": options}},
+                                        ["element_id", "value"]))
+        else:
+            branches.append(_branch("SELECT", {"element_id": _id_field(ids), "value": {"type": "string"}},
+                                    ["element_id", "value"]))
+    branches.append(_branch("SCROLL", {"value": {"type": "string", "enum": ["down", "up"]}}, ["value"]))
+    if choices.can_back:
+        branches.append(_branch("BACK"))
+    if choices.can_done:
+        branches.append(_branch("DONE", {"value": {"type": "string"}}, ["value"]))
+    return {"anyOf": branches}
+
+
+class LiveAction(BaseModel):
+    """One step of the live agent. ``value``: the text for TYPE, the option for SELECT,
+    "up"/"down" for SCROLL, the URL for GOTO (API use only, never offered to the model),
+    the answer for DONE."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    operation: Literal["CLICK", "TYPE", "SELECT", "SCROLL", "GOTO", "BACK", "DONE"] = Field(
+        validation_alias=AliasChoices("operation", "op", "action"))
+    element_id: str = Field("", validation_alias=AliasChoices("element_id", "element", "id"))
+    value: str = ""
+    press_enter: bool = False
+
+    @field_validator("operation", mode="before")
+    @classmethod
+    def _op(cls, v: object) -> str:
+        return str(v).strip().upper() if v is not None else ""
+
+    @field_validator("element_id", mode="before")
+    @classmethod
+    def _id(cls, v: object) -> str:
+        text = "" if v is None else str(v).strip().removeprefix("id=").strip().strip("[]")
+        if text and not re.fullmatch(r"[A-Za-z0-9_-]+", text):
+            raise ValueError(f"{v!r} is not an element id (the number in [..] at the start of its line)")
+        return text
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _value(cls, v: object) -> str:
+        return "" if v is None else str(v).strip()
+
+    @field_validator("press_enter", mode="before")
+    @classmethod
+    def _enter(cls, v: object) -> bool:
+        return str(v).strip().lower() in ("true", "1", "yes") if not isinstance(v, bool) else v
+
+    def describe(self) -> str:
+        """CLICK [12] / TYPE [7] "text" + Enter / SCROLL down / DONE "answer" (long values cut)."""
+        value = self.value if len(self.value) <= 80 else self.value[:79] + "…"
+        parts = [self.operation]
+        if self.element_id:
+            parts.append(f"[{self.element_id}]")
+        if self.operation == "SCROLL":
+            parts.append(self.value or "down")
+        elif value:
+            parts.append(value if self.operation == "GOTO" else f'"{value}"')
+        if self.press_enter and self.operation == "TYPE":
+            parts.append("+ Enter")
+        return " ".join(parts)
+
+
+_LIVE_OP_TEXT = re.compile(r"\b(CLICK|TYPE|SELECT|SCROLL|BACK|DONE)\b", re.IGNORECASE)
+_BRACKET_ID = re.compile(r"\[([A-Za-z0-9_-]+)\]")
+
+
+def _live_action_from_text(text: str) -> dict | None:
+    fields = _action_from_text(text) or {}
+    if m := _LIVE_OP_TEXT.search(text):
+        fields["operation"] = m.group(1)
+    if "element_id" not in fields and (m := _BRACKET_ID.search(text)):
+        fields["element_id"] = m.group(1)
+    return fields or None
+
+
+def _option(control: Control, value: str) -> str | None:
+    """The option text ``value`` names (exactly, or ignoring case and spacing)."""
+    if value in control.options:
+        return value
+    folded = " ".join(value.split()).casefold()
+    for option in control.options:
+        if " ".join(option.split()).casefold() == folded:
+            return option
+    return None
+
+
+def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None, str | None]:
+    """(action, problem): the reply checked against what ``choices`` allow."""
+    action, problem = read_reply(reply, LiveAction, _live_action_from_text)
+    allowed_ops = choices.operations()
+    if action is None:
+        if problem and problem.startswith("operation"):
+            problem = f"no valid operation ({problem}); use one of {', '.join(allowed_ops)}"
+        return None, problem
+    op = action.operation
+    if op not in allowed_ops:
+        why = {"DONE": "nothing has been done yet", "BACK": "there is no earlier page to go back to"}.get(
+            op, "it is not available on this page")
+        return None, f"{op} is not possible now ({why}); use one of {', '.join(allowed_ops)}"
+    if op in NEEDS_ELEMENT:
+        control = choices.controls.get(action.element_id)
+        if not action.element_id:
+            return None, f"{op} needs the element_id of the element to act on"
+        if control is None:
+            return None, f"element id {action.element_id} is not one you may act on here"
+        if control.op != op:
+            return None, f"[{action.element_id}] is a {control.kind}: it takes {control.op}, not {op}"
+        if op == "CLICK":
+            return action.model_copy(update={"value": "", "press_enter": False}), None
+        if not action.value:
+            return None, f"{op} needs a value (the text to type, or the option to select)"
+        if op == "SELECT":
+            option = _option(control, action.value)
+            if option is None:
+                return None, (f"{action.value!r} is not an option of [{action.element_id}]; choose one of: "
+                              + ", ".join(control.options))
+            if option == control.value:
+                return None, f"{option!r} is already selected in [{action.element_id}]"
+            return action.model_copy(update={"value": option, "press_enter": False}), None
+        return action, None
+    if op == "SCROLL" and action.value.lower() not in ("", "up", "down"):
+        return None, 'SCROLL takes the value "up" or "down"'
+    return action.model_copy(update={"element_id": "", "press_enter": False,
+                                     "value": action.value if op in ("SCROLL", "DONE") else ""}), None
+
+
+@dataclass
+class LiveOutcome:
+    action: LiveAction | None = None
+    calls: int = 0
+    failures: int = 0
+    problem: str | None = None
+    replies: list[str] = field(default_factory=list)
+    endpoint_failed: bool = False
+
+
+# Asking what is left of the task before the action turned a 0.5B model from submitting a
+# half-filled form to filling it (a probe on the demo's order page).
+NEXT_QUESTION = "Which part of the task is not done yet on this page? What should be the next action?"
+
+
+def _example_turns() -> list[dict]:
+    """The worked examples (``web_live_examples``) as user/assistant turns."""
+    turns: list[dict] = []
+    for block in load_prompt("web_live_examples").split("\n---\n"):
+        asked, answer = block.rsplit("Answer:", 1)
+        turns += [{"role": "user", "content": asked.strip() + "\n" + NEXT_QUESTION},
+                  {"role": "assistant", "content": answer.strip()}]
+    return turns
+
+
+def live_messages(*, context: str, task: str, history: list[str], url: str, title: str,
+                  warning: str = "") -> list[dict]:
+    """System instructions, the worked examples, then this step: the part that stays the same
+    comes first, so the server's prompt cache reuses it from call to call."""
+    step = render_prompt("web_live_action", context=context, task=task, url=url, title=title,
+                         history="\n".join(history) if history else "None", warning=warning)
+    if not warning:
+        step = step.replace("\n\n", "\n")
+    return [{"role": "system", "content": load_prompt("web_live_system").strip()}, *_example_turns(),
+            {"role": "user", "content": step.strip()}]
+
+
+async def predict_live_action(
+    client: LLMClient, *, context: str, task: str, history: list[str], choices: Choices,
+    url: str = "", title: str = "", warning: str = "", purpose: str = "action",
+) -> LiveOutcome:
+    """The live agent's next action (``live_messages``), re-asked once when unusable."""
+    prompt = live_messages(context=context, task=task, history=history, url=url, title=title, warning=warning)
+    outcome = LiveOutcome()
+    ops = choices.operations()
+    outcome.action = await ask_until_usable(
+        client, prompt, parse=lambda reply: parse_live_action(reply, choices),
+        schema=live_action_schema(choices), max_tokens=96, purpose=purpose, tally=outcome,
+        instruction=f"Answer again with one JSON action; operation is one of {', '.join(ops)}.",
+    )
+    return outcome
