@@ -72,3 +72,14 @@ bench-server: model
 
 clean:
 	rm -rf $(VENV) $(BENCH_SERVER_VENV) build *.egg-info
+
+# The rivals (browser-use; AgentLab + BrowserGym) in their own venvs under bench/rivals/, from the
+# package index, driving Debian's Chromium (bench/rivals/README.md). bench/observation.py races them too.
+.PHONY: bench-rivals-setup bench-rivals
+bench-rivals-setup:
+	bench/rivals/setup.sh
+
+# MiniWoB side by side on one model server (start it first: .venv/bin/webagent serve --gguf FILE --port 8765).
+RIVALS_SERVER ?= http://127.0.0.1:8765/v1
+bench-rivals: setup bench-rivals-setup
+	$(PY) bench/rivals/run.py --server $(RIVALS_SERVER)
