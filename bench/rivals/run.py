@@ -42,7 +42,8 @@ from webagent.demo_site import serve_directory  # noqa: E402
 from webagent.miniwob.env import START_EPISODE, miniwob_html_dir  # noqa: E402
 
 AGENTS = ("browser-use", "agentlab", "webagent")
-STATUS_JS = "({done: WOB_DONE_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL, reward: WOB_REWARD_GLOBAL})"
+STATUS_JS = ("(typeof WOB_RAW_REWARD_GLOBAL === 'undefined') ? {left: location.href} : "
+             "{done: WOB_DONE_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL, reward: WOB_REWARD_GLOBAL}")
 VENV = {"browser-use": HERE / ".venv-browser-use", "agentlab": HERE / ".venv-agentlab"}
 RUNNER = {"browser-use": HERE / "run_browseruse.py", "agentlab": HERE / "run_agentlab.py"}
 
@@ -142,7 +143,7 @@ async def episode(agent: str, task: str, seed: int, args, proxy_base: str, miniw
                calls=len(calls), prompt_tokens=sum(c.get("prompt_tokens") or 0 for c in calls),
                cached_tokens=sum(c.get("cached_tokens") or 0 for c in calls),
                completion_tokens=sum(c.get("completion_tokens") or 0 for c in calls),
-               failed_calls=sum(1 for c in calls if c.get("status") != 200), log=str(log.relative_to(ROOT)))
+               failed_calls=sum(1 for c in calls if c.get("status") != 200), log=os.path.relpath(log, ROOT))
     return row
 
 

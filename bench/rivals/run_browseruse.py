@@ -69,7 +69,12 @@ async def episode(spec: dict, cdp_url: str) -> dict:
         row["steps"] = len(hist.history)
         row["done"] = bool(hist.is_done())
         row["agent_errors"] = [e for e in hist.errors() if e][:3]
-        status = await evaluate(session, spec["status_js"])
+        try:
+            status = await evaluate(session, spec["status_js"]) or {}
+        except Exception as exc:  # noqa: BLE001 - a page mid-navigation or gone: no reward
+            status = {"left": f"status not readable: {exc}"}
+        if "left" in status:  # the agent navigated away from the task page: raw reward 0
+            row["left_task_page"] = status["left"][:200]
         row.update(raw_reward=float(status.get("raw_reward") or 0.0), wob_done=bool(status.get("done")),
                    success=float(status.get("raw_reward") or 0.0) > 0)
     finally:

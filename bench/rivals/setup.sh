@@ -43,6 +43,14 @@ install_one() {
     fi
   done
   "$venv/bin/python" -c "${CHECK[$name]}" || { echo "$name: installed but does not import" >&2; return 1; }
+  if [ "$name" = agentlab ]; then
+    # BrowserGym launches Playwright's Chromium in places that take no executable_path (its chat
+    # window): give this venv a Playwright browsers folder whose Chromium is Debian's.
+    local chromium="${WEBAGENT_CHROMIUM:-/usr/bin/chromium}" rev
+    rev=$("$venv/bin/python" -c "import json,os,playwright; p=os.path.join(os.path.dirname(playwright.__file__), 'driver/package/browsers.json'); print([b['revision'] for b in json.load(open(p))['browsers'] if b['name'] == 'chromium'][0])")
+    mkdir -p "$venv/ms-playwright/chromium-$rev/chrome-linux"
+    ln -sf "$chromium" "$venv/ms-playwright/chromium-$rev/chrome-linux/chrome"
+  fi
   rm -f "$venv"/.installed-*
   touch "$stamp"
   "$venv/bin/pip" freeze > "$venv/freeze.txt"
