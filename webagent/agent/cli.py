@@ -101,6 +101,8 @@ def _print_result(result: AgentResult, live, as_json: bool) -> None:
         out["error"] = result.error
         if live.demo_done is not None:
             out["demo_order_placed"] = live.demo_done
+        if getattr(live, "demo_orders", None):
+            out["demo_orders"] = live.demo_orders
         click.echo(json.dumps(out))
         return
     click.echo(f"status: {result.status} after {result.steps} steps ({result.failed_steps} failed)")
@@ -111,7 +113,9 @@ def _print_result(result: AgentResult, live, as_json: bool) -> None:
     if live.demo_done is not None:
         # The shop's own record, whatever the model claimed: a DONE is the model's word only.
         click.echo("demo check: the shop confirmed the order" if live.demo_done else
-                   "demo check: NOT completed -- the shop has no confirmed order for this task")
+                   f"demo check: NOT completed -- the shop has no confirmed order for this task ({live.demo_orders})")
+    elif getattr(live, "demo_orders", None):
+        click.echo(f"demo check: not a known demo task, so nothing to judge; {live.demo_orders}")
     click.echo(f"trace: {result.trace_dir}/steps.jsonl")
     click.echo(f"report: {result.trace_dir}/report.html")
     if live.recorder is not None:

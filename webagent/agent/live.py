@@ -13,7 +13,6 @@ from webagent.agent.loop import AgentOptions, AgentResult, run_agent
 from webagent.agent.record import Recorder
 from webagent.agent.report import write_report
 from webagent.agent.trace import TraceWriter
-from webagent.demo_site import DEMO_TASK, demo_task_done
 from webagent.errors import UserError
 from webagent.llm.endpoint import EndpointOptions, open_client
 
@@ -51,7 +50,8 @@ class LiveRun:
     cdp_url: str | None = None
     record_dir: Path | None = None
     recorder: Recorder | None = None
-    demo_done: bool | None = None  # --demo with its own task: did the shop confirm the order?
+    demo_done: bool | None = None  # --demo with one of its tasks: did the shop confirm that order?
+    demo_orders: str | None = None  # --demo: what the shop recorded
     client: object | None = None   # an LLMClient to use instead of opening one (the Python API, tests)
     final_url: str | None = None   # the page the run ended on
     final_title: str | None = None
@@ -60,12 +60,13 @@ class LiveRun:
     async def run(self, progress=None) -> AgentResult:
         from webagent.browser import BrowserSession
 
-        stop_site, base = None, ""
+        stop_site, shop = None, None
         if self.demo:
-            from webagent.demo_site import SITE_DIR, serve_directory
+            from webagent.demo_site import DemoShop
 
-            base, stop_site = serve_directory(SITE_DIR)
-            self.url = self.url or base + "index.html"
+            shop = DemoShop.start()
+            stop_site = shop.stop
+            self.url = self.url or shop.base + "index.html"
         url = check_url(self.url)
         trace = TraceWriter(self.trace_dir)
         try:
@@ -83,11 +84,13 @@ class LiveRun:
                 model = nullcontext(self.client) if self.client is not None else open_client(self.endpoint)
                 async with model as client:
                     result = await run_agent(browser, uncached(client), self.task, options=self.options, trace=trace,
-                                             recorder=self.recorder, progress=progress)
+                                             recorder=self.recorder, progress=progress,
+                                             after_step=_shop_check(shop, self.task))
                 self.final_url = browser.page.url
                 self.final_title = await browser.page.title()
-                if self.demo and self.task == DEMO_TASK:
-                    self.demo_done = demo_task_done(browser.page.url, base)
+                if shop is not None:  # the shop's own record, whatever the model said
+                    self.demo_done = shop.confirms(self.task)
+                    self.demo_orders = shop.describe()
                 return result
         finally:
             if self.recorder is not None and self.recorder.steps:
@@ -96,3 +99,15 @@ class LiveRun:
                 write_report(trace.folder)
             if stop_site is not None:
                 stop_site()
+
+
+def _shop_check(shop, task: str):
+    """On the demo shop, a run ends when the shop confirms the order its task asks for (the
+    site's word, as MiniWoB's reward ends an episode), not when the model says so."""
+    if shop is None or shop.confirms(task) is None:
+        return None
+
+    async def confirmed() -> str | None:
+        return "the shop confirmed the order" if shop.confirms(task) else None
+
+    return confirmed

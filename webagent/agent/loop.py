@@ -31,7 +31,7 @@ from webagent.errors import UserError
 from webagent.llm.cache import content_hash
 from webagent.llm.client import LLMClient
 from webagent.replay.fingerprint import target_of
-from webagent.web.agent_view import LINE_ID, view_snippets
+from webagent.web.agent_view import LINE_ID, AgentView, empty_form_submits, view_snippets
 from webagent.web.live_action import LiveAction
 from webagent.web.memory import GistReuse
 
@@ -221,10 +221,14 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
     if not state.urls or state.urls[-1] != obs.url:
         state.urls.append(obs.url)
     controls = view.controls if view else {}
-    # A field or select that still shows what this run put there is not offered again:
-    # setting it once more changes nothing (small models repeat their last action).
+    # What cannot help is not offered: a field, select or checkbox that still shows what this
+    # run made of it (setting it again changes nothing, clicking a checkbox again undoes it;
+    # small models repeat their last action), and the submit button of a form whose text
+    # fields are all empty.
+    pointless = empty_form_submits(controls)
     offered = {i: c for i, c in controls.items()
-               if c.op == "CLICK" or (obs.url, i) not in state.set_by_run or state.set_by_run[(obs.url, i)] != c.value}
+               if i not in pointless and ((obs.url, i) not in state.set_by_run
+                                          or state.set_by_run[(obs.url, i)] != c.value)}
     record.update(url=obs.url, title=obs.title, page=signature, snippets=len(snippets),
                   raw_words=sum(s.words for s in snippets), controls=len(controls),
                   frame_errors=obs.frame_errors, truncated=obs.truncated)
@@ -277,6 +281,11 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
                 fatal = f"the page could not be captured after the action: {exc}"
             times["observe_s"] = time.perf_counter() - t0
         changed = bool(finished) or (not fatal and state.signature(state.obs) != signature)
+        if ok and not finished and not fatal and control is not None and control.value in ("checked", "not checked"):
+            _, after = state.view(state.obs)  # the box's state after the click, on the same document
+            now = after.controls.get(action.element_id) if isinstance(after, AgentView) else None
+            if now is not None and state.obs.url == obs.url:
+                state.set_by_run[(obs.url, action.element_id)] = now.value
         if not ok:
             result_text = f"failed: {executed.error}"
         elif changed:

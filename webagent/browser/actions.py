@@ -22,7 +22,8 @@ After an action the session waits (bounded) for the load event and a quiet netwo
 a tab the action opened and for downloads being saved. A navigation the guard refused
 makes the action ``ok=False`` (``blocked_navigation``, the reason in ``error``). The
 browser events of the action (dialogs, tabs, downloads, crashes) are its ``note``, and
-those that came since the previous action follow under "before this action:".
+those that came since the previous action follow under "before this action:". A click whose
+form submission the browser blocked says which fields were invalid ("the form was not sent").
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from webagent.browser.forms import take_invalid_fields
 from webagent.browser.guard import redact
 from webagent.browser.models import Action, ActionResult, ElementRef, Observation
 from webagent.browser.timing import within
@@ -171,6 +173,8 @@ async def execute(session, action: Action, observation: Observation | None = Non
         result.ok, result.error = False, result.error or reason
         during = [line for line in during if line != result.error]
     notes = [result.note] if result.note else []
+    if action.op == "CLICK" and (invalid := await take_invalid_fields(session.page)):
+        notes.append("the form was not sent: " + "; ".join(invalid))
     notes += during
     if earlier:
         notes.append("before this action: " + "; ".join(earlier))

@@ -172,6 +172,9 @@ class BrowserSession(Tabs):
     async def _open_first_page(self) -> None:
         """The first tab, and the guard (also run by the MiniWoB context session)."""
         self._page_opened = asyncio.Event()
+        from webagent.browser.forms import LISTENER_JS
+
+        await self._context.add_init_script(LISTENER_JS)
         page = await self._context.new_page()
         self._watch(page)
         self._activate(page)

@@ -5,9 +5,15 @@
 ``order.html?item=ID`` (form: name, shipping ``<select>``, gift-wrap checkbox,
 submit) -> ``confirm.html?...`` (shows exactly what was submitted).
 
-``DEMO_TASK`` is the task ``webagent run --demo`` gives by default, and
-``demo_task_done(url, base)`` says whether a page is the shop's confirmation of exactly
-that order -- the ground truth ``make demo`` reports next to the model's own DONE.
+``DEMO_TASK`` is the task ``webagent run --demo`` gives by default; ``DEMO_TASKS`` maps it
+and five others (other books, names and shipping options) to the order each asks for.
+
+The shop's own word is what counts (``DemoShop``): the server records every order the
+order form sent (a request for ``confirm.html`` whose Referer is ``order.html``: a URL typed
+or a GOTO straight to the confirmation has none) and ``DemoShop.confirms(task)`` says
+whether the order that task asks for was placed in this run -- the check ``make demo``
+reports next to the model's own DONE. ``demo_task_done(url, base)`` judges a
+confirmation page's URL alone (for replays and tests that read the final page).
 
 ``serve_directory(path) -> (url, stop)`` serves any folder on 127.0.0.1 from a
 background thread (threaded ``http.server``); ``stop()`` shuts it down.
@@ -24,36 +30,95 @@ from urllib.parse import parse_qs, urlsplit
 
 SITE_DIR = Path(str(files("webagent.demo_site") / "site"))
 DEMO_TASK = 'Buy the book "Night Trains" for Ada Lovelace with express shipping.'
-_DEMO_ORDER = {"item": "b6", "name": "ada lovelace", "shipping": "express"}  # Night Trains is b6 in books.js
+# Each task and the order it asks for (book ids from books.js; names compared case-insensitively).
+DEMO_TASKS: dict[str, dict[str, str]] = {
+    DEMO_TASK: {"item": "b6", "name": "ada lovelace", "shipping": "express"},
+    'Order "A Short History of Tea" for Grace Hopper with standard shipping.':
+        {"item": "b4", "name": "grace hopper", "shipping": "standard"},
+    'Buy "Python for Gardeners" for Alan Turing and pick it up in the store.':
+        {"item": "b3", "name": "alan turing", "shipping": "pickup"},
+    'Order the book "Gardens of the North" for Mary Shelley with express shipping.':
+        {"item": "b2", "name": "mary shelley", "shipping": "express"},
+    'Buy "Tea Gardens of Assam" for Rosalind Franklin with standard shipping.':
+        {"item": "b5", "name": "rosalind franklin", "shipping": "standard"},
+    'Order "The Pragmatic Gardener" for Katherine Johnson, to pick up in the store.':
+        {"item": "b1", "name": "katherine johnson", "shipping": "pickup"},
+}
+_DEMO_ORDER = DEMO_TASKS[DEMO_TASK]
 
 
-def demo_task_done(url: str, base: str) -> bool:
-    """Whether ``url`` is the confirmation page (under ``base``) of DEMO_TASK's order."""
-    if not url.startswith(base + "confirm.html"):
+def _order_of(query: str) -> dict[str, str]:
+    fields = parse_qs(query)
+    return {k: " ".join(fields.get(k, [""])[0].split()).lower() for k in ("item", "name", "shipping")}
+
+
+def demo_task_done(url: str, base: str, task: str = DEMO_TASK) -> bool:
+    """Whether ``url`` is the confirmation page (under ``base``) of ``task``'s order."""
+    if not url.startswith(base + "confirm.html") or task not in DEMO_TASKS:
         return False
-    query = parse_qs(urlsplit(url).query)
-    got = {k: " ".join(query.get(k, [""])[0].split()).lower() for k in _DEMO_ORDER}
-    return got == _DEMO_ORDER
+    return _order_of(urlsplit(url).query) == DEMO_TASKS[task]
+
+
+class DemoShop:
+    """The demo shop served on 127.0.0.1, with the orders its form sent (see the module
+    docstring). Use ``DemoShop.start()``; ``stop()`` may be called more than once."""
+
+    def __init__(self, base: str, stop, orders: list[dict[str, str]]):
+        self.base, self.stop, self.orders = base, stop, orders
+
+    @classmethod
+    def start(cls, root: str | Path | None = None) -> "DemoShop":
+        orders: list[dict[str, str]] = []
+
+        def seen(path: str, query: str, referer: str) -> None:
+            if path.endswith("/confirm.html") and urlsplit(referer).path.endswith("/order.html"):
+                orders.append(_order_of(query))
+
+        base, stop = serve_directory(root or SITE_DIR, on_request=seen)
+        return cls(base, stop, orders)
+
+    def confirms(self, task: str) -> bool | None:
+        """Whether the order ``task`` asks for was placed; None for a task the shop does not know."""
+        wanted = DEMO_TASKS.get(task)
+        return None if wanted is None else wanted in self.orders
+
+    def describe(self) -> str:
+        """The orders the shop recorded, for a person to read."""
+        if not self.orders:
+            return "the shop recorded no order"
+        return "the shop recorded: " + "; ".join(
+            f"book {o['item']} for {o['name'] or '(no name)'}, {o['shipping'] or '(no shipping)'}" for o in self.orders)
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
+    on_request = None  # called with (path, query, referer) for every GET
+
     def log_message(self, format, *args):  # noqa: A002 - http.server's signature
         pass
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        if self.on_request is not None:
+            parts = urlsplit(self.path)
+            self.on_request(parts.path, parts.query, self.headers.get("Referer", ""))
+        super().do_GET()
 
     def end_headers(self):
         self.send_header("Cache-Control", "no-store")
         super().end_headers()
 
 
-def serve_directory(path: str | Path, host: str = "127.0.0.1", port: int = 0):
+def serve_directory(path: str | Path, host: str = "127.0.0.1", port: int = 0, on_request=None):
     """Serve ``path`` over HTTP; returns ``(base_url, stop)``. ``port=0`` picks a free port.
+    ``on_request(path, query, referer)`` is called for every GET (from the server's threads).
 
     ``base_url`` ends with ``/``; ``stop()`` may be called more than once.
     """
     root = Path(path)
     if not root.is_dir():
         raise FileNotFoundError(f"not a directory: {root}")
-    handler = functools.partial(_QuietHandler, directory=str(root))
+    handler_class = type("Handler", (_QuietHandler,), {"on_request": staticmethod(on_request)}) if on_request \
+        else _QuietHandler
+    handler = functools.partial(handler_class, directory=str(root))
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, name=f"serve:{root.name}", daemon=True)

@@ -31,8 +31,8 @@ KEEP_ATTRS = frozenset(
 )
 
 #: Kept as well in a live page's cleaning (the agent view reads labels' targets, editable
-#: elements and disabled controls from them); Mind2Web's own layout does not have them.
-LIVE_ATTRS = frozenset({"for", "contenteditable", "disabled"})
+#: elements, disabled and required controls from them); Mind2Web's own layout does not have them.
+LIVE_ATTRS = frozenset({"for", "contenteditable", "disabled", "required"})
 
 #: aria attributes whose values are element-id references: noise for a model.
 ARIA_IDREF = frozenset(

@@ -59,7 +59,8 @@ class Control:
     kind: str                       # link, button, checkbox, text field, select, ...
     name: str = ""
     options: tuple[str, ...] = ()   # a select's option texts, in order
-    value: str = ""                 # a field's current text, a select's current option
+    value: str = ""                 # a field's text, a select's option, a checkbox's "checked"/"not checked"
+    form: str = ""                  # the id of the <form> it belongs to, if any
 
     def describe(self) -> str:
         """``[link]  Night Trains``: the short form used in histories and records."""
@@ -201,6 +202,12 @@ class _Builder:
         return ""
 
     # --- the walk -----------------------------------------------------------------------
+    @staticmethod
+    def form_of(el) -> str:
+        for ancestor in el.iterancestors("form"):
+            return ancestor.get(ID_ATTR) or ""
+        return ""
+
     def control_line(self, el, owner: str, op: str, kind: str) -> str:
         name = self.name(el, op)
         parts = [f"[{owner}] {kind}"]
@@ -213,7 +220,8 @@ class _Builder:
             if current:
                 parts.append(f"selected={_quote(current)}")
             parts.append("options: " + ", ".join(_quote(o) for o in options if o))
-            self.view.controls[owner] = Control(owner, op, kind, name, tuple(o for o in options if o), current)
+            self.view.controls[owner] = Control(owner, op, kind, name, tuple(o for o in options if o), current,
+                                                self.form_of(el))
             return " ".join(parts)
         if op == "TYPE":
             placeholder = _text(el.get("placeholder"))
@@ -223,14 +231,18 @@ class _Builder:
             if value is None and _tag(el) not in ("input", "textarea"):
                 value = _words(el)
             parts.append(f"value={_quote(_cut(_text(value), 120))}")
-            self.view.controls[owner] = Control(owner, op, kind, name, value=_text(value))
+            if "required" in el.attrib:
+                parts.append("required")
+            self.view.controls[owner] = Control(owner, op, kind, name, value=_text(value), form=self.form_of(el))
             return " ".join(parts)
-        elif kind in ("checkbox", "radio") or (el.get("role") or "").lower() in ("checkbox", "radio", "switch"):
+        state = ""
+        if kind in ("checkbox", "radio") or (el.get("role") or "").lower() in ("checkbox", "radio", "switch"):
             checked = (el.get("input_checked") or el.get("aria_checked") or "").lower() == "true"
-            parts.append("checked" if checked else "not checked")
+            state = "checked" if checked else "not checked"
+            parts.append(state)
         if "disabled" in el.attrib:
             parts.append("disabled")
-        self.view.controls[owner] = Control(owner, op, kind, name)
+        self.view.controls[owner] = Control(owner, op, kind, name, value=state, form=self.form_of(el))
         return " ".join(parts)
 
     def walk(self, el, owner_above: str) -> None:
@@ -271,6 +283,17 @@ def build_view(cleaned_html: str) -> AgentView:
     builder = _Builder(root)
     builder.walk(root, root.get(ID_ATTR) or "")
     return builder.view
+
+
+def empty_form_submits(controls: dict[str, Control]) -> set[str]:
+    """Submit buttons of forms that have text fields, all of them empty: sending such a form
+    asks for nothing (a search for "", an order without a name)."""
+    filled: dict[str, bool] = {}
+    for c in controls.values():
+        if c.op == "TYPE" and c.form:
+            filled[c.form] = filled.get(c.form, False) or bool(c.value)
+    return {i for i, c in controls.items()
+            if c.kind == "submit button" and c.form in filled and not filled[c.form]}
 
 
 def line_ids(text: str) -> list[str]:
