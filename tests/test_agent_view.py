@@ -1,0 +1,109 @@
+"""The agent view on real pages in Chromium: every element that can be acted on keeps its
+own line with its label, and the view is shorter than the Mind2Web rendering."""
+
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from webagent.browser import BrowserSession
+from webagent.demo_site import SITE_DIR, serve_directory
+from webagent.html import split_snippets
+from webagent.html.clean import parse_cleaned
+from webagent.web.agent_view import build_view, empty_form_submits, line_ids, view_snippets
+
+from browser_support import requires_chromium
+
+pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
+PAGES = Path(__file__).parent / "fixtures" / "web_pages"
+FIXTURES = ["browsergym/test_page.html", "browsergym/obstructed_checkbox_page.html", "own/widgets.html",
+            "own/password.html", "browsergym/basic_iframe_site/basic_iframe.html"]
+DEMO = ["index.html", "results.html?q=", "order.html?item=b6"]
+ACTIONABLE = ("input", "select", "textarea", "button", "a")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def browser():
+    async with BrowserSession(allowed_domains=["127.0.0.1"]) as browser:
+        yield browser
+
+
+@pytest.fixture(scope="module")
+def sites():
+    fixtures, stop_fixtures = serve_directory(PAGES)
+    demo, stop_demo = serve_directory(SITE_DIR)
+    yield fixtures, demo
+    stop_fixtures()
+    stop_demo()
+
+
+def _actionable(cleaned: str) -> dict[str, bool]:
+    """Every actionable element's id -> whether the page gives it a name (text, label,
+    aria-label, placeholder, title, alt or value)."""
+    root = parse_cleaned(cleaned)
+    labelled = {label.get("for") for label in root.iter("label") if label.get("for")}
+    labelled_els = {el for label in root.iter("label") for el in label.iter(*ACTIONABLE)}
+    out = {}
+    for el in root.iter(*ACTIONABLE):
+        if el.tag == "input" and (el.get("type") or "").lower() in ("hidden", "file", "color", "range"):
+            continue
+        if el.get("backend_node_id"):
+            named = bool(" ".join(el.itertext()).strip() or el in labelled_els or el.get("id") in labelled
+                         or any(el.get(a) for a in ("aria_label", "placeholder", "title", "alt", "value")))
+            out[el.get("backend_node_id")] = named
+    return out
+
+
+async def _observe(browser, url):
+    assert (await browser.open(url)).ok
+    return await browser.observe()
+
+
+@pytest.mark.parametrize("page", FIXTURES + [f"demo:{p}" for p in DEMO])
+async def test_every_actionable_element_keeps_its_line_and_label(browser, sites, page):
+    fixtures, demo = sites
+    url = demo + page[5:] if page.startswith("demo:") else fixtures + page
+    obs = await _observe(browser, url)
+    view = build_view(obs.cleaned_html)
+    text = view.render()
+    shown = set(line_ids(text))
+    wanted = _actionable(obs.cleaned_html)
+    assert wanted and set(wanted) <= shown, (page, set(wanted) - shown, text)
+    assert shown == set(view.controls)
+    for element_id, named in wanted.items():
+        assert view.controls[element_id].name or not named, (page, view.controls[element_id])  # its label survives
+    # The snippets cut the same elements and show the same lines, nothing lost or doubled.
+    snippets, _ = view_snippets(obs.cleaned_html, budget_words=40)
+    assert sorted(i for s in snippets for i in line_ids(s.text)) == sorted(shown)
+    old = sum(s.words for s in split_snippets(obs.cleaned_html))
+    assert len(text.split()) < old, page
+
+
+async def test_the_order_form_reads_as_a_small_model_needs_it(browser, sites):
+    _, demo = sites
+    view = build_view((await _observe(browser, demo + "order.html?item=b6")).cleaned_html)
+    lines = view.render().splitlines()
+    assert lines[0] == "Order Night Trains"
+    kinds = {c.kind: c for c in view.controls.values()}
+    name, shipping, gift, order = (kinds[k] for k in ("text field", "select", "checkbox", "submit button"))
+    assert (name.name, name.op, name.value) == ("Your name", "TYPE", "")
+    assert f'[{name.id}] text field "Your name" value="" required' in lines
+    assert (shipping.op, shipping.options, shipping.value) == (
+        "SELECT", ("Standard (5 days)", "Express (1 day)", "Pick up in store"), "Standard (5 days)")
+    assert (gift.name, gift.value) == ("Gift wrap", "not checked") and order.name == "Place order"
+    assert empty_form_submits(view.controls) == {order.id}  # nothing typed yet: submitting asks for nothing
+
+
+async def test_labels_by_for_and_wrapping_and_clickable_wrappers():
+    html = ('<html backend_node_id="1"><body backend_node_id="2">'
+            '<label for="e" backend_node_id="3">E-mail</label><input id="e" type="email" backend_node_id="4" input_value="a@b"/>'
+            '<div is_clickable="true" backend_node_id="5">Open menu</div>'
+            '<div is_clickable="true" backend_node_id="6"><p backend_node_id="7">a long delegated area with many words '
+            'that is a container and not one control at all here</p><a backend_node_id="8">Inside</a></div>'
+            '<p backend_node_id="9">plain text</p></body></html>')
+    view = build_view(html)
+    assert view.render().splitlines() == [
+        "E-mail", '[4] email field "E-mail" value="a@b"', '[5] clickable "Open menu"',
+        "a long delegated area with many words that is a container and not one control at all here",
+        '[8] link "Inside"', "plain text"]
+    assert set(view.controls) == {"4", "5", "8"}
