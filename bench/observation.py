@@ -203,7 +203,7 @@ def report(pages: list[dict], ours: dict, rivals: dict, page_html: str) -> int:
     for name, r in rivals.items():
         print(f"{name}: " + (f"cannot run here: {r['error']}" if "error" in r else
                              f"{r.get('rival')} {r.get('version')}" + (f" (playwright {r['playwright']})" if r.get("playwright") else "")))
-    head = (f"{'page':38s} {'webagent':>9s} {'BrowserGym':>11s} {'ratio':>6s} {'browser-use':>11s} {'ratio':>6s} "
+    head = (f"{'page':46s} {'webagent':>9s} {'BrowserGym':>11s} {'ratio':>6s} {'browser-use':>11s} {'ratio':>6s} "
             f"{'floor:snap':>10s} {'floor:clean+split':>17s} {'content()':>9s}")
     print("\nmedian ms per observation (ratio = webagent / rival)\n" + head + "\n" + "-" * len(head))
     totals = {g: {"webagent": 0.0, "BrowserGym": 0.0, "browser-use": 0.0, "n": {}} for g in ("big", "fixtures")}
@@ -216,13 +216,13 @@ def report(pages: list[dict], ours: dict, rivals: dict, page_html: str) -> int:
         p, w = spec["name"], ours.get(spec["name"], {})
         cells = [w.get("observe_s"), rival_s("BrowserGym", p), rival_s("browser-use", p)]
         ratio = lambda x: "–" if x is None or cells[0] is None else f"{cells[0] / x:.2f}"  # noqa: E731
-        print(f"{p:38s} {ms(cells[0]):>9s} {ms(cells[1]):>11s} {ratio(cells[1]):>6s} {ms(cells[2]):>11s} {ratio(cells[2]):>6s} "
+        print(f"{p:46s} {ms(cells[0]):>9s} {ms(cells[1]):>11s} {ratio(cells[1]):>6s} {ms(cells[2]):>11s} {ratio(cells[2]):>6s} "
               f"{ms(w.get('snapshot_s')):>10s} {ms(w.get('landed_s')):>17s} {ms(w.get('content_s')):>9s}"
               + (f"  [{w['error']}]" if w.get("error") else ""))
         for name in RIVALS:
             err = None if "error" in rivals[name] else rivals[name]["pages"].get(p, {}).get("error")
             if err:
-                print(f"{'':38s} {name} failed on this page: {err}")
+                print(f"{'':46s} {name} failed on this page: {err}")
         if spec["group"] in totals:
             t = totals[spec["group"]]
             for name, x in zip(("webagent", "BrowserGym", "browser-use"), cells):

@@ -214,6 +214,14 @@ def report(all_rows: dict, args) -> int:
             err = str(r.get("error") or "").replace("|", "/")[:120]
             lines.append(f"| {r['agent']} | {r['task']} | {r['seed']} | {'yes' if r['success'] else 'no'} | "
                          f"{r['raw_reward']:g} | {fmt(r.get('steps'), 'd')} | {r['calls']} | {r['prompt_tokens']} | {err} |")
+    # the same seed must have given every agent the same episode: compare the utterances
+    utter: dict = {}
+    for r in all_rows.values():
+        if r["model"] == args.model and r["task"] in args.tasks and r["seed"] in args.seeds and r.get("utterance"):
+            utter.setdefault((r["task"], r["seed"]), {})[r["agent"]] = r["utterance"]
+    mismatch = {k: v for k, v in utter.items() if len(set(v.values())) > 1}
+    lines += ["", "Same episodes: " + ("every task/seed gave each agent the same utterance"
+                                       if not mismatch else f"MISMATCH {mismatch}")]
     verdicts, failed = [], False
     ours = summary.get("webagent")
     rivals = [a for a in ("browser-use", "agentlab") if a in summary]
@@ -285,7 +293,7 @@ if __name__ == "__main__":
     parser.add_argument("--tasks", default="click-button,enter-text")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--max-steps", type=int, default=6)
-    parser.add_argument("--episode-timeout", type=float, default=600, help="wall-time cap per episode, seconds")
+    parser.add_argument("--episode-timeout", type=float, default=480, help="wall-time cap per episode, seconds")
     parser.add_argument("--browser-use-flash", action=argparse.BooleanOptionalAction, default=True,
                         help="browser-use's flash_mode (its short prompt for fast models; default on)")
     parser.add_argument("--out", default=str(HERE / "runs"))
