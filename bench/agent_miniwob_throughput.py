@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from webagent.agent import AgentOptions
-from webagent.agent.miniwob_runner import MiniWoBConfig, run_miniwob, shared_browser
-from webagent.agent.scripted import SCRIPTED_TASKS, scripted_reply
+from webagent.miniwob.runner import MiniWoBConfig, run_miniwob, shared_browser
+from webagent.miniwob.scripted import SCRIPTED_TASKS, scripted_reply
 from webagent.llm.testing import FunctionBackend, fake_client
 
 TARGET = 2.5

@@ -30,6 +30,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from webagent.errors import DataError, UserError
 
+from mind2web.hub import hub_split, load_hf_records
+
 __all__ = [
     "Candidate",
     "Operation",
@@ -38,6 +40,7 @@ __all__ = [
     "Step",
     "iter_steps",
     "load_tasks",
+    "load_hf_tasks",
     "tasks_from_records",
 ]
 
@@ -347,6 +350,20 @@ def _read_file(path: Path, split: str, sink: _Sink) -> list[Task]:
     return _read_json_file(path, split, sink)
 
 
+def load_hf_tasks(
+    name: str,
+    split: str = "train",
+    *,
+    skip_bad: bool = False,
+    bad_log: list | None = None,
+    **load_kwargs: Any,
+) -> list[Task]:
+    """Load through ``datasets.load_dataset(name, split=split, **load_kwargs)``
+    (``mind2web.hub``) and validate each record like a file's."""
+    records = load_hf_records(name, split, **load_kwargs)
+    return tasks_from_records(records, source=f"hf:{name}:{split}", split=split, skip_bad=skip_bad, bad_log=bad_log)
+
+
 def load_tasks(
     source: str | Path,
     *,
@@ -364,8 +381,6 @@ def load_tasks(
         name, _, hf_split = spec.partition(":")
         if not name:
             raise UserError(f"{source!r}: name a dataset and split, e.g. 'hf:osunlp/Mind2Web:train'")
-        from mind2web.hub import hub_split, load_hf_tasks
-
         return load_hf_tasks(name, split=hub_split(source, name, hf_split, split), skip_bad=skip_bad, bad_log=bad_log)
 
     path = Path(source)

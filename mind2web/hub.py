@@ -1,4 +1,5 @@
-"""Mind2Web tasks from the Hugging Face hub (``hf:NAME:SPLIT``), through ``datasets``."""
+"""Mind2Web records from the Hugging Face hub (``hf:NAME:SPLIT``), through ``datasets``; they
+become tasks in ``mind2web.data`` (which imports this module, never the other way)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ import socket
 from typing import Any
 
 from webagent.errors import UserError
-
-from mind2web.data import Task, tasks_from_records
 
 HUB_TRAIN_ONLY = "osunlp/mind2web"  # the hub copy has no test splits
 
@@ -36,16 +35,9 @@ def _hub_reachable(host: str = "huggingface.co", timeout_s: float = 3.0) -> bool
         return False
 
 
-def load_hf_tasks(
-    name: str,
-    split: str = "train",
-    *,
-    skip_bad: bool = False,
-    bad_log: list | None = None,
-    **load_kwargs: Any,
-) -> list[Task]:
-    """Load through ``datasets.load_dataset(name, split=split, **load_kwargs)`` and validate
-    each record like a file's. ``load_dataset("json", data_files=...)`` works too."""
+def load_hf_records(name: str, split: str = "train", **load_kwargs: Any) -> Any:
+    """The raw records of ``datasets.load_dataset(name, split=split, **load_kwargs)`` (a
+    ``datasets.Dataset``); ``load_dataset("json", data_files=...)`` works too."""
     if "/" in name and not _hub_reachable():
         # Without this, `datasets` retries for ~30 s before failing; offline mode (read when
         # the hub libraries are imported) still loads a dataset already in the local cache.
@@ -66,4 +58,4 @@ def load_hf_tasks(
         ) from e
     except ValueError as e:  # e.g. unknown split
         raise UserError(f"could not load dataset {name!r} split {split!r}: {e}") from e
-    return tasks_from_records(ds, source=f"hf:{name}:{split}", split=split, skip_bad=skip_bad, bad_log=bad_log)
+    return ds

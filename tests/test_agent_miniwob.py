@@ -7,9 +7,9 @@ import json
 import pytest
 
 from webagent.agent import AgentOptions
-from webagent.agent.miniwob_report import write_reports
-from webagent.agent.miniwob_runner import MiniWoBConfig, read_rows, run_miniwob
-from webagent.agent.scripted import SCRIPTED_TASKS, scripted_reply
+from webagent.miniwob.report import write_reports
+from webagent.miniwob.runner import MiniWoBConfig, read_rows, run_miniwob
+from webagent.miniwob.scripted import SCRIPTED_TASKS, scripted_reply
 from webagent.errors import UserError
 from webagent.llm.testing import FunctionBackend, fake_client
 
@@ -63,7 +63,7 @@ async def test_scripted_model_scores_100_percent_and_resumes(tmp_path):
 @pytest.mark.browser
 @requires_chromium
 async def test_an_episode_on_the_loaded_page_is_the_episode_of_a_fresh_page():
-    from webagent.agent.miniwob_browser import ReusingEnv, context_session, shared_browser
+    from webagent.miniwob.browser import ReusingEnv, context_session, shared_browser
 
     async with shared_browser() as shared:
         async with context_session(shared) as browser, ReusingEnv(browser) as env:
@@ -122,7 +122,7 @@ def _fake_env(status_of):
 def _patch_runner(monkeypatch, *, env, agent, sessions, events):
     from contextlib import asynccontextmanager
 
-    import webagent.agent.miniwob_runner as runner
+    import webagent.miniwob.runner as runner
 
     @asynccontextmanager
     async def fake_shared_browser():

@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from mind2web.data import Candidate, Task, iter_steps, load_tasks
-from mind2web.hub import load_hf_tasks
+from mind2web.data import Candidate, Task, iter_steps, load_hf_tasks, load_tasks
 from mind2web.ranker import attach_ranker, load_ranker, load_ranker_scores
 from webagent.errors import DataError, UserError
 

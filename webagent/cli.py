@@ -208,7 +208,8 @@ def models_pull(name, force) -> None:
     click.echo(str(pull(name or default_model(), force=force)))
 
 
-from webagent.agent.cli import miniwob_command, run_command  # noqa: E402 - the agent's commands live in their own module
+from webagent.agent.cli import run_command  # noqa: E402 - the agent's command lives in its own module
+from webagent.miniwob.cli import miniwob_command  # noqa: E402
 
 main.add_command(run_command)
 main.add_command(miniwob_command)

@@ -24,7 +24,7 @@ import time
 from lxml import etree
 
 from webagent.browser import snapshot as snap
-from webagent.browser.session import SharedTargetError
+from webagent.browser.errors import CaptureError, SharedTargetError
 from webagent.browser.models import ElementRef, Observation, Timings
 from webagent.browser.timing import within
 from webagent.html.dom import LIVE_ATTRS
@@ -33,10 +33,6 @@ from webagent.html.dom import VOID_TAGS
 
 SNAPSHOT_TIMEOUT_S = 10.0
 FRAME_TIMEOUT_S = 3.0
-
-
-class CaptureError(RuntimeError):
-    """The page itself could not be captured (crashed, closed, or too slow)."""
 
 
 async def _snapshot(cdp, timeout_s: float, extras: bool = False) -> dict:

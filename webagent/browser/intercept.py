@@ -20,6 +20,7 @@ with status ``error``): a session never goes on unguarded.
 
 from __future__ import annotations
 
+from webagent.browser.errors import BrowserError, first_line
 from webagent.browser.timing import within
 
 DOCUMENTS = {"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]}
@@ -36,8 +37,6 @@ class Interceptor:
         self.popups = 0                        # tabs of this context the pages opened
 
     async def install(self, browser, page) -> None:
-        from webagent.browser.session import BrowserError, _first_line
-
         try:
             own = await (await self.session.cdp_session(page)).send("Target.getTargetInfo")
             self.first_target = own["targetInfo"]["targetId"]
@@ -50,7 +49,7 @@ class Interceptor:
             await self.cdp.send("Target.setDiscoverTargets", {"discover": True})
             await self.cdp.send("Fetch.enable", DOCUMENTS)
         except Exception as exc:  # noqa: BLE001 - any failure: no guard, no session
-            raise BrowserError(f"the navigation guard could not be installed ({_first_line(exc)});"
+            raise BrowserError(f"the navigation guard could not be installed ({first_line(exc)});"
                                " the browser session stops rather than browse unguarded") from None
 
     async def check(self) -> str | None:

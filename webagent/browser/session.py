@@ -32,12 +32,14 @@ import os
 import shutil
 from pathlib import Path
 
+from webagent.browser.capture import capture
+from webagent.browser.errors import BrowserError, CaptureError, SharedTargetError
+from webagent.browser.errors import first_line as _first_line
 from webagent.browser.guard import NavigationGuard
 from webagent.browser.intercept import Interceptor
 from webagent.browser.tabs import Tabs
 from webagent.browser.models import Action, ActionResult, Observation
 from webagent.browser.timing import within
-from webagent.errors import UserError
 
 #: Flags without which Chromium here tries (and fails) to reach Google's services,
 #: or cannot run as root in a container.
@@ -52,14 +54,6 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
-
-
-class BrowserError(UserError):
-    """The browser cannot be started or reached."""
-
-
-class SharedTargetError(RuntimeError):
-    """A frame rendered in its parent's process has no CDP session of its own."""
 
 
 def find_chromium(executable: str | None = None) -> str | None:
@@ -318,8 +312,6 @@ class BrowserSession(Tabs):
     async def observe(self, **options) -> Observation:
         """Capture the active page (see ``capture.capture``); a capture that fails is tried
         once more after settling again, then it is a ``CaptureError``."""
-        from webagent.browser.capture import CaptureError, capture
-
         lost = await self._interceptor.check() if self.guard is not None else None
         if lost is not None:
             raise CaptureError(f"{lost}: the run stops rather than browse unguarded")
@@ -349,8 +341,3 @@ class BrowserSession(Tabs):
         from webagent.browser.actions import execute
 
         return await execute(self, action, observation)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

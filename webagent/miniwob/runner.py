@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from webagent.agent.live import uncached
 from webagent.agent.loop import AgentOptions, run_agent
-from webagent.agent.miniwob_browser import ReusingEnv, context_session, shared_browser
+from webagent.miniwob.browser import ReusingEnv, context_session, shared_browser
 from webagent.agent.report import write_report
 from webagent.agent.trace import TraceWriter
 from webagent.errors import UserError
@@ -196,7 +196,7 @@ async def run_miniwob(client, *, tasks: list[str], episodes: int, concurrency: i
     except Exception:
         rows = [done[k] for k in keys if k in done]
         if rows:  # the episodes that finished are reported; the caller reports the error
-            from webagent.agent.miniwob_report import write_reports
+            from webagent.miniwob.report import write_reports
 
             write_reports(out, rows, list(tasks), config.model_dump())
         raise

@@ -1,0 +1,25 @@
+"""The browser layer's errors, in a module of their own so that session, capture and
+intercept can all raise and catch them without importing each other."""
+
+from __future__ import annotations
+
+from webagent.errors import UserError
+
+
+class BrowserError(UserError):
+    """The browser cannot be started or reached."""
+
+
+class CaptureError(RuntimeError):
+    """The page itself could not be captured (crashed, closed, or too slow)."""
+
+
+class SharedTargetError(RuntimeError):
+    """A frame rendered in its parent's process has no CDP session of its own
+    (``BrowserSession.cdp_session`` raises it; its content is in the parent's snapshot)."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, or its type's name when it has none."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
