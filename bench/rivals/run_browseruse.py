@@ -29,8 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "obs_rivals"))
 from chromium import shared_chromium  # noqa: E402
 
 
-async def evaluate(session, expression: str):
-    cdp = await session.get_or_create_cdp_session()
+async def evaluate(session, expression: str, target_id=None):
+    cdp = await session.get_or_create_cdp_session(target_id=target_id, focus=False) if target_id else \
+        await session.get_or_create_cdp_session()
     out = await cdp.cdp_client.send.Runtime.evaluate(
         params={"expression": expression, "awaitPromise": True, "returnByValue": True}, session_id=cdp.session_id)
     if out.get("exceptionDetails"):
@@ -53,6 +54,7 @@ async def episode(spec: dict, cdp_url: str) -> dict:
             row["error"] = f"episode did not start: {out}"
             return row
         row["utterance"] = out["utterance"]
+        episode_tab = session.agent_focus_target_id  # the reward is read here even if the agent opens other tabs
         llm = ChatOpenAI(model=spec["model"], base_url=spec["base_url"], api_key="none",
                          timeout=spec["timeout_s"], max_retries=1)
         agent = Agent(task=out["utterance"], llm=llm, browser_session=session, use_vision=False, use_judge=False,
@@ -70,7 +72,7 @@ async def episode(spec: dict, cdp_url: str) -> dict:
         row["done"] = bool(hist.is_done())
         row["agent_errors"] = [e for e in hist.errors() if e][:3]
         try:
-            status = await evaluate(session, spec["status_js"]) or {}
+            status = await evaluate(session, spec["status_js"], episode_tab) or {}
         except Exception as exc:  # noqa: BLE001 - a page mid-navigation or gone: no reward
             status = {"left": f"status not readable: {exc}"}
         if "left" in status:  # the agent navigated away from the task page: raw reward 0
