@@ -119,7 +119,8 @@ def episode(spec: dict) -> dict:
         signal.alarm(0)
     row["time_s"] = round(time.perf_counter() - t0, 1)
     try:
-        done, raw = env.unwrapped.page.evaluate("[WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL]")
+        page = getattr(env.unwrapped.task, "page", None) or env.unwrapped.page  # the episode's own tab
+        done, raw = page.evaluate("[WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL]")
         row.update(done=bool(done), raw_reward=float(raw or 0.0), success=float(raw or 0.0) > 0)
     except Exception as exc:
         row["error"] = (row["error"] or "") + f"; reward not readable: {str(exc).splitlines()[0][:200]}"
