@@ -273,13 +273,13 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
             recorder.add(obs, action.operation, action.element_id, action.value, secret)
         if after_step is not None:
             finished = await after_step()
-        if not finished:
-            t0 = time.perf_counter()
-            try:
-                state.obs = await browser.observe()
-            except CaptureError as exc:
+        t0 = time.perf_counter()
+        try:
+            state.obs = await browser.observe()  # the next step's page, or the page the run ended on
+        except CaptureError as exc:
+            if not finished:
                 fatal = f"the page could not be captured after the action: {exc}"
-            times["observe_s"] = time.perf_counter() - t0
+        times["observe_s"] = time.perf_counter() - t0
         changed = bool(finished) or (not fatal and state.signature(state.obs) != signature)
         if ok and not finished and not fatal and control is not None and control.value in ("checked", "not checked"):
             _, after = state.view(state.obs)  # the box's state after the click, on the same document

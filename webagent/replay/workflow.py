@@ -70,6 +70,12 @@ def from_trace(folder: str | Path, declared: dict[str, str] | None = None) -> di
         if op == "TYPE" and step["value"] == REDACTED:
             step["secret"] = True
         steps.append(step)
+    if steps and steps[-1]["op"] != "DONE" and run.get("final_url"):
+        # The site ended the run (a shop's confirmation, MiniWoB's reward), not the model's
+        # DONE: the replay ends on the page the run ended on.
+        final = run["final_url"]
+        steps.append({"op": "DONE", "value": "", "press_enter": False, "text": "DONE (the site showed the result)",
+                      "page": {"url": final, "pattern": url_pattern(final), "title": run.get("final_title") or ""}})
     if not steps or steps[-1]["op"] != "DONE":
         raise UserError(f"the run in {folder} has no DONE step to end on")
     task = run.get("task") or ""

@@ -70,10 +70,9 @@ def live_action_schema(choices: Choices) -> dict:
     if ids := choices.ids("SELECT"):
         if len(ids) <= MAX_SELECT_BRANCHES:
             for i in ids:
-                # The option already selected is no choice: selecting it again changes nothing.
-                options = [o for o in choices.controls[i].options if o != choices.controls[i].value]
-                if not options:
-                    continue
+                # The option already selected stays a choice: leaving it out would turn a
+                # harmless no-op ("no change") into a wrong order when the select is right.
+                options = list(choices.controls[i].options) or [""]
                 branches.append(_branch("SELECT", {"element_id": {"type": "string", "enum": [i]},
                                                    "value": {"type": "string", "enum": options}},
                                         ["element_id", "value"]))
@@ -193,8 +192,6 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
             if option is None:
                 return None, (f"{action.value!r} is not an option of [{action.element_id}]; choose one of: "
                               + ", ".join(control.options))
-            if option == control.value:
-                return None, f"{option!r} is already selected in [{action.element_id}]"
             return action.model_copy(update={"value": option, "press_enter": False}), None
         return action, None
     if op == "SCROLL" and action.value.lower() not in ("", "up", "down"):
