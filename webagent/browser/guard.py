@@ -27,8 +27,9 @@ _STANDARD = (80, 443)
 
 def redact(value: str | None, secret: bool) -> str | None:
     """``value`` as it may be written anywhere: ``REDACTED`` when it is a secret
-    (typed into or read from a ``type=password`` field)."""
-    if value is None or not secret:
+    (typed into or read from a ``type=password`` field). An empty value stays empty: an
+    empty password field must read as empty, or typing into it looks like no change."""
+    if not value or not secret:
         return value
     return REDACTED
 

@@ -196,10 +196,27 @@ class _Builder:
             text = _words(el)
             if text:
                 return _cut(text)
+        if op != "CLICK" and (before := self.text_before(el)):
+            return _cut(before)
         for key in ("title", "alt", "name") if op != "CLICK" else ("value", "title", "alt", "name"):
             if _text(el.get(key)):
                 return _cut(_text(el.get(key)))
         return ""
+
+    @staticmethod
+    def text_before(el) -> str:
+        """A field's caption when no label points to it: the few words right before it in
+        its parent ("Username <input>", "<label>Username</label><input>")."""
+        previous = el.getprevious()
+        while previous is not None and not isinstance(previous.tag, str):
+            previous = previous.getprevious()
+        if previous is not None:
+            text = _text(previous.tail) or _words(previous)
+        else:
+            parent = el.getparent()
+            text = _text(parent.text) if parent is not None else ""
+        text = text.rstrip(":").strip()
+        return text if text and len(text.split()) <= 6 else ""
 
     # --- the walk -----------------------------------------------------------------------
     @staticmethod
