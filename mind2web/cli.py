@@ -125,6 +125,10 @@ def snippets_command(file, action_uid, depth, budget_words, as_json) -> None:
               help="readagent-p: looked-up = after a look-up the action may only pick ids of the looked-up "
                    "snippets (the paper: the model reads the retrieved snippets again and predicts the target "
                    "element); context = any id visible in the prompt (gists included).")
+@click.option("--typed-actions", is_flag=True,
+              help="Try the live agent's typed action space: each operation only on the allowed ids of the kind "
+                   "it fits (CLICK on clickable or unclassified elements, TYPE on text fields, SELECT on selects "
+                   "with a value among their options), by schema and by check. Off: the benchmark's plain space.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
 @click.option("--shard", help="i/n: every n-th task starting at i (merge the shards' folders with `merge`).")
 @click.option("--out", type=click.Path(file_okay=False),
@@ -134,7 +138,7 @@ def snippets_command(file, action_uid, depth, budget_words, as_json) -> None:
 @model_options
 @run_async
 async def eval_command(data, split, methods, max_lookup, top_k, depth, budget_words, context_tokens, previous_k,
-                       act_on, limit, shard, out, skip_bad, scores, **kwargs) -> None:
+                       act_on, typed_actions, limit, shard, out, skip_bad, scores, **kwargs) -> None:
     """Run methods over Mind2Web steps; write steps.jsonl, report.md, report.json and a histogram."""
     from mind2web.methods import expand_variants
     from mind2web.report import summary_lines, write_report
@@ -160,7 +164,8 @@ async def eval_command(data, split, methods, max_lookup, top_k, depth, budget_wo
     opts = endpoint_options(kwargs)
     async with open_client(opts) as client:
         config = EvalConfig.for_client(client, data=str(data), split=split, depth=depth, budget_words=budget_words,
-                                       context_tokens=context_tokens, previous_k=previous_k, act_on=act_on)
+                                       context_tokens=context_tokens, previous_k=previous_k, act_on=act_on,
+                                       typed_actions=typed_actions)
         click.echo(f"{len(tasks)} tasks; methods: {', '.join(v.name for v in variants)}; out: {out_dir}", err=True)
         info = await run_eval(client, tasks, variants, out_dir, config, shard=shard_ix, limit=limit,
                               step_concurrency=max(1, opts.concurrency // 2))

@@ -11,6 +11,10 @@ readagent-p@k  gists, then ReadAgent-P look-up of 1..k snippets, expanded in pla
 
 The web memory itself (gists, look-up, context control, acting) lives in webagent.web and
 is shared with the live agent; this module only configures it per method.
+
+``typed_actions`` (``--typed-actions``): every method's action call uses the typed action
+space (``webagent.web.typed_action``) built from the step's cleaned HTML; off by default,
+which keeps the benchmark's plain space (any allowed id, any operation).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from webagent.memory import word_count
 from webagent.retrieval import NeuralRanker, bm25_top_k, top_k_in_order
 from webagent.variant import Variant as BaseVariant
 from webagent.web.action import ActionOutcome, predict_action, visible_ids
+from webagent.web.agent_view import Control
+from webagent.web.typed_action import page_controls
 from webagent.web.memory import (
     CHARS_PER_TOKEN, PROMPT_RESERVE_TOKENS, act_on_memory, build_web_memory, context_overflow, look_up,
 )
@@ -79,6 +85,11 @@ class StepInput:
     def full_words(self) -> int:
         return sum(s.words for s in self.snippets)
 
+    @functools.cached_property
+    def controls(self) -> dict[str, Control]:
+        """The page's controls (the typed action space's classification), built once per step."""
+        return page_controls(self.cleaned_html)
+
 
 @dataclass
 class StepPrediction:
@@ -111,12 +122,15 @@ def truncate_for_context(text: str, context_tokens: int) -> str:
 
 
 async def predict(client: LLMClient, variant: Variant, step: StepInput, *, context_tokens: int = 8192,
-                  act_on: str = "looked-up") -> StepPrediction:
+                  act_on: str = "looked-up", typed_actions: bool = False) -> StepPrediction:
     """One method's prediction for one step. The baselines act on the ids visible in their
     context; gistmem and readagent-p go through the shared web memory (webagent.web)."""
+    controls = (await asyncio.to_thread(lambda: step.controls)) if typed_actions else None
     if variant.method in ("gistmem", "readagent-p"):
-        return await _predict_with_memory(client, variant, step, context_tokens=context_tokens, act_on=act_on)
-    act = functools.partial(predict_action, client, task=step.task, previous_actions=step.previous_actions)
+        return await _predict_with_memory(client, variant, step, context_tokens=context_tokens, act_on=act_on,
+                                          controls=controls)
+    act = functools.partial(predict_action, client, task=step.task, previous_actions=step.previous_actions,
+                            controls=controls)
     if variant.method == "raw":
         page = render_page(step.cleaned_html)
         # Characters per token vary with the tokenizer; if the endpoint still says the
@@ -150,7 +164,7 @@ def _prediction(outcome: ActionOutcome, **fields) -> StepPrediction:
 
 
 async def _predict_with_memory(client: LLMClient, variant: Variant, step: StepInput, *, context_tokens: int,
-                               act_on: str) -> StepPrediction:
+                               act_on: str, controls: dict[str, Control] | None = None) -> StepPrediction:
     memory = await build_web_memory(client, step.snippets)
     failures, endpoint_failed = len(memory.fallback_pages), memory.endpoint_failed
     gist_memory_words = memory.context_words()
@@ -162,9 +176,15 @@ async def _predict_with_memory(client: LLMClient, variant: Variant, step: StepIn
         lookups, lookup_calls, lookup_failures = found.pages, found.calls, found.failures
         failures += found.failures
         endpoint_failed = endpoint_failed or found.endpoint_failed
+    typed = None
+    if controls is not None:  # the same prompt as the default, in the typed action space
+        async def typed(context: str, allowed: list[str], hint: str) -> ActionOutcome:
+            return await predict_action(client, context=context, task=step.task,
+                                        previous_actions=step.previous_actions, allowed_ids=allowed,
+                                        target_hint=hint, controls=controls)
     decision = await act_on_memory(client, memory, looked_up=lookups, task=step.task,
                                    previous_actions=step.previous_actions, valid_ids=step.valid_ids,
-                                   act_on=act_on, context_tokens=context_tokens)
+                                   act_on=act_on, context_tokens=context_tokens, predict=typed)
     # The look-up prompt saw all gists; the action prompt the gists with snippets expanded.
     context_words = max(gist_memory_words, memory.context_words(expanded=decision.expanded))
     return _prediction(

@@ -143,6 +143,9 @@ def _previous_k_text(k) -> str:
     return f"the last {k}, teacher-forced" + (" (MindAct's default)" if k == 5 else "")
 
 
+PLAIN_TEXT = "plain (any allowed id with any operation; the benchmark's)"
+TYPED_TEXT = ("typed (--typed-actions: CLICK on clickable or unclassified ids, TYPE on text fields, SELECT on "
+              "selects with a value among their options)")
 ACT_ON_TEXT = {"looked-up": "ids of the looked-up snippets only", "context": "any id in the prompt (gists included)"}
 
 
@@ -163,6 +166,7 @@ def _header(meta: dict) -> list[str]:
         f"Previous actions shown to the model: {_previous_k_text(meta.get('previous_k'))}. "
         f"readagent-p acts on: {ACT_ON_TEXT.get(meta.get('act_on'), meta.get('act_on'))}. "
         f"Structured replies: {'on' if structured else 'off' if structured is not None else '?'}.",
+        f"Action space: {TYPED_TEXT if meta.get('typed_actions') else PLAIN_TEXT}.",
         "",
     ]
 

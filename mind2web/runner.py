@@ -59,6 +59,8 @@ class EvalConfig(BaseModel):
     prompts: dict[str, str]  # prompt name → hash of its file
     previous_k: int
     act_on: str
+    # --typed-actions: each operation only on the ids of the kind it fits (webagent.web.typed_action)
+    typed_actions: bool = False
 
     @classmethod
     def for_client(cls, client: LLMClient, **fields) -> "EvalConfig":
@@ -71,7 +73,10 @@ class EvalConfig(BaseModel):
         mine = self.model_dump(mode="json")
         out = []
         for name, value in mine.items():
-            old = stored.get(name)
+            # A field added later with a default: a folder written before it holds the default.
+            field = type(self).model_fields[name]
+            default = None if field.is_required() else field.default
+            old = stored.get(name, default)
             if name == "prompts" and isinstance(old, dict):
                 out += [f"prompt {p}" for p in sorted(set(value) | set(old)) if value.get(p) != old.get(p)]
             elif old != value:
@@ -188,7 +193,7 @@ async def _run_step(client: LLMClient, step: Step, variants: list[Variant], conf
         started = time.perf_counter()
         try:
             pred = await predict(scoped, variant, step_input, context_tokens=config.context_tokens,
-                                 act_on=config.act_on)
+                                 act_on=config.act_on, typed_actions=config.typed_actions)
         except EndpointUnavailable as exc:
             emit(failed_row(variant, base, f"endpoint unavailable: {exc}", endpoint_failed=True,
                             usage=scoped.usage.total, wall_s=round(time.perf_counter() - started, 3)))

@@ -8,12 +8,17 @@ that is not allowed, or no valid operation is re-asked once with the problem sta
 after that the step counts as a failure (no action). Nothing is defaulted: a missing
 operation is not read as CLICK, and a value given with CLICK is kept (Mind2Web's op F1
 judges it, as upstream does).
+
+With the page's controls (``mind2web eval --typed-actions``), the schema and the check are
+the typed space's instead (``typed_action.TypedSpace``): each operation only on the
+allowed ids of the kind it fits, a select's value among its options. Without them
+nothing differs from the plain space above.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -23,6 +28,8 @@ from webagent.llm.client import LLMClient, Reply
 from webagent.llm.reask import ask_until_usable
 from webagent.llm.replies import read_reply
 from webagent.prompts import render_prompt
+from webagent.web.agent_view import Control
+from webagent.web.typed_action import TypedSpace
 
 OPERATIONS = ("CLICK", "TYPE", "SELECT")
 
@@ -31,9 +38,12 @@ MAX_ENUM_IDS = 500
 _VISIBLE_ID = re.compile(r"\bid=(\d+)")
 
 
-def action_schema(choice_ids: list[str] | None = None) -> dict:
+def action_schema(choice_ids: list[str] | None = None, space: TypedSpace | None = None) -> dict:
     """JSON schema for the action; with `choice_ids`, element_id must be one of them, which
-    keeps small models from inventing ids (constrained decoding where the server has it)."""
+    keeps small models from inventing ids (constrained decoding where the server has it).
+    With a typed `space`, its schema: one branch per operation over the ids of its kind."""
+    if space is not None:
+        return space.schema(MAX_ENUM_IDS)
     element: dict = {"type": "string"}
     if choice_ids and len(choice_ids) <= MAX_ENUM_IDS:
         element["enum"] = list(choice_ids)
@@ -101,8 +111,10 @@ def _action_from_text(text: str) -> dict | None:
     return fields or None
 
 
-def parse_action(reply: Reply, allowed_ids: Iterable[str]) -> tuple[WebAction | None, str | None]:
-    """(action, problem) for one reply; `allowed_ids` are the ids the action may choose."""
+def parse_action(reply: Reply, allowed_ids: Iterable[str],
+                 space: TypedSpace | None = None) -> tuple[WebAction | None, str | None]:
+    """(action, problem) for one reply; `allowed_ids` are the ids the action may choose;
+    a typed `space` also refuses an operation that does not fit the element."""
     action, problem = read_reply(reply, WebAction, _action_from_text)
     if action is None:
         if problem and problem.startswith("operation"):
@@ -110,6 +122,11 @@ def parse_action(reply: Reply, allowed_ids: Iterable[str]) -> tuple[WebAction | 
         return None, problem
     if action.element_id not in set(allowed_ids):
         return None, f"element id {action.element_id} is not one you may act on here"
+    if space is not None:
+        value, problem = space.check(action.element_id, action.operation, action.value)
+        if problem is not None:
+            return None, problem
+        return action.model_copy(update={"value": value}), None
     return action, None
 
 
@@ -125,19 +142,21 @@ class ActionOutcome:
 
 async def predict_action(
     client: LLMClient, *, context: str, task: str, previous_actions: list[str], allowed_ids: Iterable[str],
-    target_hint: str = "", purpose: str = "action",
+    target_hint: str = "", purpose: str = "action", controls: Mapping[str, Control] | None = None,
 ) -> ActionOutcome:
     """One action on `context`, choosing among `allowed_ids` (in the order given: the enum).
-    `target_hint` ends the prompt's "Pick the element by its id" sentence (e.g. where to look)."""
+    `target_hint` ends the prompt's "Pick the element by its id" sentence (e.g. where to look).
+    With the page's `controls` (``typed_action.page_controls``) the action space is typed."""
     allowed = list(dict.fromkeys(allowed_ids))
+    space = TypedSpace.of(allowed, controls) if controls is not None else None
     prompt = render_prompt(
         "web_action", context=context, task=task, target_hint=target_hint,
         previous_actions="\n".join(previous_actions) if previous_actions else "None",
     )
     outcome = ActionOutcome()
     outcome.action = await ask_until_usable(
-        client, prompt, parse=lambda reply: parse_action(reply, allowed),
-        schema=action_schema(allowed), max_tokens=96, purpose=purpose, tally=outcome,
+        client, prompt, parse=lambda reply: parse_action(reply, allowed, space),
+        schema=action_schema(allowed, space), max_tokens=96, purpose=purpose, tally=outcome,
         instruction=('Answer again with JSON {"element_id": "...", "operation": "CLICK" or "TYPE" or "SELECT", '
                      f'"value": "..."}} where element_id is one of: {", ".join(allowed[:40])}'
                      f'{" ..." if len(allowed) > 40 else ""}.'),
