@@ -33,7 +33,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 
-class _Cap(Exception):
+class _Cap(BaseException):  # not an Exception: AgentLab's retry loops catch those
     pass
 
 
