@@ -121,6 +121,9 @@ async def episode(agent: str, task: str, seed: int, args, proxy_base: str, miniw
         else:
             row["error"] = (f"wall-time cap of {args.episode_timeout:g} s reached" if rc is None
                             else f"webagent exited {rc} without an episode row (see {log})")
+            steps = list(folder.glob("traces/*/steps.jsonl"))  # the steps it took before it was stopped
+            if steps:
+                row["steps"] = sum(1 for x in steps[0].read_text().splitlines() if x.strip())
     else:
         spec = {"task_url": f"{miniwob_url}miniwob/{task}.html", "miniwob_url": miniwob_url, "task": task, "seed": seed,
                 "start_js": START_EPISODE, "status_js": STATUS_JS, "episode_max_s": 3600, "base_url": base_url,
