@@ -58,9 +58,10 @@ demo-ask: setup model
 test: setup test-model
 	$(PY) -m pytest -q --durations=10
 
-# Every benchmark runs even when one misses its target; the target fails if any did.
+# Every benchmark runs even when one misses its target; the target fails if any did. Each prints
+# its targets as "[PASS|FAIL] target | figure | against: rival or floor" (bench/verdict.py).
 BENCHES := bench/llm_concurrency.py bench/snippets.py bench/observation.py bench/agent_gist_reuse.py \
-           bench/agent_miniwob_throughput.py bench/docqa_cost.py
+           bench/agent_miniwob_throughput.py bench/docqa_cost.py bench/replay.py
 
 bench: setup
 	@failed=""; for b in $(BENCHES); do echo "== $$b"; $(PY) $$b || failed="$$failed $$b"; done; \

@@ -14,6 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from verdict import Targets  # bench/, next to this file
 from webagent.agent import AgentOptions, run_agent
 from webagent.agent.trace import TraceWriter
 from webagent.browser import BrowserSession
@@ -32,12 +33,14 @@ def page() -> str:
 
 
 def policy(messages, params, purpose):
-    prompt = messages[0]["content"]
+    prompt = str(messages[-1]["content"])  # the step's own prompt (worked examples may come first)
     if purpose == "gist":
         return "gist: " + " ".join(prompt.split("Snippet:", 1)[-1].split()[:12])
     if purpose == "lookup":
         return {"pages": [0], "reason": "the button"}
-    button = re.search(r"<button id=(\d+)", prompt).group(1)
+    # the button in either page rendering: one line per control, or the simplified HTML
+    button = (re.search(r"^\[([A-Za-z0-9_-]+)\][^\n]*Add one", prompt, re.MULTILINE)
+              or re.search(r"<button id=([A-Za-z0-9_-]+)", prompt)).group(1)
     return {"operation": "CLICK", "element_id": button, "value": ""}
 
 
@@ -60,9 +63,13 @@ async def main() -> int:
     print(f"snippets per step: {[s['snippets'] for s in steps]}")
     print(f"gist calls per step: {calls} (reused: {[s['gists_reused'] for s in steps]})")
     worst = max(calls[1:])
-    print(f"later steps: at most {worst} gist calls (target ≤ {TARGET}); "
-          f"step 1 made {calls[0]} = {calls[0] / max(worst, 1):.0f}× the worst later step")
-    return 0 if worst <= TARGET and calls[0] == steps[0]["snippets"] else 1
+    targets = Targets("agent_gist_reuse")
+    targets.check(f"gist calls per later step <= {TARGET}", f"at most {worst} ({calls[1:]})",
+                  f"no reuse: every snippet gisted again, {steps[1]['snippets']} calls per step "
+                  f"(step 1 made {calls[0]})", worst <= TARGET)
+    targets.check("step 1 gists every snippet once", f"{calls[0]} calls",
+                  f"floor: its {steps[0]['snippets']} snippets", calls[0] == steps[0]["snippets"])
+    return targets.report()
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from verdict import Targets  # bench/, next to this file
 from webagent.agent import AgentOptions
 from webagent.miniwob.runner import MiniWoBConfig, run_miniwob, shared_browser
 from webagent.miniwob.scripted import SCRIPTED_TASKS, scripted_reply
@@ -54,8 +55,12 @@ async def main() -> int:
     print(f"concurrency 1: {one:.1f} episodes/min ({ok1}/{n1} succeeded; first episode done after {first1:.2f} s)")
     print(f"concurrency 4: {four:.1f} episodes/min ({ok4}/{n4} succeeded; first episode done after {first4:.2f} s)")
     ratio = four / one
-    print(f"speed-up at 4: {ratio:.2f}× (target ≥ {TARGET}×)")
-    return 0 if ratio >= TARGET and ok1 == n1 and ok4 == n4 else 1
+    targets = Targets("agent_miniwob_throughput")
+    targets.check(f"episodes per minute at concurrency 4 >= {TARGET}x concurrency 1", f"{ratio:.2f}x ({four:.1f}/min)",
+                  f"concurrency 1: {one:.1f} episodes/min, same tasks and seeds", ratio >= TARGET)
+    targets.check("every episode succeeds with the scripted model (the harness check)",
+                  f"{ok1}/{n1} at 1, {ok4}/{n4} at 4", "floor: 100%", ok1 == n1 and ok4 == n4)
+    return targets.report()
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from page_generator import SEED, generate_page  # noqa: E402  (bench/, next to this file)
 from snippets_rival import rival_split  # noqa: E402
+from verdict import Targets  # noqa: E402
 
 from webagent.html import split_snippets  # noqa: E402  (the code under test)
 
@@ -135,7 +136,7 @@ def main() -> int:
               f"{'mem/in':>7}{'snippets':>9}{'words min/med/max':>20}")
     print(header)
     print("-" * len(header))
-    checks: list[tuple[str, bool, str]] = []
+    targets = Targets("snippets")
     with tempfile.TemporaryDirectory() as tmp:
         for target in sizes:
             html = generate_page(target)
@@ -155,24 +156,21 @@ def main() -> int:
                           f"{secs[impl]:>8.3f}{mem[impl] / 1e6:>8.1f}{mem[impl] / size:>6.1f}x"
                           f"{len(out[impl]):>9}{spread:>20}")
                 cell = f"{label} depth={depth}"
+                rival = f"BeautifulSoup(lxml) split, {secs['rival']:.3f} s, {mem['rival'] / 1e6:.1f} MB"
                 same = out["ours"] == out["rival"]
-                checks.append((f"{cell}: same snippets (ids and text) as the rival", same,
-                               f"{len(out['ours'])} identical" if same
-                               else _first_difference(out["ours"], out["rival"])))
+                targets.check(f"{cell}: same snippets (ids and text) as the rival",
+                              f"{len(out['ours'])} identical" if same else _first_difference(out["ours"], out["rival"]),
+                              f"{len(out['rival'])} rival snippets", same)
                 speedup = secs["rival"] / secs["ours"]
-                checks.append((f"{cell}: ours >= {MIN_SPEEDUP:g}x faster than the rival",
-                               speedup >= MIN_SPEEDUP, f"{speedup:.1f}x"))
+                targets.check(f"{cell}: ours >= {MIN_SPEEDUP:g}x faster than the rival",
+                              f"{speedup:.1f}x ({secs['ours']:.3f} s)", rival, speedup >= MIN_SPEEDUP)
                 mem_ratio = mem["ours"] / max(1, mem["rival"])
-                checks.append((f"{cell}: our peak memory <= {MAX_MEM_VS_RIVAL:g}x the rival's",
-                               mem_ratio <= MAX_MEM_VS_RIVAL, f"{mem_ratio:.2f}x"))
-                checks.append((f"{cell}: our peak memory <= {MAX_MEM_VS_INPUT:g}x the input",
-                               mem["ours"] <= MAX_MEM_VS_INPUT * size, f"{mem['ours'] / size:.1f}x"))
-    print("\ntargets")
-    for name, ok, figure in checks:
-        print(f"  [{'PASS' if ok else 'FAIL'}] {name}: {figure}")
-    failed = sum(not ok for _, ok, _ in checks)
-    print(f"\n{'FAIL' if failed else 'PASS'}: {failed} of {len(checks)} targets missed")
-    return 1 if failed else 0
+                targets.check(f"{cell}: our peak memory <= {MAX_MEM_VS_RIVAL:g}x the rival's",
+                              f"{mem_ratio:.2f}x ({mem['ours'] / 1e6:.1f} MB)", rival, mem_ratio <= MAX_MEM_VS_RIVAL)
+                targets.check(f"{cell}: our peak memory <= {MAX_MEM_VS_INPUT:g}x the input",
+                              f"{mem['ours'] / size:.1f}x", f"floor: the input, {size / 1e6:.2f} MB",
+                              mem["ours"] <= MAX_MEM_VS_INPUT * size)
+    return targets.report()
 
 
 if __name__ == "__main__":

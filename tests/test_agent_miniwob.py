@@ -205,3 +205,10 @@ async def test_one_workers_exception_cancels_the_others_before_the_browser_close
     assert [r["seed"] for r in read_rows(tmp_path).values()] == [0]
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["overall"]["episodes"] == 1 and "| click-button | 0 |" in (tmp_path / "report.md").read_text()
+
+
+def test_the_scripted_model_clicks_the_button_named_in_the_task_not_the_first():
+    from webagent.miniwob.scripted import plan
+
+    page = '[38] button "yes"\ncommodo nisl egestas\n[44] button "previous"\n'
+    assert plan('Click on the "previous" button.', page, "") == {"operation": "CLICK", "element_id": "44"}

@@ -29,7 +29,8 @@ def _parts(messages: list[dict]) -> tuple[str, str, str]:
 
 def _id(context: str, kind: str, name: str = "") -> str | None:
     """The id of the first control line ``[N] <kind> "<name>`` (regexes) in the agent view."""
-    m = re.search(rf'^\[([A-Za-z0-9_-]+)\] (?:{kind})(?: "{name})?', context, re.MULTILINE)
+    named = f' "{name}' if name else ""  # a name, when given, must match: not the first control of the kind
+    m = re.search(rf'^\[([A-Za-z0-9_-]+)\] (?:{kind}){named}', context, re.MULTILINE)
     return m.group(1) if m else None
 
 
