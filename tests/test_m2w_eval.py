@@ -326,7 +326,7 @@ async def test_report_counts_tasks_a_limited_run_left_incomplete(tasks, tmp_path
     assert summarise(partial, manifest)["test_website"]["raw"]["incomplete_tasks"] == 1
 
 
-# ---------------------------------------------------------------- trustworthy numbers (issue 6)
+# ---------------------------------------------------------------- trustworthy numbers
 
 
 def _rewrite_rows(path, keep):

@@ -1,4 +1,4 @@
-"""No secret at rest (issue 13 item 3): a password given in the task and typed into a
+"""No secret at rest: a password given in the task and typed into a
 password field is found in no file the run leaves behind.
 
 `webagent run` as a user runs it (a subprocess), with the reply cache on (the default) and

@@ -1,4 +1,4 @@
-"""Set-up compiles nothing (issue 13 item 1): the venv `make setup` builds holds neither
+"""Set-up compiles nothing: the venv `make setup` builds holds neither
 llama-cpp-python (compiled from source on a fresh machine) nor llm, and nothing the
 product installs asks for them; the model comes from the registry, not from a dependency."""
 

@@ -214,7 +214,7 @@ from webagent.miniwob.cli import miniwob_command  # noqa: E402
 main.add_command(run_command)
 main.add_command(miniwob_command)
 
-from webagent.replay.cli import register as register_replay  # noqa: E402 - replay and workflows (issue 16)
+from webagent.replay.cli import register as register_replay  # noqa: E402 - replay and workflows
 
 register_replay(main)
 

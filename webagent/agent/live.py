@@ -21,7 +21,7 @@ def uncached(client):
     """The live agent's view of ``client``: nothing it asks or is told goes through the
     persistent reply cache. Its prompts carry the task, which may carry a password, and a
     reply (a TYPE value, a look-up's reason, a gist of a page that shows it) may repeat it
-    before the loop knows it is one, so no live reply is kept at rest (issue 13). A re-run
+    before the loop knows it is one, so no live reply is kept at rest. A re-run
     calls the model again; within a run, gists are still reused (``GistReuse``)."""
     if client is None:
         return None

@@ -19,7 +19,7 @@ def _progress(message: str) -> None:
 
 def _episode_concurrency(func):
     """model_options' --concurrency means model calls in flight; here --concurrency is the
-    number of episodes in parallel (issue 7), and the calls in flight are --model-concurrency."""
+    number of episodes in parallel, and the calls in flight are --model-concurrency."""
     func = model_options(func)
     func.__click_params__ = [p for p in func.__click_params__ if p.name != "concurrency"]
     func = click.option("--model-concurrency", type=click.IntRange(min=1), default=8, show_default=True,

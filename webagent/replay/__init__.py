@@ -1,4 +1,4 @@
-"""Procedural memory (issue 16): a finished run replayed without the model, repairing
+"""Procedural memory: a finished run replayed without the model, repairing
 only the steps whose page or element changed.
 
 Modules: ``fingerprint`` (what an element is, across browser sessions), ``match`` (find

@@ -395,7 +395,7 @@ async def model_decision(client, obs, task: str, history: list[str], options: Ag
                   context_tokens=options.context_tokens, act_on=options.act_on, reuse=None, url=obs.url,
                   title=obs.title)
     try:
-        if "controls" in inspect.signature(decide).parameters:  # the agent view (issue 14)
+        if "controls" in inspect.signature(decide).parameters:  # the agent view
             from webagent.web.agent_view import view_snippets
 
             snippets, view = view_snippets(obs.cleaned_html, depth=options.depth, budget_words=options.budget_words)
