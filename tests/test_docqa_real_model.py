@@ -11,17 +11,15 @@ import pytest
 ROOT = Path(__file__).parent.parent
 FIX = ROOT / "tests" / "fixtures" / "docqa"
 
-pytestmark = [pytest.mark.real_llm, pytest.mark.skipif(
-    __import__("importlib").util.find_spec("xllamacpp") is None,
-    reason="xllamacpp is not installed (run `make setup`)")]
+pytestmark = pytest.mark.real_llm
 
 
-def test_qa_eval_with_the_embedded_model(tmp_path):
+def test_qa_eval_with_the_embedded_model(tmp_path, embedded_env):
     out = tmp_path / "q"
     args = [sys.executable, "-m", "webagent.cli", "qa-eval", "--dataset", "narrativeqa", "--data",
             str(FIX / "narrativeqa"), "--method", "gistmem,bm25@1,memwalker", "--limit", "1", "--out", str(out),
             "--no-rater", "--min-words", "40", "--max-words", "80"]
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=1800, env={**os.environ}, cwd=ROOT)
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600, env=embedded_env, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert {r["method"] for r in rows} == {"gistmem", "bm25@1", "memwalker"}

@@ -329,24 +329,14 @@ async def test_the_real_overflow_body_reaches_is_context_overflow_through_the_cl
 
 
 @pytest.mark.real_llm
-async def test_the_embedded_server_overflow_is_recognised():
-    """The embedded llama.cpp server with a tiny context answers an overlong prompt with its own
+async def test_the_embedded_server_overflow_is_recognised(embedded_server):
+    """The embedded llama.cpp server answers a prompt longer than its context with its own
     wording (exceed_context_size_error); the client's error is recognised as an overflow."""
-    import importlib.util
-
-    from webagent.errors import UserError
     from webagent.llm.client import is_context_overflow
-    from webagent.llm.local import LocalServer, find_default_gguf
 
-    if importlib.util.find_spec("xllamacpp") is None:
-        pytest.skip("xllamacpp is not installed (run `make setup`)")
-    try:
-        gguf = find_default_gguf()
-    except UserError as exc:
-        pytest.skip(str(exc))
-    with LocalServer(gguf, n_ctx=128, slots=1) as server:
-        client = LLMClient(OpenAIBackend(server.base_url, server.model, None), backoff_s=0.0, max_retries=0)
-        with pytest.raises(ModelCallError) as err:
-            await client.complete("word " * 600, purpose="answer", max_tokens=8)
-        await client.close()
+    client = LLMClient(OpenAIBackend(embedded_server.base_url, embedded_server.model, None), backoff_s=0.0,
+                       max_retries=0)
+    with pytest.raises(ModelCallError) as err:
+        await client.complete("word " * (embedded_server.n_ctx + 500), purpose="answer", max_tokens=8)
+    await client.close()
     assert is_context_overflow(str(err.value)), str(err.value)
