@@ -200,13 +200,15 @@ async def test_the_note_reaches_the_history_and_steps_jsonl(browser, site, tmp_p
     from webagent.agent.trace import TraceWriter
     from webagent.llm.testing import FunctionBackend, fake_client
 
+    from agent_support import prompt_of
+
     seen: list[str] = []
 
     def policy(messages, params, purpose):
-        prompt = str(messages[0]["content"])
+        prompt = prompt_of(messages)  # the step's own message (after the system message and examples)
         seen.append(prompt)
         if "Delete everything?" not in prompt:
-            return {"operation": "CLICK", "element_id": confirm, "value": ""}
+            return {"operation": "CLICK", "element_id": confirm}
         return {"operation": "DONE", "element_id": "", "value": ""}
 
     obs = await open_page(browser, site + "dialogs.html")
