@@ -268,20 +268,21 @@ async def main(args) -> int:
     proxy_base = await proxy.start()
     miniwob_url, stop = serve_directory(miniwob_html_dir())
     print(f"model {args.model} at {args.server}, counted through {proxy_base}; MiniWoB pages at {miniwob_url}", flush=True)
+    todo = [(agent, task, seed) for agent in args.agents for task in args.tasks for seed in args.seeds
+            if (agent, task, seed, args.model, args.max_steps) not in load_rows(episodes_path) or args.rerun]
+    gate = asyncio.Semaphore(args.parallel)
+
+    async def one(agent: str, task: str, seed: int) -> None:
+        async with gate:
+            row = await episode(agent, task, seed, args, proxy_base, miniwob_url, out)
+        with episodes_path.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(f"{agent:12s} {task:14s} seed {seed}: success={row['success']} raw={row['raw_reward']:g} "
+              f"steps={row.get('steps')} calls={row['calls']} prompt_tokens={row['prompt_tokens']} "
+              f"wall={row['wall_s']}s{' error: ' + str(row['error'])[:160] if row.get('error') else ''}", flush=True)
+
     try:
-        for agent in args.agents:
-            for task in args.tasks:
-                for seed in args.seeds:
-                    key = (agent, task, seed, args.model, args.max_steps)
-                    if key in load_rows(episodes_path) and not args.rerun:
-                        continue
-                    row = await episode(agent, task, seed, args, proxy_base, miniwob_url, out)
-                    with episodes_path.open("a") as f:
-                        f.write(json.dumps(row) + "\n")
-                    print(f"{agent:12s} {task:14s} seed {seed}: success={row['success']} raw={row['raw_reward']:g} "
-                          f"steps={row.get('steps')} calls={row['calls']} prompt_tokens={row['prompt_tokens']} "
-                          f"wall={row['wall_s']}s{' error: ' + str(row['error'])[:160] if row.get('error') else ''}",
-                          flush=True)
+        await asyncio.gather(*(one(*job) for job in todo))
     finally:
         stop()
         await proxy.stop()
@@ -299,6 +300,8 @@ if __name__ == "__main__":
     parser.add_argument("--episode-timeout", type=float, default=480, help="wall-time cap per episode, seconds")
     parser.add_argument("--browser-use-flash", action=argparse.BooleanOptionalAction, default=True,
                         help="browser-use's flash_mode (its short prompt for fast models; default on)")
+    parser.add_argument("--parallel", type=int, default=1,
+                        help="episodes at once (the server is shared: each runs slower, and the wall-time cap binds sooner)")
     parser.add_argument("--out", default=str(HERE / "runs"))
     parser.add_argument("--rerun", action="store_true", help="run episodes again even when recorded")
     parser.add_argument("--report-only", action="store_true")
