@@ -54,8 +54,8 @@ def test_each_allowed_id_takes_the_operation_of_its_kind_and_unclassified_ids_st
     assert set(branches) == {("CLICK", ("9", "10", "11")), ("TYPE", ("5",)), ("SELECT", ("6",))}
     assert branches["SELECT", ("6",)]["properties"]["value"]["enum"] == ["Economy", "Business / First"]
     assert branches["TYPE", ("5",)]["properties"]["value"]["minLength"] == 1
-    # the operation first (as the live agent's schema): a grammar then offers only the ids it fits
-    assert all(list(b["properties"]) == ["operation", "element_id", "value"] for b in branches.values())
+    # the plain reply's fields and order: the id first, its kind then fixes the operation
+    assert all(list(b["properties"]) == ["element_id", "operation", "value"] for b in branches.values())
 
 
 def test_an_operation_that_does_not_fit_the_element_is_refused(space):

@@ -20,12 +20,14 @@ Decisions that keep Mind2Web's scoring what it is:
   the plain space does): Mind2Web's op F1 judges it, as upstream does ("CLICK foo" vs
   gold "CLICK" scores 0.67, so the step fails). The typed space constrains which
   operation goes with which element, not what the model says alongside a click.
-* The operation comes first in each branch (``operation``, ``element_id``, ``value``), as
-  in the live agent's schema: with constrained decoding the model chooses the operation,
-  then an id among those it fits. With the id first, a greedy model picks the same id as
-  in the plain space (the same ids are open at that point) and the kind only fixes the
-  operation afterwards: measured on the fixtures, element accuracy did not move. The
-  fields and the prompt are the plain ones.
+* The reply keeps the plain space's fields, order (``element_id``, ``operation``,
+  ``value``) and prompt: with constrained decoding the id is chosen first, among the same
+  ids as in the plain space, and its kind then fixes the operation (and a select's
+  options the value). So a greedy model picks the element it would pick anyway and only
+  its operation can change. The live agent's order (operation first) was measured too
+  (Qwen2.5-Coder-0.5B on the fixtures' test_website and one test_task task): choosing
+  the operation before seeing the ids, the model lost the one element it had right (and
+  took SELECT on every step of the task with a select), so the id stays first.
 * A SELECT value that names an option ignoring case and spacing becomes that option's
   exact text (what Mind2Web's gold value is).
 """
@@ -72,9 +74,9 @@ class TypedSpace:
 
         def branch(op: str, element: dict, value: dict) -> dict:
             return {"type": "object",
-                    "properties": {"operation": {"type": "string", "enum": [op]}, "element_id": element,
+                    "properties": {"element_id": element, "operation": {"type": "string", "enum": [op]},
                                    "value": value},
-                    "required": ["operation", "element_id", "value"]}
+                    "required": ["element_id", "operation", "value"]}
 
         branches = []
         if ids := self.ids("CLICK"):
