@@ -223,6 +223,10 @@ def report(all_rows: dict, args) -> int:
         if r["model"] == args.model and r["task"] in args.tasks and r["seed"] in args.seeds and r.get("utterance"):
             utter.setdefault((r["task"], r["seed"]), {})[r["agent"]] = r["utterance"]
     mismatch = {k: v for k, v in utter.items() if len(set(v.values())) > 1}
+    versions = sorted({f"{r['agent']}: {r['version']}" for r in all_rows.values() if r.get("version")})
+    lines += ["", "Versions: " + "; ".join(versions) + "." if versions else "",
+              "A model call still in flight when an episode reached its wall-time cap is not counted "
+              "(no reply, no usage); a capped episode is a failure."]
     lines += ["", "Same episodes: " + ("every task/seed gave each agent the same utterance"
                                        if not mismatch else f"MISMATCH {mismatch}")]
     verdicts, failed = [], False
@@ -246,8 +250,10 @@ def report(all_rows: dict, args) -> int:
     if not complete:
         verdicts.append("incomplete: not every agent has every episode yet (targets not final)")
     lines += ["", "Targets:", ""] + [f"- {v}" for v in verdicts]
-    (HERE / "results.md").write_text("\n".join(lines) + "\n")
-    (HERE / "results.json").write_text(json.dumps(
+    results = Path(args.results)
+    results.mkdir(parents=True, exist_ok=True)
+    (results / "results.md").write_text("\n".join(lines) + "\n")
+    (results / "results.json").write_text(json.dumps(
         {"model": args.model, "tasks": args.tasks, "seeds": args.seeds, "max_steps": args.max_steps,
          "episode_timeout_s": args.episode_timeout, "summary": summary, "per_task": per_task,
          "episodes": [all_rows[k] for k in sorted(all_rows) if all_rows[k]["model"] == args.model
@@ -302,7 +308,8 @@ if __name__ == "__main__":
                         help="browser-use's flash_mode (its short prompt for fast models; default on)")
     parser.add_argument("--parallel", type=int, default=1,
                         help="episodes at once (the server is shared: each runs slower, and the wall-time cap binds sooner)")
-    parser.add_argument("--out", default=str(HERE / "runs"))
+    parser.add_argument("--out", default=str(HERE / "runs"), help="episodes, call log, per-episode logs")
+    parser.add_argument("--results", default=str(HERE), help="where results.md and results.json go")
     parser.add_argument("--rerun", action="store_true", help="run episodes again even when recorded")
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args()
