@@ -63,7 +63,8 @@ test: setup test-model
 BENCHES := bench/llm_concurrency.py bench/snippets.py bench/observation.py bench/agent_gist_reuse.py \
            bench/agent_miniwob_throughput.py bench/docqa_cost.py bench/replay.py
 
-bench: setup
+# The observation bench races BrowserGym and browser-use from their own venvs (bench/rivals/setup.sh).
+bench: setup bench-rivals-setup
 	@failed=""; for b in $(BENCHES); do echo "== $$b"; $(PY) $$b || failed="$$failed $$b"; done; \
 	if [ -n "$$failed" ]; then echo "missed targets:$$failed" >&2; exit 1; fi
 
