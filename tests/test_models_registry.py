@@ -142,7 +142,7 @@ def test_the_shipped_registry_is_pinned_and_has_one_default(monkeypatch):
     models = registry.MODELS.values()
     assert sum(m.default for m in models) == 1 and registry.MODELS[registry.default_model()].default
     monkeypatch.delenv("WEBAGENT_EMBEDDED", raising=False)
-    assert registry.default_model() == registry.DEFAULT_MODEL == "qwen2.5-coder-0.5b"  # completes the demo
+    assert registry.default_model() == registry.DEFAULT_MODEL == "qwen2.5-coder-1.5b"  # completes every demo task
     for m in models:
         assert len(m.sha256) == 64 and all(len(w.sha256) == 64 for w in m.wheels), m.name
     assert [len(registry.MODELS[n].wheels) for n in ("smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")] == [1, 6, 22]

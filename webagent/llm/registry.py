@@ -27,10 +27,10 @@ from pathlib import Path
 from webagent.errors import UserError
 
 # The one switch: the model `make demo` and the embedded default use -- the smallest model
-# measured to complete the demo shop's order (SmolLM2-135M does not). $WEBAGENT_EMBEDDED
-# names another one (the test suite uses smollm2-135m, the fastest, where quality is not
-# what a test checks).
-DEFAULT_MODEL = "qwen2.5-coder-0.5b"
+# measured to complete all six demo tasks (Qwen2.5-Coder-0.5B completes two of them, the
+# default one included; SmolLM2-135M none). $WEBAGENT_EMBEDDED names another one (the test
+# suite uses smollm2-135m, the fastest, where quality is not what a test checks).
+DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 
 
 def default_model() -> str:
