@@ -107,3 +107,16 @@ async def test_labels_by_for_and_wrapping_and_clickable_wrappers():
         "a long delegated area with many words that is a container and not one control at all here",
         '[8] link "Inside"', "plain text"]
     assert set(view.controls) == {"4", "5", "8"}
+
+
+async def test_a_lone_button_beside_empty_fields_asks_for_nothing():
+    def view(value: str, extra_button: str = ""):
+        return build_view(
+            '<html backend_node_id="1"><body backend_node_id="2"><div backend_node_id="3">'
+            f'<p backend_node_id="4"><input type="text" backend_node_id="5" input_value="{value}"/></p>'
+            f'<button backend_node_id="6">Submit</button>{extra_button}</div></body></html>')
+
+    assert empty_form_submits(view("").controls) == {"6"}  # a form built of divs, nothing typed yet
+    assert empty_form_submits(view("Jerald").controls) == set()
+    other = '<button backend_node_id="7">Cancel</button>'
+    assert empty_form_submits(view("", other).controls) == set()  # several buttons: not one form's submit

@@ -267,7 +267,9 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
         times["execute_s"] = time.perf_counter() - t0
         ok = executed.ok
         state.acted = True
-        if ok and action.operation in ("TYPE", "SELECT"):
+        # Only a value this action changed counts as set: a no-op SELECT of the option already
+        # shown must leave the select on offer, or the model could never correct it.
+        if ok and action.operation in ("TYPE", "SELECT") and (control is None or control.value != action.value):
             state.set_by_run[(obs.url, action.element_id)] = action.value
         if ok and recorder is not None and action.operation in ("CLICK", "TYPE", "SELECT"):
             recorder.add(obs, action.operation, action.element_id, action.value, secret)

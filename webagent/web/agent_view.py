@@ -61,6 +61,7 @@ class Control:
     options: tuple[str, ...] = ()   # a select's option texts, in order
     value: str = ""                 # a field's text, a select's option, a checkbox's "checked"/"not checked"
     form: str = ""                  # the id of the <form> it belongs to, if any
+    ancestors: tuple[str, ...] = () # ids of its nearest ancestors, parent first (a few levels)
 
     def describe(self) -> str:
         """``[link]  Night Trains``: the short form used in histories and records."""
@@ -220,6 +221,10 @@ class _Builder:
 
     # --- the walk -----------------------------------------------------------------------
     @staticmethod
+    def ancestors_of(el, levels: int = 4) -> tuple[str, ...]:
+        return tuple(a.get(ID_ATTR) or "" for a, _ in zip(el.iterancestors(), range(levels)))
+
+    @staticmethod
     def form_of(el) -> str:
         for ancestor in el.iterancestors("form"):
             return ancestor.get(ID_ATTR) or ""
@@ -238,7 +243,7 @@ class _Builder:
                 parts.append(f"selected={_quote(current)}")
             parts.append("options: " + ", ".join(_quote(o) for o in options if o))
             self.view.controls[owner] = Control(owner, op, kind, name, tuple(o for o in options if o), current,
-                                                self.form_of(el))
+                                                self.form_of(el), self.ancestors_of(el))
             return " ".join(parts)
         if op == "TYPE":
             placeholder = _text(el.get("placeholder"))
@@ -250,7 +255,8 @@ class _Builder:
             parts.append(f"value={_quote(_cut(_text(value), 120))}")
             if "required" in el.attrib:
                 parts.append("required")
-            self.view.controls[owner] = Control(owner, op, kind, name, value=_text(value), form=self.form_of(el))
+            self.view.controls[owner] = Control(owner, op, kind, name, value=_text(value), form=self.form_of(el),
+                                                ancestors=self.ancestors_of(el))
             return " ".join(parts)
         state = ""
         if kind in ("checkbox", "radio") or (el.get("role") or "").lower() in ("checkbox", "radio", "switch"):
@@ -259,7 +265,8 @@ class _Builder:
             parts.append(state)
         if "disabled" in el.attrib:
             parts.append("disabled")
-        self.view.controls[owner] = Control(owner, op, kind, name, value=state, form=self.form_of(el))
+        self.view.controls[owner] = Control(owner, op, kind, name, value=state, form=self.form_of(el),
+                                            ancestors=self.ancestors_of(el))
         return " ".join(parts)
 
     def walk(self, el, owner_above: str) -> None:
@@ -302,15 +309,28 @@ def build_view(cleaned_html: str) -> AgentView:
     return builder.view
 
 
+BUTTONS = ("button", "submit button")
+
+
 def empty_form_submits(controls: dict[str, Control]) -> set[str]:
-    """Submit buttons of forms that have text fields, all of them empty: sending such a form
-    asks for nothing (a search for "", an order without a name)."""
+    """Buttons that would send a form whose text fields are all empty, which asks for nothing
+    (a search for "", an order without a name): the submit buttons of such a <form>, and a
+    button that is the only one in a parent holding text fields (a form built of divs)."""
     filled: dict[str, bool] = {}
     for c in controls.values():
         if c.op == "TYPE" and c.form:
             filled[c.form] = filled.get(c.form, False) or bool(c.value)
-    return {i for i, c in controls.items()
-            if c.kind == "submit button" and c.form in filled and not filled[c.form]}
+    pointless = {i for i, c in controls.items()
+                 if c.kind == "submit button" and c.form in filled and not filled[c.form]}
+    for i, c in controls.items():
+        if c.kind not in BUTTONS or c.form or not c.ancestors or not c.ancestors[0]:
+            continue
+        group = c.ancestors[0]
+        fields = [f for f in controls.values() if f.op == "TYPE" and group in f.ancestors]
+        buttons = [b for b in controls.values() if b.kind in BUTTONS and group in b.ancestors]
+        if fields and len(buttons) == 1 and not any(f.value for f in fields):
+            pointless.add(i)
+    return pointless
 
 
 def line_ids(text: str) -> list[str]:
