@@ -216,12 +216,12 @@ async def replay(trace_or_name: str | Path, params: Mapping[str, str] | None = N
 
     workflow, name = resolve(trace_or_name)
     folder = Path(trace_dir) if trace_dir else default_trace_dir(name or Path(trace_or_name).name, "replay")
-    stop_site, base = None, ""
+    shop = None
     if demo:
-        from webagent.demo_site import SITE_DIR, serve_directory
+        from webagent.demo_site import DemoShop
 
-        base, stop_site = serve_directory(SITE_DIR)
-        url = url or base + "index.html"
+        shop = DemoShop.start()
+        url = url or shop.base + "index.html"
     try:
         runner = Replay(workflow, trace_dir=folder, params=dict(params or {}), url=url,
                         endpoint=_endpoint(endpoint, model, base_url, api_key, gguf), client=llm, no_model=no_model,
@@ -229,13 +229,10 @@ async def replay(trace_or_name: str | Path, params: Mapping[str, str] | None = N
                         cdp_url=cdp_url, options=options, store_name=name, progress=progress)
         done = await runner.run()
     finally:
-        if stop_site is not None:
-            stop_site()
-    placed = None
-    if demo:
-        from webagent.demo_site import DEMO_TASK, demo_task_done
-
-        placed = demo_task_done(done.final_url, base) if runner.task == DEMO_TASK else None
+        if shop is not None:
+            shop.stop()
+    # The shop's own record of the order its task asks for, as for a run (None: not the demo).
+    placed = shop.confirms(runner.task) if shop is not None else None
     return RunResult(status=done.status, answer=done.answer, final_url=done.final_url, steps=done.steps,
                      usage=done.usage, trace_dir=Path(done.trace_dir), error=done.error,
                      failed_steps=done.failed_steps, wall_s=done.wall_s, final_title=done.final_title,
