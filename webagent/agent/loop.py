@@ -1,11 +1,12 @@
 """The live loop: observe → snippets in the agent view → (gists → look-up) → action →
-execute → observe again, until the model answers DONE, ``max_steps`` is reached, or the
-same action on an unchanged page comes three times without progress (``stuck``).
+execute → observe again, until the model answers DONE, the site shows the result
+(``after_step``), ``max_steps`` is reached, or the same action on the same-looking page
+comes a third time in the run (``stuck``; this also catches loops between pages).
 
 * Every action's result says what happened: "ok" (the page changed; a new URL is named),
   "no change" (same URL, same view), or "failed: why" (element gone, hidden, disabled,
   covered, timeout, navigation refused). It goes into the history the next prompt shows;
-  the second identical action without progress adds a warning to the prompt. An unusable
+  the second time the same action meets the same-looking page adds a warning. An unusable
   model reply (after the one re-ask) is a failed step with no action; nothing is defaulted.
 * What the model may answer follows the moment: BACK only when this run has an earlier
   page, DONE only once an action was carried out (``webagent.web.live_action``).
@@ -107,7 +108,7 @@ class _RunState:
     urls: list[str] = field(default_factory=list)  # the pages observed, in order (all on the allowed sites)
     acted: bool = False                  # an action was executed (DONE is offered from then on)
     warning: str = ""
-    set_by_run: dict = field(default_factory=dict)  # (url, id) -> the value this run typed or selected there
+    set_by_run: dict = field(default_factory=dict)  # (url, id) -> what a control showed once this run changed it
     reuse: GistReuse = field(default_factory=GistReuse)
     secrets: set[str] = field(default_factory=set)
     _view: tuple | None = None           # (observation, snippets, view) of the last rendering
@@ -267,10 +268,6 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
         times["execute_s"] = time.perf_counter() - t0
         ok = executed.ok
         state.acted = True
-        # Only a value this action changed counts as set: a no-op SELECT of the option already
-        # shown must leave the select on offer, or the model could never correct it.
-        if ok and action.operation in ("TYPE", "SELECT") and (control is None or control.value != action.value):
-            state.set_by_run[(obs.url, action.element_id)] = action.value
         if ok and recorder is not None and action.operation in ("CLICK", "TYPE", "SELECT"):
             recorder.add(obs, action.operation, action.element_id, action.value, secret)
         if after_step is not None:
@@ -283,11 +280,8 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
                 fatal = f"the page could not be captured after the action: {exc}"
         times["observe_s"] = time.perf_counter() - t0
         changed = bool(finished) or (not fatal and state.signature(state.obs) != signature)
-        if ok and not finished and not fatal and control is not None and control.value in ("checked", "not checked"):
-            _, after = state.view(state.obs)  # the box's state after the click, on the same document
-            now = after.controls.get(action.element_id) if isinstance(after, AgentView) else None
-            if now is not None and state.obs.url == obs.url:
-                state.set_by_run[(obs.url, action.element_id)] = now.value
+        if ok and not finished and not fatal:
+            _remember_setting(state, obs, control)
         if not ok:
             result_text = f"failed: {executed.error}"
         elif changed:
@@ -319,6 +313,18 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
         box = elements.box(obs.raw_html, action.element_id) if action and action.element_id else None
         record = trace.write_step(record, shot, box)
     return record, {"action": action, "ok": ok, "changed": changed, "fatal": fatal, "finished": finished}
+
+
+def _remember_setting(state: _RunState, before, control) -> None:
+    """A field, select or checkbox this action changed holds what this run made of it: it is
+    not offered again while it shows that value. Only a change counts: a no-op (the option
+    already shown) leaves the control on offer, or the model could never correct it."""
+    if control is None or not (control.op != "CLICK" or control.value in ("checked", "not checked")):
+        return
+    _, after = state.view(state.obs)  # the same document, observed after the action
+    now = after.controls.get(control.id) if isinstance(after, AgentView) else None
+    if now is not None and state.obs.url == before.url and now.value != control.value:
+        state.set_by_run[(before.url, control.id)] = now.value
 
 
 def _action_text(action: LiveAction, description: str, secret: bool) -> str:
