@@ -4,25 +4,18 @@ from __future__ import annotations
 
 import re
 
+from webagent.web.live_action import step_message
+
 _TASK = re.compile(r"^Task: (.*)$", re.MULTILINE)
 _URL = re.compile(r"\(URL: (\S+), title:")
 
 
 def prompt_of(messages: list[dict]) -> str:
-    """The step's own prompt: the first user message after the worked examples (a re-ask
-    appends the model's reply and the problem after it)."""
-    users = [m for m in messages if m["role"] == "user"]
-    if len(messages) > 1 and messages[0]["role"] == "system":
-        # system, (user, assistant) * k, step [, assistant, re-ask]
-        step_index = 1 + 2 * _example_count()
-        return str(messages[step_index]["content"]) if len(messages) > step_index else str(users[-1]["content"])
-    return str(users[0]["content"])
-
-
-def _example_count() -> int:
-    from webagent.prompts import load_prompt
-
-    return load_prompt("web_live_examples").count("\n---\n") + 1
+    """The step's own prompt: after the system message and worked examples for the live
+    action, the one user message for a gist or a look-up."""
+    if messages[0]["role"] == "system":
+        return step_message(messages)
+    return str(messages[0]["content"])
 
 
 def context_of(prompt: str) -> str:

@@ -17,9 +17,9 @@ SCRIPTED_TASKS = ("click-button", "enter-text", "login-user", "choose-list", "cl
 
 def _parts(messages: list[dict]) -> tuple[str, str, str]:
     """(page, task, history) of the step's prompt (the user message after the examples)."""
-    from webagent.web.live_action import live_messages
+    from webagent.web.live_action import step_message
 
-    step = str(messages[len(live_messages(context="", task="", history=[], url="", title="")) - 1]["content"])
+    step = step_message(messages)
     pieces = step.split("\'\'\'")
     context = pieces[1] if len(pieces) > 2 else ""
     task = (re.search(r"^Task: (.*)$", step, re.MULTILINE) or [None, ""])[1]

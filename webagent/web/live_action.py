@@ -237,6 +237,12 @@ def live_messages(*, context: str, task: str, history: list[str], url: str, titl
             {"role": "user", "content": step.strip()}]
 
 
+def step_message(messages: list[dict]) -> str:
+    """This step's own prompt in messages ``live_messages`` built (a re-ask appends the
+    model's reply and the problem after it): what a fake model or a harness reads."""
+    return str(messages[1 + len(_example_turns())]["content"])
+
+
 async def predict_live_action(
     client: LLMClient, *, context: str, task: str, history: list[str], choices: Choices,
     url: str = "", title: str = "", warning: str = "", purpose: str = "action",
