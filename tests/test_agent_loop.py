@@ -163,3 +163,54 @@ async def test_a_model_endpoint_that_fails_ends_the_run_with_error(browser, site
     assert (result.status, result.steps) == ("error", 1)
     assert "model endpoint failed" in result.error and steps[0]["action"] is None
     assert len(backend.requests) == 5  # the first try and four retries, then no re-ask
+
+
+def _schema_of(request) -> dict:
+    return request["params"]["response_format"]["json_schema"]["schema"]
+
+
+def _offered(schema: dict, op: str) -> dict[str, list]:
+    """id -> the values the schema allows for ``op`` (None: any value)."""
+    found: dict[str, list] = {}
+    for branch in schema["anyOf"]:
+        props = branch["properties"]
+        if props["operation"]["enum"] == [op]:
+            for i in props["element_id"]["enum"]:
+                found[i] = props.get("value", {}).get("enum")
+    return found
+
+
+async def test_a_clock_ticking_is_no_change_and_a_no_op_is_not_offered_again(browser, site, tmp_path):
+    """A page with a clock that ticks every 50 ms while the model thinks: a button that does
+    nothing and the option a select already shows are "no change", and are not offered again
+    on that page; a button that changes the page is "ok", and then everything is offered."""
+    import time
+
+    def policy(messages, params, purpose):
+        time.sleep(0.3)  # the model thinks; the clock ticks
+        context, n = context_of(prompt_of(messages)), len(backend.requests)
+        if n == 1:
+            return {"operation": "CLICK", "element_id": find_id(context, "button", "Does nothing")}
+        if n == 2:
+            return {"operation": "SELECT", "element_id": find_id(context, "select"), "value": "Red"}
+        return {"operation": "CLICK", "element_id": find_id(context, "button", "Add one")}
+
+    backend = None
+    browser.guard = None
+    assert (await browser.open(site + "clock.html")).ok
+    backend = FunctionBackend(policy)
+    trace = TraceWriter(tmp_path / "trace")
+    result = await run_agent(browser, fake_client(backend), "pick red", options=AgentOptions(max_steps=4),
+                             trace=trace)
+    steps = trace.steps()
+    assert [s["result_text"].split(" (")[0] for s in steps] == ["no change", "no change", "ok", "ok"]
+    assert [s["changed"] for s in steps] == [False, False, True, True]
+    nothing = steps[0]["action"]["element_id"]
+    select = steps[1]["action"]["element_id"]
+    schemas = [_schema_of(r) for r in backend.requests]
+    assert nothing in _offered(schemas[0], "CLICK") and nothing not in _offered(schemas[1], "CLICK")
+    assert _offered(schemas[1], "SELECT")[select] == ["Red", "Green", "Blue"]
+    assert _offered(schemas[2], "SELECT")[select] == ["Green", "Blue"]  # "Red" changed nothing
+    # The page changed ("Add one"): what changed nothing before is offered again.
+    assert nothing in _offered(schemas[3], "CLICK") and _offered(schemas[3], "SELECT")[select] == ["Red", "Green", "Blue"]
+    assert result.status == "max_steps"

@@ -120,3 +120,23 @@ async def test_a_lone_button_beside_empty_fields_asks_for_nothing():
     assert empty_form_submits(view("Jerald").controls) == set()
     other = '<button backend_node_id="7">Cancel</button>'
     assert empty_form_submits(view("", other).controls) == set()  # several buttons: not one form's submit
+
+
+async def test_a_form_is_not_sent_while_a_field_the_task_names_is_empty():
+    # MiniWoB's login-user once cleaned: a label before each field, a lone Login button.
+    def view(username: str, password: str):
+        return build_view(
+            '<html backend_node_id="1"><body backend_node_id="2"><div backend_node_id="3">'
+            '<label backend_node_id="5">Username</label>'
+            f'<input type="text" backend_node_id="7" input_value="{username}"/>'
+            '<label backend_node_id="9">Password</label>'
+            f'<input type="password" backend_node_id="11" input_value="{password}"/>'
+            '<button backend_node_id="12">Login</button></div></body></html>')
+
+    task = 'Enter the username "karrie" and the password "AU" into the text fields and press login.'
+    assert view("karrie", "").controls["11"].name == "Password"
+    assert empty_form_submits(view("karrie", "").controls, task) == {"12"}   # the password is still missing
+    assert empty_form_submits(view("karrie", "••").controls, task) == set()  # both typed
+    assert empty_form_submits(view("karrie", "").controls, "Log in as karrie.") == set()  # a field the task does not name may stay empty
+    # Words inside other words do not name a field ("passwords" is not "Password").
+    assert empty_form_submits(view("karrie", "").controls, "Forget saved passwords for karrie.") == set()

@@ -8,6 +8,11 @@ comes a third time in the run (``stuck``; this also catches loops between pages)
   covered, timeout, navigation refused). It goes into the history the next prompt shows;
   the second time the same action meets the same-looking page adds a warning. An unusable
   model reply (after the one re-ask) is a failed step with no action; nothing is defaulted.
+* Parts of a page that change on their own (a clock, a ticker) do not count as a change:
+  the page is captured once more just before acting, and lines that changed while the
+  model was deciding are left out of the comparison (``_changed``).
+* An action that changed nothing is not offered again while the page looks the same (a
+  click on text, the option a select already shows): a small model would repeat it.
 * What the model may answer follows the moment: BACK only when this run has an earlier
   page, DONE only once an action was carried out (``webagent.web.live_action``).
 * Each step's record keeps the exact prompt and reply of every model call (``calls``).
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from webagent.agent import elements
 from webagent.agent.decide import Decision, decide
@@ -109,6 +114,8 @@ class _RunState:
     acted: bool = False                  # an action was executed (DONE is offered from then on)
     warning: str = ""
     set_by_run: dict = field(default_factory=dict)  # (url, id) -> what a control showed once this run changed it
+    page: str = ""                       # the current page's key: it changes only when an action changes the page
+    no_ops: set = field(default_factory=set)  # (page, operation, id, value) of actions that changed nothing
     reuse: GistReuse = field(default_factory=GistReuse)
     secrets: set[str] = field(default_factory=set)
     _view: tuple | None = None           # (observation, snippets, view) of the last rendering
@@ -124,11 +131,13 @@ class _RunState:
             self._view = (obs, snippets, view)
         return self._view[1], self._view[2]
 
-    def signature(self, obs) -> str:
-        """What the model would see of a page, ids aside (a reload gives new ids): an action
-        that leaves it the same changed nothing."""
+    def lines(self, obs) -> list[str]:
+        """What the model would see of a page, ids aside (a reload gives new ids)."""
         snippets, _ = self.view(obs)
-        return content_hash(obs.url, LINE_ID.sub("[]", "\n".join(s.text for s in snippets)))
+        return LINE_ID.sub("[]", "\n".join(s.text for s in snippets)).splitlines()
+
+    def signature(self, obs) -> str:
+        return content_hash(obs.url, "\n".join(self.lines(obs)))
 
     @property
     def can_back(self) -> bool:
@@ -218,7 +227,9 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
     if isinstance(view, UserError):
         problem, view = f"the page has nothing to act on: {view}", None
     times["view_s"] = time.perf_counter() - t0
-    signature = state.signature(obs)
+    before = state.lines(obs)
+    if not state.page:
+        state.page = state.signature(obs)
     if not state.urls or state.urls[-1] != obs.url:
         state.urls.append(obs.url)
     controls = view.controls if view else {}
@@ -226,11 +237,11 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
     # run made of it (setting it again changes nothing, clicking a checkbox again undoes it;
     # small models repeat their last action), and the submit button of a form whose text
     # fields are all empty.
-    pointless = empty_form_submits(controls)
-    offered = {i: c for i, c in controls.items()
-               if i not in pointless and ((obs.url, i) not in state.set_by_run
-                                          or state.set_by_run[(obs.url, i)] != c.value)}
-    record.update(url=obs.url, title=obs.title, page=signature, snippets=len(snippets),
+    pointless = empty_form_submits(controls, state.task)
+    offered = _without_no_ops(state, {i: c for i, c in controls.items()
+                                      if i not in pointless and ((obs.url, i) not in state.set_by_run
+                                                                 or state.set_by_run[(obs.url, i)] != c.value)})
+    record.update(url=obs.url, title=obs.title, page=state.page, snippets=len(snippets),
                   raw_words=sum(s.words for s in snippets), controls=len(controls),
                   frame_errors=obs.frame_errors, truncated=obs.truncated)
     decision: Decision | None = None
@@ -263,6 +274,10 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
     elif options.dry_run:
         ok, result_text = True, "not executed (dry run)"
     else:
+        try:  # the page as it is now: what changed while the model decided changes on its own
+            during = state.lines(await browser.observe())
+        except CaptureError:
+            during = before
         t0 = time.perf_counter()
         executed = await browser.act(to_browser_action(action), obs)
         times["execute_s"] = time.perf_counter() - t0
@@ -279,9 +294,14 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
             if not finished:
                 fatal = f"the page could not be captured after the action: {exc}"
         times["observe_s"] = time.perf_counter() - t0
-        changed = bool(finished) or (not fatal and state.signature(state.obs) != signature)
+        changed = bool(finished) or (not fatal and (state.obs.url != obs.url
+                                                    or _changed(before, during, state.lines(state.obs))))
         if ok and not finished and not fatal:
             _remember_setting(state, obs, control)
+        if changed:
+            state.page = state.signature(state.obs)
+        elif ok and action.operation in ("CLICK", "SELECT"):
+            state.no_ops.add((state.page, action.operation, action.element_id, action.value))
         if not ok:
             result_text = f"failed: {executed.error}"
         elif changed:
@@ -313,6 +333,32 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
         box = elements.box(obs.raw_html, action.element_id) if action and action.element_id else None
         record = trace.write_step(record, shot, box)
     return record, {"action": action, "ok": ok, "changed": changed, "fatal": fatal, "finished": finished}
+
+
+def _changed(before: list[str], during: list[str], after: list[str]) -> bool:
+    """Whether the action changed the page: ``after`` (just after it) differs from ``during``
+    (just before it) other than in the lines that already differed between ``before`` (the
+    page the model was shown) and ``during`` -- those change on their own."""
+    if len(after) != len(during):
+        return True
+    moving = {i for i, (a, b) in enumerate(zip(before, during)) if a != b} if len(before) == len(during) else set()
+    return any(a != b for i, (a, b) in enumerate(zip(during, after)) if i not in moving)
+
+
+def _without_no_ops(state: _RunState, offered: dict) -> dict:
+    """``offered`` less what already changed nothing on this page: a clicked element, a
+    select's option (the select goes when no option is left)."""
+    kept = {}
+    for i, c in offered.items():
+        if c.op == "CLICK" and (state.page, "CLICK", i, "") in state.no_ops:
+            continue
+        if c.op == "SELECT":
+            options = tuple(o for o in c.options if (state.page, "SELECT", i, o) not in state.no_ops)
+            if not options:
+                continue
+            c = replace(c, options=options) if options != c.options else c
+        kept[i] = c
+    return kept
 
 
 def _remember_setting(state: _RunState, before, control) -> None:

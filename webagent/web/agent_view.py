@@ -312,23 +312,34 @@ def build_view(cleaned_html: str) -> AgentView:
 BUTTONS = ("button", "submit button")
 
 
-def empty_form_submits(controls: dict[str, Control]) -> set[str]:
-    """Buttons that would send a form whose text fields are all empty, which asks for nothing
-    (a search for "", an order without a name): the submit buttons of such a <form>, and a
-    button that is the only one in a parent holding text fields (a form built of divs)."""
-    filled: dict[str, bool] = {}
+def _names_field(task: str, field: Control) -> bool:
+    """The task names this field by its label ("the password \"AU\"" names "Password")."""
+    name = " ".join(field.name.split()).casefold()
+    return bool(name) and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", " ".join(task.split()).casefold()) is not None
+
+
+def empty_form_submits(controls: dict[str, Control], task: str = "") -> set[str]:
+    """Buttons that would send a form before it holds what the task asks for: the submit
+    buttons of a <form>, or the only button in a parent holding text fields (a form built
+    of divs), while every text field of that form is empty (a search for "", an order
+    without a name) or a field the task names by its label is still empty (a login with
+    the username typed and the password not)."""
+    def unready(fields: list[Control]) -> bool:
+        return not any(f.value for f in fields) or any(not f.value and _names_field(task, f) for f in fields)
+
+    forms: dict[str, list[Control]] = {}
     for c in controls.values():
         if c.op == "TYPE" and c.form:
-            filled[c.form] = filled.get(c.form, False) or bool(c.value)
+            forms.setdefault(c.form, []).append(c)
     pointless = {i for i, c in controls.items()
-                 if c.kind == "submit button" and c.form in filled and not filled[c.form]}
+                 if c.kind == "submit button" and c.form in forms and unready(forms[c.form])}
     for i, c in controls.items():
         if c.kind not in BUTTONS or c.form or not c.ancestors or not c.ancestors[0]:
             continue
         group = c.ancestors[0]
         fields = [f for f in controls.values() if f.op == "TYPE" and group in f.ancestors]
         buttons = [b for b in controls.values() if b.kind in BUTTONS and group in b.ancestors]
-        if fields and len(buttons) == 1 and not any(f.value for f in fields):
+        if fields and len(buttons) == 1 and unready(fields):
             pointless.add(i)
     return pointless
 
