@@ -9,7 +9,7 @@ from webagent.llm.structured import extract_json
 from webagent.llm.testing import fake_client
 from webagent.web.action import _action_from_text, action_schema, parse_action
 from webagent.web.agent_view import Control
-from webagent.web.live_action import (MAX_ENUM_IDS, Choices, LiveAction, live_action_schema, parse_live_action,
+from webagent.web.live_action import (MAX_ENUM_IDS, NEXT_QUESTION, Choices, LiveAction, live_action_schema, parse_live_action,
                                       predict_live_action)
 
 SHIPPING = Control("4", "SELECT", "select", "Shipping", ("Standard (5 days)", "Express (1 day)"), "Standard (5 days)")
@@ -120,8 +120,17 @@ async def test_reask_once_then_failure_with_history_and_examples_in_the_prompt()
     assert messages[0]["role"] == "system" and "[id] kind" in messages[0]["content"]
     assert [m["role"] for m in messages[1:-1]] == ["user", "assistant"] * ((len(messages) - 2) // 2)
     step = messages[-1]["content"]
-    assert step.startswith("Task: go\n") and "1. CLICK [3] -> failed: element 3 (button) is disabled" in step
+    assert step.startswith("Previous actions and their results:\n1. CLICK [3] -> failed: element 3 (button) is disabled")
+    assert step.endswith("\nTask: go\n" + NEXT_QUESTION)  # the task last, right before the question
     schema = client.backend.requests[0]["params"]["response_format"]["json_schema"]["schema"]
     assert [b["properties"]["operation"]["enum"][0] for b in schema["anyOf"]] == ["CLICK", "SCROLL"]
     reask = client.backend.requests[1]["messages"]
     assert reask[:len(messages)] == messages and "could not be used" in reask[-1]["content"]
+
+
+def test_typing_a_fields_own_name_into_it_is_refused():
+    # Qwen2.5-Coder-0.5B typed "Password" into the password field of MiniWoB's login-user.
+    action, problem = parse_live_action(_reply('{"operation": "TYPE", "element_id": "7", "value": " name "}'), LATER)
+    assert action is None and "is the name of [7]" in problem
+    action, problem = parse_live_action(_reply('{"operation": "TYPE", "element_id": "7", "value": "Name Smith"}'), LATER)
+    assert problem is None and action.value == "Name Smith"

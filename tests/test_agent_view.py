@@ -140,3 +140,23 @@ async def test_a_form_is_not_sent_while_a_field_the_task_names_is_empty():
     assert empty_form_submits(view("karrie", "").controls, "Log in as karrie.") == set()  # a field the task does not name may stay empty
     # Words inside other words do not name a field ("passwords" is not "Password").
     assert empty_form_submits(view("karrie", "").controls, "Forget saved passwords for karrie.") == set()
+
+
+async def test_a_form_is_not_sent_before_the_option_or_checkbox_the_task_names():
+    def view(selected: str, checked: str):
+        return build_view(
+            '<html backend_node_id="1"><body backend_node_id="2"><div backend_node_id="3">'
+            '<select backend_node_id="4">'
+            f'<option backend_node_id="5" option_selected="{str(selected == "Aurora").lower()}">Aurora</option>'
+            f'<option backend_node_id="6" option_selected="{str(selected == "Bobine").lower()}">Bobine</option></select>'
+            f'<div backend_node_id="7"><label backend_node_id="8"><input type="checkbox" backend_node_id="9" '
+            f'input_checked="{checked}"/>HF2</label></div>'
+            '<button backend_node_id="10">Submit</button></div></body></html>')
+
+    assert empty_form_submits(view("Aurora", "false").controls, "Select Bobine from the list and click Submit.") == {"10"}
+    assert empty_form_submits(view("Bobine", "false").controls, "Select Bobine from the list and click Submit.") == set()
+    assert empty_form_submits(view("Aurora", "false").controls, "Select HF2 and click Submit.") == {"10"}
+    assert empty_form_submits(view("Aurora", "true").controls, "Select HF2 and click Submit.") == set()
+    # A name after a negation is not asked for.
+    assert empty_form_submits(view("Aurora", "false").controls, "Do not select HF2; click Submit.") == set()
+    assert empty_form_submits(view("Aurora", "false").controls, "Click Submit.") == set()

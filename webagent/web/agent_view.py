@@ -135,6 +135,8 @@ class _Builder:
         self.view = AgentView()
         self.by_html_id = {el.get("id"): el for el in root.iter(tag=etree.Element) if el.get("id")}
         self.label_for: dict[int, str] = {}   # control element -> its label's text
+        # lxml makes a new proxy object for an element nobody holds, with a new id(): hold them.
+        self.labelled: list = []
         for label in root.iter("label"):
             target = self.by_html_id.get(label.get("for")) if label.get("for") else None
             if target is None:
@@ -142,6 +144,7 @@ class _Builder:
                 target = inside[0] if len(inside) == 1 else None
             if target is not None:
                 self.label_for[id(target)] = _words(label, skip=lambda n: self.native_kind(n) is not None)
+                self.labelled.append(target)
 
     # --- what an element is -------------------------------------------------------------
     def native_kind(self, el) -> tuple[str, str] | None:
@@ -312,34 +315,56 @@ def build_view(cleaned_html: str) -> AgentView:
 BUTTONS = ("button", "submit button")
 
 
-def _names_field(task: str, field: Control) -> bool:
-    """The task names this field by its label ("the password \"AU\"" names "Password")."""
-    name = " ".join(field.name.split()).casefold()
-    return bool(name) and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", " ".join(task.split()).casefold()) is not None
+# Words right before a name that turn the task against it ("do not check Newsletter").
+_NEGATED = re.compile(r"(?:\bnot|\bno|\bwithout|n't|\buncheck|\bunselect|\bdeselect|\bclear)\W+(?:\w+\W+){0,2}$")
+
+
+def task_names(task: str, text: str) -> bool:
+    """The task names ``text`` as a whole ("the password \"AU\"" names "Password"; words
+    inside other words do not count), and not right after a negation."""
+    text, task = " ".join(text.split()).casefold(), " ".join(task.split()).casefold() + " "
+    return bool(text) and any(not _NEGATED.search(task[:m.start()])
+                              for m in re.finditer(rf"(?<!\w){re.escape(text)}(?!\w)", task))
+
+
+def _unready(group: list[Control], task: str) -> bool:
+    """A form that does not yet hold what the task asks for: every text field empty (a
+    search for "", an order without a name), a field the task names still empty (a login
+    with the password missing), a select not on the option the task names, a checkbox or
+    radio the task names not checked."""
+    fields = [c for c in group if c.op == "TYPE"]
+    if fields and not any(f.value for f in fields):
+        return True
+    for c in group:
+        if c.op == "TYPE" and not c.value and task_names(task, c.name):
+            return True
+        if c.op == "SELECT" and (named := [o for o in c.options if task_names(task, o)]) and c.value not in named:
+            return True
+        if c.value == "not checked" and task_names(task, c.name):
+            return True
+    return False
 
 
 def empty_form_submits(controls: dict[str, Control], task: str = "") -> set[str]:
-    """Buttons that would send a form before it holds what the task asks for: the submit
-    buttons of a <form>, or the only button in a parent holding text fields (a form built
-    of divs), while every text field of that form is empty (a search for "", an order
-    without a name) or a field the task names by its label is still empty (a login with
-    the username typed and the password not)."""
-    def unready(fields: list[Control]) -> bool:
-        return not any(f.value for f in fields) or any(not f.value and _names_field(task, f) for f in fields)
+    """Buttons that would send a form before it holds what the task asks for (``_unready``):
+    the submit buttons of a <form>, or the only button in a parent holding fields, selects
+    or checkboxes (a form built of divs)."""
+    def is_part(c: Control) -> bool:
+        return c.op in ("TYPE", "SELECT") or c.value in ("checked", "not checked")
 
     forms: dict[str, list[Control]] = {}
     for c in controls.values():
-        if c.op == "TYPE" and c.form:
+        if is_part(c) and c.form:
             forms.setdefault(c.form, []).append(c)
     pointless = {i for i, c in controls.items()
-                 if c.kind == "submit button" and c.form in forms and unready(forms[c.form])}
+                 if c.kind == "submit button" and c.form in forms and _unready(forms[c.form], task)}
     for i, c in controls.items():
         if c.kind not in BUTTONS or c.form or not c.ancestors or not c.ancestors[0]:
             continue
         group = c.ancestors[0]
-        fields = [f for f in controls.values() if f.op == "TYPE" and group in f.ancestors]
+        parts = [f for f in controls.values() if is_part(f) and group in f.ancestors]
         buttons = [b for b in controls.values() if b.kind in BUTTONS and group in b.ancestors]
-        if fields and len(buttons) == 1 and unready(fields):
+        if parts and len(buttons) == 1 and _unready(parts, task):
             pointless.add(i)
     return pointless
 

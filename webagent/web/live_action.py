@@ -1,7 +1,8 @@
 """The live agent's next action, in an action space a small model cannot get wrong.
 
 The reply schema ties each operation to the controls it fits (``agent_view.Control.op``):
-CLICK only on clickable ids and without a value, TYPE only on text fields, SELECT only on
+CLICK only on clickable ids and without a value, TYPE only on text fields (never with the
+field's own name as the text: a small model copies the label), SELECT only on
 a select, with ``value`` one of that select's option texts (one schema branch per select
 while there are at most ``MAX_SELECT_BRANCHES``; beyond that the option is checked after
 the reply), SCROLL/BACK/DONE without an id, BACK only when there is an earlier page of
@@ -187,6 +188,10 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
             return action.model_copy(update={"value": "", "press_enter": False}), None
         if not action.value:
             return None, f"{op} needs a value (the text to type, or the option to select)"
+        if op == "TYPE" and control.name and " ".join(action.value.split()).casefold() == " ".join(
+                control.name.split()).casefold():
+            return None, (f"{action.value!r} is the name of [{action.element_id}], not what to type into it; "
+                          "type the value the task gives for it")
         if op == "SELECT":
             option = _option(control, action.value)
             if option is None:
