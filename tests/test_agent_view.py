@@ -160,3 +160,13 @@ async def test_a_form_is_not_sent_before_the_option_or_checkbox_the_task_names()
     # A name after a negation is not asked for.
     assert empty_form_submits(view("Aurora", "false").controls, "Do not select HF2; click Submit.") == set()
     assert empty_form_submits(view("Aurora", "false").controls, "Click Submit.") == set()
+
+
+async def test_a_button_amid_fields_is_not_a_forms_submit_and_names_no_field():
+    # MiniWoB's click-button: fields and buttons in random order in one parent.
+    view = build_view(
+        '<html backend_node_id="1"><body backend_node_id="2"><div backend_node_id="3">'
+        '<input type="text" backend_node_id="4"/><button backend_node_id="5">ok</button>'
+        '<input type="text" backend_node_id="6"/></div></body></html>')
+    assert view.controls["6"].name == ""  # not "ok": the button's words are its own name
+    assert empty_form_submits(view.controls, 'Click on the "ok" button.') == set()

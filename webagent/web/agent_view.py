@@ -147,7 +147,12 @@ class _Builder:
                 self.labelled.append(target)
 
     # --- what an element is -------------------------------------------------------------
-    def native_kind(self, el) -> tuple[str, str] | None:
+    @staticmethod
+    def is_control(el) -> bool:
+        return _Builder.native_kind(el) is not None or (el.get("is_clickable") or "").lower() == "true"
+
+    @staticmethod
+    def native_kind(el) -> tuple[str, str] | None:
         """(op, kind) of a form control or link, from its tag and type alone."""
         tag = _tag(el)
         if tag == "select":
@@ -214,8 +219,8 @@ class _Builder:
         previous = el.getprevious()
         while previous is not None and not isinstance(previous.tag, str):
             previous = previous.getprevious()
-        if previous is not None:
-            text = _text(previous.tail) or _words(previous)
+        if previous is not None:  # a control's own words are its name, not the next field's caption
+            text = _text(previous.tail) or ("" if _Builder.is_control(previous) else _words(previous))
         else:
             parent = el.getparent()
             text = _text(parent.text) if parent is not None else ""
@@ -348,10 +353,11 @@ def _unready(group: list[Control], task: str) -> bool:
 def empty_form_submits(controls: dict[str, Control], task: str = "") -> set[str]:
     """Buttons that would send a form before it holds what the task asks for (``_unready``):
     the submit buttons of a <form>, or the only button in a parent holding fields, selects
-    or checkboxes (a form built of divs)."""
+    or checkboxes before it (a form built of divs; a button amid fields is not a form's)."""
     def is_part(c: Control) -> bool:
         return c.op in ("TYPE", "SELECT") or c.value in ("checked", "not checked")
 
+    order = {i: n for n, i in enumerate(controls)}  # page order
     forms: dict[str, list[Control]] = {}
     for c in controls.values():
         if is_part(c) and c.form:
@@ -364,7 +370,7 @@ def empty_form_submits(controls: dict[str, Control], task: str = "") -> set[str]
         group = c.ancestors[0]
         parts = [f for f in controls.values() if is_part(f) and group in f.ancestors]
         buttons = [b for b in controls.values() if b.kind in BUTTONS and group in b.ancestors]
-        if parts and len(buttons) == 1 and _unready(parts, task):
+        if parts and len(buttons) == 1 and all(order[f.id] < order[i] for f in parts) and _unready(parts, task):
             pointless.add(i)
     return pointless
 
