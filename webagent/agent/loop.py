@@ -274,10 +274,12 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
     elif options.dry_run:
         ok, result_text = True, "not executed (dry run)"
     else:
+        t0 = time.perf_counter()
         try:  # the page as it is now: what changed while the model decided changes on its own
             during = state.lines(await browser.observe())
         except CaptureError:
             during = before
+        recheck_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         executed = await browser.act(to_browser_action(action), obs)
         times["execute_s"] = time.perf_counter() - t0
@@ -293,7 +295,7 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
         except CaptureError as exc:
             if not finished:
                 fatal = f"the page could not be captured after the action: {exc}"
-        times["observe_s"] = time.perf_counter() - t0
+        times["observe_s"] = time.perf_counter() - t0 + recheck_s  # both captures of this step
         changed = bool(finished) or (not fatal and (state.obs.url != obs.url
                                                     or _changed(before, during, state.lines(state.obs))))
         if ok and not finished and not fatal:
