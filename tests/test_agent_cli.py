@@ -46,6 +46,8 @@ def test_unreachable_url_is_one_line(tmp_path):
     proc = _run("--url", "http://127.0.0.1:9/", "x", "--model", "fake:heuristic", "--trace-dir", str(tmp_path / "t"))
     line = _one_error_line(proc)
     assert proc.returncode == 2 and line.startswith("error: cannot open http://127.0.0.1:9/") and "ERR_" in line
+    run = json.loads((tmp_path / "t" / "run.json").read_text())  # the trace says how it ended, too
+    assert run["status"] == "error" and run["error"].startswith("cannot open http://127.0.0.1:9/") and run["steps"] == 0
 
 
 @pytest.mark.browser

@@ -1,6 +1,8 @@
 """One ``webagent run``: start the browser (and the demo site), open the URL, start the
 model, run the loop, and always leave the trace and report behind — also after an error
-or Ctrl-C, which closes the browser."""
+or Ctrl-C, which closes the browser. A run that fails before its first step (a browser or
+guard that cannot start, a URL that does not open, a model that does not load) still
+writes ``run.json`` with status ``error`` and why."""
 
 from __future__ import annotations
 
@@ -92,6 +94,12 @@ class LiveRun:
                     self.demo_done = shop.confirms(self.task)
                     self.demo_orders = shop.describe()
                 return result
+        except Exception as exc:
+            if not (trace.folder / "run.json").is_file():  # it ended before the loop: say so in the trace too
+                message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                trace.write_run({"task": self.task, "status": "error", "error": message, "steps": 0,
+                                 "start_url": url, "trace_dir": str(trace.folder)})
+            raise
         finally:
             if self.recorder is not None and self.recorder.steps:
                 self.recorder.write()  # scrubbed for every secret the run learnt, also after its last record
