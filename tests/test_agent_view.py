@@ -170,3 +170,11 @@ async def test_a_button_amid_fields_is_not_a_forms_submit_and_names_no_field():
         '<input type="text" backend_node_id="6"/></div></body></html>')
     assert view.controls["6"].name == ""  # not "ok": the button's words are its own name
     assert empty_form_submits(view.controls, 'Click on the "ok" button.') == set()
+
+
+async def test_a_read_only_field_is_clicked_not_typed_into():
+    # MiniWoB's book-flight: the departure date is a read-only field that opens a date picker.
+    view = build_view('<html backend_node_id="1"><body backend_node_id="2">Departure Date'
+                      '<input type="text" readonly="" backend_node_id="3" input_value="12/01/2016"/></body></html>')
+    assert view.render().splitlines() == ["Departure Date", '[3] read-only field "Departure Date" value="12/01/2016"']
+    assert view.controls["3"].op == "CLICK"

@@ -161,6 +161,8 @@ class _Builder:
             return "TYPE", "text area"
         if tag == "input":
             kind = (el.get("type") or "").lower()
+            if kind in TEXT_INPUTS and "readonly" in el.attrib:  # typing fails; a click may open a picker
+                return "CLICK", "read-only field"
             if kind in TEXT_INPUTS:
                 return "TYPE", {"": "text field", "text": "text field", "search": "search field",
                                 "password": "password field"}.get(kind, f"{kind} field")
@@ -196,6 +198,7 @@ class _Builder:
         return "CLICK", "clickable " + tag if tag not in ("span", "div", "img", "li", "td") else "clickable"
 
     def name(self, el, op: str) -> str:
+        field = op != "CLICK" or self.native_kind(el) == ("CLICK", "read-only field")  # named like a field
         for key in ("aria_label", "aria-label"):
             if _text(el.get(key)):
                 return _cut(_text(el.get(key)))
@@ -205,9 +208,9 @@ class _Builder:
             text = _words(el)
             if text:
                 return _cut(text)
-        if op != "CLICK" and (before := self.text_before(el)):
+        if field and (before := self.text_before(el)):
             return _cut(before)
-        for key in ("title", "alt", "name") if op != "CLICK" else ("value", "title", "alt", "name"):
+        for key in ("title", "alt", "name") if field else ("value", "title", "alt", "name"):
             if _text(el.get(key)):
                 return _cut(_text(el.get(key)))
         return ""
@@ -271,6 +274,8 @@ class _Builder:
             checked = (el.get("input_checked") or el.get("aria_checked") or "").lower() == "true"
             state = "checked" if checked else "not checked"
             parts.append(state)
+        if kind == "read-only field":
+            parts.append(f"value={_quote(_cut(_text(el.get('input_value')), 120))}")
         if "disabled" in el.attrib:
             parts.append("disabled")
         self.view.controls[owner] = Control(owner, op, kind, name, value=state, form=self.form_of(el),
