@@ -180,6 +180,15 @@ def _offered(schema: dict, op: str) -> dict[str, list]:
     return found
 
 
+async def _clock_run(browser, site, tmp_path, task, policy, max_steps):
+    browser.guard = None
+    assert (await browser.open(site + "clock.html")).ok
+    backend = FunctionBackend(policy)
+    trace = TraceWriter(tmp_path / "trace")
+    result = await run_agent(browser, fake_client(backend), task, options=AgentOptions(max_steps=max_steps), trace=trace)
+    return result, backend, trace.steps()
+
+
 async def test_a_clock_ticking_is_no_change_and_a_no_op_is_not_offered_again(browser, site, tmp_path):
     """A page with a clock that ticks every 50 ms while the model thinks: a button that does
     nothing and the option a select already shows are "no change", and are not offered again
@@ -188,21 +197,16 @@ async def test_a_clock_ticking_is_no_change_and_a_no_op_is_not_offered_again(bro
 
     def policy(messages, params, purpose):
         time.sleep(0.3)  # the model thinks; the clock ticks
-        context, n = context_of(prompt_of(messages)), len(backend.requests)
-        if n == 1:
+        context, n = context_of(prompt_of(messages)), len(calls)
+        calls.append(n)
+        if n == 0:
             return {"operation": "CLICK", "element_id": find_id(context, "button", "Does nothing")}
-        if n == 2:
+        if n == 1:
             return {"operation": "SELECT", "element_id": find_id(context, "select"), "value": "Red"}
         return {"operation": "CLICK", "element_id": find_id(context, "button", "Add one")}
 
-    backend = None
-    browser.guard = None
-    assert (await browser.open(site + "clock.html")).ok
-    backend = FunctionBackend(policy)
-    trace = TraceWriter(tmp_path / "trace")
-    result = await run_agent(browser, fake_client(backend), "pick red", options=AgentOptions(max_steps=4),
-                             trace=trace)
-    steps = trace.steps()
+    calls: list[int] = []
+    result, backend, steps = await _clock_run(browser, site, tmp_path, "Pick Green, then add one.", policy, 4)
     assert [s["result_text"].split(" (")[0] for s in steps] == ["no change", "no change", "ok", "ok"]
     assert [s["changed"] for s in steps] == [False, False, True, True]
     nothing = steps[0]["action"]["element_id"]
@@ -210,7 +214,25 @@ async def test_a_clock_ticking_is_no_change_and_a_no_op_is_not_offered_again(bro
     schemas = [_schema_of(r) for r in backend.requests]
     assert nothing in _offered(schemas[0], "CLICK") and nothing not in _offered(schemas[1], "CLICK")
     assert _offered(schemas[1], "SELECT")[select] == ["Red", "Green", "Blue"]
-    assert _offered(schemas[2], "SELECT")[select] == ["Green", "Blue"]  # "Red" changed nothing
+    # "Red" changed nothing, and the task names Green: the model took the first option it saw.
+    assert _offered(schemas[2], "SELECT")[select] == ["Green", "Blue"]
     # The page changed ("Add one"): what changed nothing before is offered again.
     assert nothing in _offered(schemas[3], "CLICK") and _offered(schemas[3], "SELECT")[select] == ["Red", "Green", "Blue"]
     assert result.status == "max_steps"
+
+
+async def test_a_select_set_to_the_option_it_shows_counts_as_set(browser, site, tmp_path):
+    """The task names none of the options ("red" is not "Red shade"...): choosing the option
+    already shown is what the model wants, so the select is set and not offered again (taking
+    the option away would force a wrong one: a demo order for standard shipping became Express)."""
+    def policy(messages, params, purpose):
+        context = context_of(prompt_of(messages))
+        if not history_of(prompt_of(messages)).strip().startswith("1."):
+            return {"operation": "SELECT", "element_id": find_id(context, "select"), "value": "Red"}
+        return {"operation": "CLICK", "element_id": find_id(context, "button", "Add one")}
+
+    result, backend, steps = await _clock_run(browser, site, tmp_path, "Keep the first colour and add one.", policy, 2)
+    assert steps[0]["result_text"].startswith("no change")
+    select = steps[0]["action"]["element_id"]
+    assert select in _offered(_schema_of(backend.requests[0]), "SELECT")
+    assert select not in _offered(_schema_of(backend.requests[1]), "SELECT")

@@ -12,7 +12,8 @@ comes a third time in the run (``stuck``; this also catches loops between pages)
   the page is captured once more just before acting, and lines that changed while the
   model was deciding are left out of the comparison (``_changed``).
 * An action that changed nothing is not offered again while the page looks the same (a
-  click on text, the option a select already shows): a small model would repeat it.
+  click on text; a select set to the option it already shows counts as set, unless the
+  task names another of its options): a small model would repeat it.
 * What the model may answer follows the moment: BACK only when this run has an earlier
   page, DONE only once an action was carried out (``webagent.web.live_action``).
 * Each step's record keeps the exact prompt and reply of every model call (``calls``).
@@ -37,7 +38,7 @@ from webagent.errors import UserError
 from webagent.llm.cache import content_hash
 from webagent.llm.client import LLMClient
 from webagent.replay.fingerprint import target_of
-from webagent.web.agent_view import LINE_ID, AgentView, empty_form_submits, view_snippets
+from webagent.web.agent_view import LINE_ID, AgentView, empty_form_submits, task_names, view_snippets
 from webagent.web.live_action import LiveAction
 from webagent.web.memory import GistReuse
 
@@ -302,8 +303,8 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
             _remember_setting(state, obs, control)
         if changed:
             state.page = state.signature(state.obs)
-        elif ok and action.operation in ("CLICK", "SELECT"):
-            state.no_ops.add((state.page, action.operation, action.element_id, action.value))
+        elif ok:
+            _remember_no_op(state, obs, control, action)
         if not ok:
             result_text = f"failed: {executed.error}"
         elif changed:
@@ -345,6 +346,20 @@ def _changed(before: list[str], during: list[str], after: list[str]) -> bool:
         return True
     moving = {i for i, (a, b) in enumerate(zip(before, during)) if a != b} if len(before) == len(during) else set()
     return any(a != b for i, (a, b) in enumerate(zip(during, after)) if i not in moving)
+
+
+def _remember_no_op(state: _RunState, before, control, action: LiveAction) -> None:
+    """An action that changed nothing is not offered again on this page. A select's option
+    already shown: the model wants what the select shows, so the select counts as set (it
+    is not offered while it shows that) -- unless the task names another of its options,
+    then only that option goes (the model picked the first one it saw)."""
+    if action.operation == "SELECT" and control is not None:
+        named = [o for o in control.options if task_names(state.task, o)]
+        if not named or action.value in named:
+            state.set_by_run[(before.url, control.id)] = control.value
+            return
+    if action.operation in ("CLICK", "SELECT"):
+        state.no_ops.add((state.page, action.operation, action.element_id, action.value))
 
 
 def _without_no_ops(state: _RunState, offered: dict) -> dict:
