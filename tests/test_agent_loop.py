@@ -191,8 +191,9 @@ async def _clock_run(browser, site, tmp_path, task, policy, max_steps):
 
 async def test_a_clock_ticking_is_no_change_and_a_no_op_is_not_offered_again(browser, site, tmp_path):
     """A page with a clock that ticks every 50 ms while the model thinks: a button that does
-    nothing and the option a select already shows are "no change", and are not offered again
-    on that page; a button that changes the page is "ok", and then everything is offered."""
+    nothing and the option a select already shows are "no change"; the button is not offered
+    again on that page, the select counts as set; a button that changes the page is "ok", and
+    then the button that did nothing is offered again."""
     import time
 
     def policy(messages, params, purpose):
@@ -206,7 +207,7 @@ async def test_a_clock_ticking_is_no_change_and_a_no_op_is_not_offered_again(bro
         return {"operation": "CLICK", "element_id": find_id(context, "button", "Add one")}
 
     calls: list[int] = []
-    result, backend, steps = await _clock_run(browser, site, tmp_path, "Pick Green, then add one.", policy, 4)
+    result, backend, steps = await _clock_run(browser, site, tmp_path, "Choose a colour, then add one.", policy, 4)
     assert [s["result_text"].split(" (")[0] for s in steps] == ["no change", "no change", "ok", "ok"]
     assert [s["changed"] for s in steps] == [False, False, True, True]
     nothing = steps[0]["action"]["element_id"]
@@ -214,25 +215,21 @@ async def test_a_clock_ticking_is_no_change_and_a_no_op_is_not_offered_again(bro
     schemas = [_schema_of(r) for r in backend.requests]
     assert nothing in _offered(schemas[0], "CLICK") and nothing not in _offered(schemas[1], "CLICK")
     assert _offered(schemas[1], "SELECT")[select] == ["Red", "Green", "Blue"]
-    # "Red" changed nothing, and the task names Green: the model took the first option it saw.
-    assert _offered(schemas[2], "SELECT")[select] == ["Green", "Blue"]
-    # The page changed ("Add one"): what changed nothing before is offered again.
-    assert nothing in _offered(schemas[3], "CLICK") and _offered(schemas[3], "SELECT")[select] == ["Red", "Green", "Blue"]
+    assert select not in _offered(schemas[2], "SELECT")  # "Red" again would change nothing: set
+    # The page changed ("Add one"): the click that did nothing is offered again.
+    assert nothing in _offered(schemas[3], "CLICK") and select not in _offered(schemas[3], "SELECT")
     assert result.status == "max_steps"
 
 
-async def test_a_select_set_to_the_option_it_shows_counts_as_set(browser, site, tmp_path):
-    """The task names none of the options ("red" is not "Red shade"...): choosing the option
-    already shown is what the model wants, so the select is set and not offered again (taking
-    the option away would force a wrong one: a demo order for standard shipping became Express)."""
+async def test_a_select_offers_only_the_option_the_task_names(browser, site, tmp_path):
     def policy(messages, params, purpose):
         context = context_of(prompt_of(messages))
         if not history_of(prompt_of(messages)).strip().startswith("1."):
-            return {"operation": "SELECT", "element_id": find_id(context, "select"), "value": "Red"}
+            return {"operation": "SELECT", "element_id": find_id(context, "select"), "value": "Green"}
         return {"operation": "CLICK", "element_id": find_id(context, "button", "Add one")}
 
-    result, backend, steps = await _clock_run(browser, site, tmp_path, "Keep the first colour and add one.", policy, 2)
-    assert steps[0]["result_text"].startswith("no change")
+    result, backend, steps = await _clock_run(browser, site, tmp_path, "Pick green, then add one.", policy, 2)
     select = steps[0]["action"]["element_id"]
-    assert select in _offered(_schema_of(backend.requests[0]), "SELECT")
-    assert select not in _offered(_schema_of(backend.requests[1]), "SELECT")
+    assert _offered(_schema_of(backend.requests[0]), "SELECT")[select] == ["Green"]
+    assert steps[0]["result_text"].startswith("ok")
+    assert select not in _offered(_schema_of(backend.requests[1]), "SELECT")  # it shows what the task names

@@ -178,3 +178,18 @@ async def test_a_read_only_field_is_clicked_not_typed_into():
                       '<input type="text" readonly="" backend_node_id="3" input_value="12/01/2016"/></body></html>')
     assert view.render().splitlines() == ["Departure Date", '[3] read-only field "Departure Date" value="12/01/2016"']
     assert view.controls["3"].op == "CLICK"
+
+
+
+async def test_the_options_a_task_names():
+    from webagent.web.agent_view import Control, named_options
+
+    shipping = Control("4", "SELECT", "select", "Shipping", ("Standard (5 days)", "Express (1 day)", "Pick up in store"))
+    assert named_options('Buy "Python for Gardeners" for Alan Turing and pick it up in the store.', shipping) == [
+        "Pick up in store"]
+    assert named_options('Order "A Short History of Tea" for Grace Hopper with standard shipping.', shipping) == [
+        "Standard (5 days)"]
+    assert named_options("Ship it express, not standard.", shipping) == ["Express (1 day)"]
+    assert named_options("Order a book.", shipping) == []
+    names = Control("5", "SELECT", "select", "", ("Aurora", "Bobine"))
+    assert named_options("Select Bobine from the list and click Submit.", names) == ["Bobine"]

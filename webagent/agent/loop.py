@@ -12,8 +12,8 @@ comes a third time in the run (``stuck``; this also catches loops between pages)
   the page is captured once more just before acting, and lines that changed while the
   model was deciding are left out of the comparison (``_changed``).
 * An action that changed nothing is not offered again while the page looks the same (a
-  click on text; a select set to the option it already shows counts as set, unless the
-  task names another of its options): a small model would repeat it.
+  click on text; a select set to the option it already shows counts as set): a small
+  model would repeat it. A select whose option the task names offers only that option.
 * What the model may answer follows the moment: BACK only when this run has an earlier
   page, DONE only once an action was carried out (``webagent.web.live_action``).
 * Each step's record keeps the exact prompt and reply of every model call (``calls``).
@@ -38,7 +38,7 @@ from webagent.errors import UserError
 from webagent.llm.cache import content_hash
 from webagent.llm.client import LLMClient
 from webagent.replay.fingerprint import target_of
-from webagent.web.agent_view import LINE_ID, AgentView, empty_form_submits, task_names, view_snippets
+from webagent.web.agent_view import LINE_ID, AgentView, empty_form_submits, named_options, view_snippets
 from webagent.web.live_action import LiveAction
 from webagent.web.memory import GistReuse
 
@@ -236,12 +236,10 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
     controls = view.controls if view else {}
     # What cannot help is not offered: a field, select or checkbox that still shows what this
     # run made of it (setting it again changes nothing, clicking a checkbox again undoes it;
-    # small models repeat their last action), and the submit button of a form whose text
-    # fields are all empty.
-    pointless = empty_form_submits(controls, state.task)
-    offered = _without_no_ops(state, {i: c for i, c in controls.items()
-                                      if i not in pointless and ((obs.url, i) not in state.set_by_run
-                                                                 or state.set_by_run[(obs.url, i)] != c.value)})
+    # small models repeat their last action), an option other than the one the task names,
+    # an action that changed nothing on this page, and the submit button of a form that does
+    # not hold what the task asks for yet (``empty_form_submits``).
+    offered = _without_no_ops(state, _offer(state, obs.url, controls))
     record.update(url=obs.url, title=obs.title, page=state.page, snippets=len(snippets),
                   raw_words=sum(s.words for s in snippets), controls=len(controls),
                   frame_errors=obs.frame_errors, truncated=obs.truncated)
@@ -348,34 +346,35 @@ def _changed(before: list[str], during: list[str], after: list[str]) -> bool:
     return any(a != b for i, (a, b) in enumerate(zip(during, after)) if i not in moving)
 
 
+def _offer(state: _RunState, url: str, controls: dict) -> dict:
+    """The controls the model may act on (see the comment at the call)."""
+    pointless = empty_form_submits(controls, state.task)
+    offered = {}
+    for i, c in controls.items():
+        if i in pointless:
+            continue
+        if c.op == "SELECT" and (named := named_options(state.task, c)):
+            # The task names its option: only that is offered, and nothing once it shows it.
+            if c.value not in named:
+                offered[i] = replace(c, options=tuple(named))
+        elif state.set_by_run.get((url, i), object()) != c.value:
+            offered[i] = c
+    return offered
+
+
 def _remember_no_op(state: _RunState, before, control, action: LiveAction) -> None:
-    """An action that changed nothing is not offered again on this page. A select's option
-    already shown: the model wants what the select shows, so the select counts as set (it
-    is not offered while it shows that) -- unless the task names another of its options,
-    then only that option goes (the model picked the first one it saw)."""
+    """An action that changed nothing is not offered again on this page; choosing the option
+    a select already shows counts as setting it (the model wants what it shows; taking the
+    option away instead forced a wrong order where the select was already right)."""
     if action.operation == "SELECT" and control is not None:
-        named = [o for o in control.options if task_names(state.task, o)]
-        if not named or action.value in named:
-            state.set_by_run[(before.url, control.id)] = control.value
-            return
-    if action.operation in ("CLICK", "SELECT"):
-        state.no_ops.add((state.page, action.operation, action.element_id, action.value))
+        state.set_by_run[(before.url, control.id)] = control.value
+    elif action.operation == "CLICK":
+        state.no_ops.add((state.page, "CLICK", action.element_id, ""))
 
 
 def _without_no_ops(state: _RunState, offered: dict) -> dict:
-    """``offered`` less what already changed nothing on this page: a clicked element, a
-    select's option (the select goes when no option is left)."""
-    kept = {}
-    for i, c in offered.items():
-        if c.op == "CLICK" and (state.page, "CLICK", i, "") in state.no_ops:
-            continue
-        if c.op == "SELECT":
-            options = tuple(o for o in c.options if (state.page, "SELECT", i, o) not in state.no_ops)
-            if not options:
-                continue
-            c = replace(c, options=options) if options != c.options else c
-        kept[i] = c
-    return kept
+    """``offered`` less the clicks that already changed nothing on this page."""
+    return {i: c for i, c in offered.items() if (state.page, "CLICK", i, "") not in state.no_ops}
 
 
 def _remember_setting(state: _RunState, before, control) -> None:

@@ -337,6 +337,17 @@ def task_names(task: str, text: str) -> bool:
                               for m in re.finditer(rf"(?<!\w){re.escape(text)}(?!\w)", task))
 
 
+def named_options(task: str, control: Control) -> list[str]:
+    """The options of a select the task names: by their whole text, or by their words
+    outside brackets -- one word as a whole ("Express (1 day)" in "with express shipping"),
+    several all of them ("Pick up in store" in "pick it up in the store")."""
+    def named(option: str) -> bool:
+        core = re.sub(r"\([^)]*\)", " ", option).split()
+        return task_names(task, option) or (bool(core) and all(task_names(task, word) for word in core))
+
+    return [o for o in control.options if named(o)]
+
+
 def _unready(group: list[Control], task: str) -> bool:
     """A form that does not yet hold what the task asks for: every text field empty (a
     search for "", an order without a name), a field the task names still empty (a login
@@ -348,7 +359,7 @@ def _unready(group: list[Control], task: str) -> bool:
     for c in group:
         if c.op == "TYPE" and not c.value and task_names(task, c.name):
             return True
-        if c.op == "SELECT" and (named := [o for o in c.options if task_names(task, o)]) and c.value not in named:
+        if c.op == "SELECT" and (named := named_options(task, c)) and c.value not in named:
             return True
         if c.value == "not checked" and task_names(task, c.name):
             return True
