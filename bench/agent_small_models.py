@@ -5,6 +5,7 @@ five non-flight tasks, prompt tokens and seconds per step; the target is a succe
     .venv/bin/python bench/agent_small_models.py --embedded qwen2.5-coder-0.5b --episodes 3
     .venv/bin/python bench/agent_small_models.py --embedded qwen2.5-coder-1.5b --episodes 2 --target 0.7
     .venv/bin/python bench/agent_small_models.py --from runs/miniwob-0.5b      # summarise a finished folder
+    .venv/bin/python bench/agent_small_models.py --from runs/miniwob-0.5b --seeds 0,1,2   # only these seeds
 
 It runs `webagent miniwob` (resumable: a killed run goes on where it stopped) into
 ``--out``, then reads its ``episodes.jsonl``. Exits 1 when the target is missed. A real
@@ -36,8 +37,10 @@ def run(args) -> Path:
     return out
 
 
-def summarise(folder: Path) -> dict:
+def summarise(folder: Path, seeds: set[int] | None = None) -> dict:
     episodes = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines() if line.strip()]
+    if seeds is not None:  # e.g. seeds 0-2 of a 5-seed run, beside a 3-seed ablation
+        episodes = [e for e in episodes if e.get("seed") in seeds]
     rows = {}
     for task in TASKS:
         mine = [e for e in episodes if e["task"] == task]
@@ -63,9 +66,10 @@ def main() -> int:
     parser.add_argument("--target", type=float, default=0.6)
     parser.add_argument("--out", default="runs/bench-small-models")
     parser.add_argument("--from", dest="source", help="summarise this finished folder instead of running")
+    parser.add_argument("--seeds", help="summarise only these seeds (comma-separated)")
     args = parser.parse_args()
     folder = Path(args.source) if args.source else run(args)
-    summary = summarise(folder)
+    summary = summarise(folder, {int(x) for x in args.seeds.split(",")} if args.seeds else None)
     print(f"| task | episodes | success | prompt tokens / step | s / step |\n|---|---|---|---|---|")
     for task, row in summary["tasks"].items():
         print(f"| {task} | {row['episodes']} | {row['success']:.0%} | {row['prompt_tokens_per_step']:.0f} | "
