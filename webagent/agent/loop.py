@@ -116,7 +116,7 @@ class _RunState:
     warning: str = ""
     set_by_run: dict = field(default_factory=dict)  # (url, id) -> what a control showed once this run changed it
     page: str = ""                       # the current page's key: it changes only when an action changes the page
-    no_ops: set = field(default_factory=set)  # (page, operation, id, value) of actions that changed nothing
+    no_ops: set = field(default_factory=set)  # (page, id) of clicks that changed nothing
     reuse: GistReuse = field(default_factory=GistReuse)
     secrets: set[str] = field(default_factory=set)
     _view: tuple | None = None           # (observation, snippets, view) of the last rendering
@@ -239,7 +239,7 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
     # small models repeat their last action), an option other than the one the task names,
     # an action that changed nothing on this page, and the submit button of a form that does
     # not hold what the task asks for yet (``empty_form_submits``).
-    offered = _without_no_ops(state, _offer(state, obs.url, controls))
+    offered = _offer(state, obs.url, controls)
     record.update(url=obs.url, title=obs.title, page=state.page, snippets=len(snippets),
                   raw_words=sum(s.words for s in snippets), controls=len(controls),
                   frame_errors=obs.frame_errors, truncated=obs.truncated)
@@ -351,7 +351,7 @@ def _offer(state: _RunState, url: str, controls: dict) -> dict:
     pointless = empty_form_submits(controls, state.task)
     offered = {}
     for i, c in controls.items():
-        if i in pointless:
+        if i in pointless or (state.page, i) in state.no_ops:
             continue
         if c.op == "SELECT" and (named := named_options(state.task, c)):
             # The task names its option: only that is offered, and nothing once it shows it.
@@ -369,12 +369,7 @@ def _remember_no_op(state: _RunState, before, control, action: LiveAction) -> No
     if action.operation == "SELECT" and control is not None:
         state.set_by_run[(before.url, control.id)] = control.value
     elif action.operation == "CLICK":
-        state.no_ops.add((state.page, "CLICK", action.element_id, ""))
-
-
-def _without_no_ops(state: _RunState, offered: dict) -> dict:
-    """``offered`` less the clicks that already changed nothing on this page."""
-    return {i: c for i, c in offered.items() if (state.page, "CLICK", i, "") not in state.no_ops}
+        state.no_ops.add((state.page, action.element_id))
 
 
 def _remember_setting(state: _RunState, before, control) -> None:
