@@ -7,7 +7,7 @@ import urllib.request
 
 from webagent.demo_site import DEMO_TASK, DEMO_TASKS, SITE_DIR, DemoShop
 
-ORDER = "confirm.html?item=b6&name=Ada+Lovelace&shipping=express&gift=yes"
+ORDER = "confirm.html?item=b6&name=Ada+Lovelace&shipping=express"
 
 
 def _get(url: str, referer: str | None = None) -> None:
@@ -25,9 +25,11 @@ def test_only_an_order_sent_by_the_form_counts():
         assert shop.describe() == "the shop recorded no order"
         _get(shop.base + ORDER.replace("express", "standard"), referer=shop.base + "order.html?item=b6")
         assert shop.confirms(DEMO_TASK) is False  # the wrong shipping
+        _get(shop.base + ORDER + "&gift=yes", referer=shop.base + "order.html?item=b6")
+        assert shop.confirms(DEMO_TASK) is False  # gift wrap the task did not ask for
+        assert "book b6 for ada lovelace, express, gift-wrapped" in shop.describe()
         _get(shop.base + ORDER, referer=shop.base + "order.html?item=b6")
         assert shop.confirms(DEMO_TASK) is True
-        assert "book b6 for ada lovelace, express" in shop.describe()
         assert shop.confirms("Buy something nice.") is None  # a task the shop does not know
     finally:
         shop.stop()

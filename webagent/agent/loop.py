@@ -353,11 +353,13 @@ def _offer(state: _RunState, url: str, controls: dict) -> dict:
     for i, c in controls.items():
         if i in pointless or (state.page, i) in state.no_ops:
             continue
+        set_here = state.set_by_run.get((url, i), object()) == c.value
         if c.op == "SELECT" and (named := named_options(state.task, c)):
-            # The task names its option: only that is offered, and nothing once it shows it.
-            if c.value not in named:
+            # The task names its option: only that is offered, until this run set it. (Hiding
+            # it while it already showed that option sent a model to the gift-wrap checkbox.)
+            if c.value not in named or not set_here:
                 offered[i] = replace(c, options=tuple(named))
-        elif state.set_by_run.get((url, i), object()) != c.value:
+        elif not set_here:
             offered[i] = c
     return offered
 

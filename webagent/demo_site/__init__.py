@@ -30,26 +30,27 @@ from urllib.parse import parse_qs, urlsplit
 
 SITE_DIR = Path(str(files("webagent.demo_site") / "site"))
 DEMO_TASK = 'Buy the book "Night Trains" for Ada Lovelace with express shipping.'
-# Each task and the order it asks for (book ids from books.js; names compared case-insensitively).
+# Each task and the order it asks for (book ids from books.js; names compared case-insensitively;
+# no task asks for gift wrap, so an order with it is not the one asked for).
 DEMO_TASKS: dict[str, dict[str, str]] = {
-    DEMO_TASK: {"item": "b6", "name": "ada lovelace", "shipping": "express"},
+    DEMO_TASK: {"item": "b6", "name": "ada lovelace", "shipping": "express", "gift": ""},
     'Order "A Short History of Tea" for Grace Hopper with standard shipping.':
-        {"item": "b4", "name": "grace hopper", "shipping": "standard"},
+        {"item": "b4", "name": "grace hopper", "shipping": "standard", "gift": ""},
     'Buy "Python for Gardeners" for Alan Turing and pick it up in the store.':
-        {"item": "b3", "name": "alan turing", "shipping": "pickup"},
+        {"item": "b3", "name": "alan turing", "shipping": "pickup", "gift": ""},
     'Order the book "Gardens of the North" for Mary Shelley with express shipping.':
-        {"item": "b2", "name": "mary shelley", "shipping": "express"},
+        {"item": "b2", "name": "mary shelley", "shipping": "express", "gift": ""},
     'Buy "Tea Gardens of Assam" for Rosalind Franklin with standard shipping.':
-        {"item": "b5", "name": "rosalind franklin", "shipping": "standard"},
+        {"item": "b5", "name": "rosalind franklin", "shipping": "standard", "gift": ""},
     'Order "The Pragmatic Gardener" for Katherine Johnson, to pick up in the store.':
-        {"item": "b1", "name": "katherine johnson", "shipping": "pickup"},
+        {"item": "b1", "name": "katherine johnson", "shipping": "pickup", "gift": ""},
 }
 _DEMO_ORDER = DEMO_TASKS[DEMO_TASK]
 
 
 def _order_of(query: str) -> dict[str, str]:
     fields = parse_qs(query)
-    return {k: " ".join(fields.get(k, [""])[0].split()).lower() for k in ("item", "name", "shipping")}
+    return {k: " ".join(fields.get(k, [""])[0].split()).lower() for k in ("item", "name", "shipping", "gift")}
 
 
 def demo_task_done(url: str, base: str, task: str = DEMO_TASK) -> bool:
@@ -87,7 +88,8 @@ class DemoShop:
         if not self.orders:
             return "the shop recorded no order"
         return "the shop recorded: " + "; ".join(
-            f"book {o['item']} for {o['name'] or '(no name)'}, {o['shipping'] or '(no shipping)'}" for o in self.orders)
+            f"book {o['item']} for {o['name'] or '(no name)'}, {o['shipping'] or '(no shipping)'}"
+            + (", gift-wrapped" if o.get("gift") else "") for o in self.orders)
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
