@@ -116,10 +116,11 @@ async def test_a_lone_button_beside_empty_fields_asks_for_nothing():
             f'<p backend_node_id="4"><input type="text" backend_node_id="5" input_value="{value}"/></p>'
             f'<button backend_node_id="6">Submit</button>{extra_button}</div></body></html>')
 
-    assert empty_form_submits(view("").controls) == {"6"}  # a form built of divs, nothing typed yet
-    assert empty_form_submits(view("Jerald").controls) == set()
+    task = 'Enter "Jerald" into the text field and press Submit.'
+    assert empty_form_submits(view("").controls, task) == {"6"}  # a form built of divs, nothing typed yet
+    assert empty_form_submits(view("Jerald").controls, task) == set()
     other = '<button backend_node_id="7">Cancel</button>'
-    assert empty_form_submits(view("", other).controls) == set()  # several buttons: not one form's submit
+    assert empty_form_submits(view("", other).controls, task) == set()  # several buttons: not one form's submit
 
 
 async def test_a_form_is_not_sent_while_a_field_the_task_names_is_empty():
@@ -193,3 +194,13 @@ async def test_the_options_a_task_names():
     assert named_options("Order a book.", shipping) == []
     names = Control("5", "SELECT", "select", "", ("Aurora", "Bobine"))
     assert named_options("Select Bobine from the list and click Submit.", names) == ["Bobine"]
+
+
+async def test_empty_fields_hold_a_div_form_only_when_the_task_has_text_to_type():
+    # MiniWoB's click-button: unrelated empty fields above the one button the task names.
+    view = build_view(
+        '<html backend_node_id="1"><body backend_node_id="2"><div backend_node_id="3">'
+        '<input type="text" backend_node_id="4"/><input type="text" backend_node_id="5"/>'
+        '<button backend_node_id="6">next</button></div></body></html>')
+    assert empty_form_submits(view.controls, 'Click on the "next" button.') == set()
+    assert empty_form_submits(view.controls, 'Enter "Jerald" into the text field and press next.') == {"6"}

@@ -348,13 +348,16 @@ def named_options(task: str, control: Control) -> list[str]:
     return [o for o in control.options if named(o)]
 
 
-def _unready(group: list[Control], task: str) -> bool:
+_QUOTED = re.compile(r'"([^"]+)"')
+
+
+def _unready(group: list[Control], task: str, all_empty: bool = True) -> bool:
     """A form that does not yet hold what the task asks for: every text field empty (a
-    search for "", an order without a name), a field the task names still empty (a login
-    with the password missing), a select not on the option the task names, a checkbox or
-    radio the task names not checked."""
+    search for "", an order without a name; only when ``all_empty``), a field the task
+    names still empty (a login with the password missing), a select not on the option the
+    task names, a checkbox or radio the task names not checked."""
     fields = [c for c in group if c.op == "TYPE"]
-    if fields and not any(f.value for f in fields):
+    if all_empty and fields and not any(f.value for f in fields):
         return True
     for c in group:
         if c.op == "TYPE" and not c.value and task_names(task, c.name):
@@ -369,9 +372,15 @@ def _unready(group: list[Control], task: str) -> bool:
 def empty_form_submits(controls: dict[str, Control], task: str = "") -> set[str]:
     """Buttons that would send a form before it holds what the task asks for (``_unready``):
     the submit buttons of a <form>, or the only button in a parent holding fields, selects
-    or checkboxes before it (a form built of divs; a button amid fields is not a form's)."""
+    or checkboxes before it (a form built of divs; a button amid fields is not a form's).
+    Empty fields alone hold back such a div-built form only when the task quotes text that
+    no control shows yet (text to type): 'Click on the "next" button' below two unrelated
+    empty fields is a click, not an empty form."""
     def is_part(c: Control) -> bool:
         return c.op in ("TYPE", "SELECT") or c.value in ("checked", "not checked")
+
+    shown = {" ".join(t.split()).casefold() for c in controls.values() for t in (c.name, c.value, *c.options)}
+    to_type = any(" ".join(q.split()).casefold() not in shown for q in _QUOTED.findall(task))
 
     order = {i: n for n, i in enumerate(controls)}  # page order
     forms: dict[str, list[Control]] = {}
@@ -386,7 +395,8 @@ def empty_form_submits(controls: dict[str, Control], task: str = "") -> set[str]
         group = c.ancestors[0]
         parts = [f for f in controls.values() if is_part(f) and group in f.ancestors]
         buttons = [b for b in controls.values() if b.kind in BUTTONS and group in b.ancestors]
-        if parts and len(buttons) == 1 and all(order[f.id] < order[i] for f in parts) and _unready(parts, task):
+        if (parts and len(buttons) == 1 and all(order[f.id] < order[i] for f in parts)
+                and _unready(parts, task, all_empty=to_type)):
             pointless.add(i)
     return pointless
 
