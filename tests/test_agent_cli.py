@@ -79,14 +79,22 @@ def test_ctrl_c_closes_the_browser_and_keeps_the_trace(tmp_path):
     import signal
     import time
 
+    from pathlib import Path
+
+    from webagent.demo_site import serve_directory
+
     trace = tmp_path / "t"
+    # A page where the crude fake model's click (its first id, "Add one") always changes
+    # something: the run goes on for all its steps, so the Ctrl-C lands mid-run (on the demo
+    # it was refused three times and stuck within a second, sometimes before the signal).
+    base, stop = serve_directory(Path(__file__).parent / "fixtures" / "agent_pages")
     # A Ctrl-C reaches a program only if SIGINT is not ignored when it starts. Under a shell
     # that runs the suite in the background (`make test &`), it is ignored, and a child would
     # inherit that; a handler (unlike SIG_IGN) is reset to the default by exec.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "webagent.cli", "run", "--demo", "--model", "fake:heuristic",
-                                 "--max-steps", "15", "--trace-dir", str(trace)],
+        proc = subprocess.Popen([sys.executable, "-m", "webagent.cli", "run", "--url", base + "counter.html", "add one",
+                                 "--model", "fake:heuristic", "--max-steps", "200", "--trace-dir", str(trace)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -100,7 +108,10 @@ def test_ctrl_c_closes_the_browser_and_keeps_the_trace(tmp_path):
         time.sleep(0.1)
     assert a_step_was_written(), "no step was written within 60 s"
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        stop()
     assert proc.returncode == 130, err
     assert "interrupted" in err.splitlines()[-1] and "Traceback" not in err
     assert (trace / "steps.jsonl").read_text().strip() and (trace / "report.html").is_file()
