@@ -109,12 +109,17 @@ async def test_labels_by_for_and_wrapping_and_clickable_wrappers():
     assert set(view.controls) == {"4", "5", "8"}
 
 
+def _in_one_div(controls: str):
+    """The agent view of a page whose controls share one parent (a form built of divs)."""
+    return build_view('<html backend_node_id="1"><body backend_node_id="2"><div backend_node_id="3">'
+                      f'{controls}</div></body></html>')
+
+
 async def test_a_lone_button_beside_empty_fields_asks_for_nothing():
     def view(value: str, extra_button: str = ""):
-        return build_view(
-            '<html backend_node_id="1"><body backend_node_id="2"><div backend_node_id="3">'
+        return _in_one_div(
             f'<p backend_node_id="4"><input type="text" backend_node_id="5" input_value="{value}"/></p>'
-            f'<button backend_node_id="6">Submit</button>{extra_button}</div></body></html>')
+            f'<button backend_node_id="6">Submit</button>{extra_button}')
 
     task = 'Enter "Jerald" into the text field and press Submit.'
     assert empty_form_submits(view("").controls, task) == {"6"}  # a form built of divs, nothing typed yet
@@ -126,13 +131,12 @@ async def test_a_lone_button_beside_empty_fields_asks_for_nothing():
 async def test_a_form_is_not_sent_while_a_field_the_task_names_is_empty():
     # MiniWoB's login-user once cleaned: a label before each field, a lone Login button.
     def view(username: str, password: str):
-        return build_view(
-            '<html backend_node_id="1"><body backend_node_id="2"><div backend_node_id="3">'
+        return _in_one_div(
             '<label backend_node_id="5">Username</label>'
             f'<input type="text" backend_node_id="7" input_value="{username}"/>'
             '<label backend_node_id="9">Password</label>'
             f'<input type="password" backend_node_id="11" input_value="{password}"/>'
-            '<button backend_node_id="12">Login</button></div></body></html>')
+            '<button backend_node_id="12">Login</button>')
 
     task = 'Enter the username "karrie" and the password "AU" into the text fields and press login.'
     assert view("karrie", "").controls["11"].name == "Password"
@@ -145,14 +149,13 @@ async def test_a_form_is_not_sent_while_a_field_the_task_names_is_empty():
 
 async def test_a_form_is_not_sent_before_the_option_or_checkbox_the_task_names():
     def view(selected: str, checked: str):
-        return build_view(
-            '<html backend_node_id="1"><body backend_node_id="2"><div backend_node_id="3">'
+        return _in_one_div(
             '<select backend_node_id="4">'
             f'<option backend_node_id="5" option_selected="{str(selected == "Aurora").lower()}">Aurora</option>'
             f'<option backend_node_id="6" option_selected="{str(selected == "Bobine").lower()}">Bobine</option></select>'
             f'<div backend_node_id="7"><label backend_node_id="8"><input type="checkbox" backend_node_id="9" '
             f'input_checked="{checked}"/>HF2</label></div>'
-            '<button backend_node_id="10">Submit</button></div></body></html>')
+            '<button backend_node_id="10">Submit</button>')
 
     assert empty_form_submits(view("Aurora", "false").controls, "Select Bobine from the list and click Submit.") == {"10"}
     assert empty_form_submits(view("Bobine", "false").controls, "Select Bobine from the list and click Submit.") == set()
@@ -165,10 +168,9 @@ async def test_a_form_is_not_sent_before_the_option_or_checkbox_the_task_names()
 
 async def test_a_button_amid_fields_is_not_a_forms_submit_and_names_no_field():
     # MiniWoB's click-button: fields and buttons in random order in one parent.
-    view = build_view(
-        '<html backend_node_id="1"><body backend_node_id="2"><div backend_node_id="3">'
+    view = _in_one_div(
         '<input type="text" backend_node_id="4"/><button backend_node_id="5">ok</button>'
-        '<input type="text" backend_node_id="6"/></div></body></html>')
+        '<input type="text" backend_node_id="6"/>')
     assert view.controls["6"].name == ""  # not "ok": the button's words are its own name
     assert empty_form_submits(view.controls, 'Click on the "ok" button.') == set()
 
@@ -198,9 +200,8 @@ async def test_the_options_a_task_names():
 
 async def test_empty_fields_hold_a_div_form_only_when_the_task_has_text_to_type():
     # MiniWoB's click-button: unrelated empty fields above the one button the task names.
-    view = build_view(
-        '<html backend_node_id="1"><body backend_node_id="2"><div backend_node_id="3">'
+    view = _in_one_div(
         '<input type="text" backend_node_id="4"/><input type="text" backend_node_id="5"/>'
-        '<button backend_node_id="6">next</button></div></body></html>')
+        '<button backend_node_id="6">next</button>')
     assert empty_form_submits(view.controls, 'Click on the "next" button.') == set()
     assert empty_form_submits(view.controls, 'Enter "Jerald" into the text field and press next.') == {"6"}

@@ -137,8 +137,6 @@ class _RunState:
         snippets, _ = self.view(obs)
         return LINE_ID.sub("[]", "\n".join(s.text for s in snippets)).splitlines()
 
-    def signature(self, obs) -> str:
-        return content_hash(obs.url, "\n".join(self.lines(obs)))
 
     @property
     def can_back(self) -> bool:
@@ -230,7 +228,7 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
     times["view_s"] = time.perf_counter() - t0
     before = state.lines(obs)
     if not state.page:
-        state.page = state.signature(obs)
+        state.page = _page_key(obs.url, before)
     if not state.urls or state.urls[-1] != obs.url:
         state.urls.append(obs.url)
     controls = view.controls if view else {}
@@ -295,12 +293,12 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
             if not finished:
                 fatal = f"the page could not be captured after the action: {exc}"
         times["observe_s"] = time.perf_counter() - t0 + recheck_s  # both captures of this step
-        changed = bool(finished) or (not fatal and (state.obs.url != obs.url
-                                                    or _changed(before, during, state.lines(state.obs))))
+        after = state.lines(state.obs)  # (the next step reads the same rendering)
+        changed = bool(finished) or (not fatal and (state.obs.url != obs.url or _changed(before, during, after)))
         if ok and not finished and not fatal:
             _remember_setting(state, obs, control)
         if changed:
-            state.page = state.signature(state.obs)
+            state.page = _page_key(state.obs.url, after)
         elif ok:
             _remember_no_op(state, obs, control, action)
         if not ok:
@@ -334,6 +332,11 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
         box = elements.box(obs.raw_html, action.element_id) if action and action.element_id else None
         record = trace.write_step(record, shot, box)
     return record, {"action": action, "ok": ok, "changed": changed, "fatal": fatal, "finished": finished}
+
+
+def _page_key(url: str, lines: list[str]) -> str:
+    """A page by what the model sees of it (``_RunState.lines``) and its URL."""
+    return content_hash(url, "\n".join(lines))
 
 
 def _changed(before: list[str], during: list[str], after: list[str]) -> bool:

@@ -45,7 +45,6 @@ DEMO_TASKS: dict[str, dict[str, str]] = {
     'Order "The Pragmatic Gardener" for Katherine Johnson, to pick up in the store.':
         {"item": "b1", "name": "katherine johnson", "shipping": "pickup", "gift": ""},
 }
-_DEMO_ORDER = DEMO_TASKS[DEMO_TASK]
 
 
 def _order_of(query: str) -> dict[str, str]:

@@ -325,6 +325,19 @@ def build_view(cleaned_html: str) -> AgentView:
 BUTTONS = ("button", "submit button")
 
 
+def fold(text: str) -> str:
+    """``text`` for comparing names: case and spacing aside."""
+    return " ".join(text.split()).casefold()
+
+
+def matching_option(options: Iterable[str], value: str) -> str | None:
+    """The option text ``value`` names (exactly, or ignoring case and spacing)."""
+    options = tuple(options)
+    if value in options:
+        return value
+    return next((o for o in options if fold(o) == fold(value)), None)
+
+
 # Words right before a name that turn the task against it ("do not check Newsletter").
 _NEGATED = re.compile(r"(?:\bnot|\bno|\bwithout|n't|\buncheck|\bunselect|\bdeselect|\bclear)\W+(?:\w+\W+){0,2}$")
 
@@ -332,7 +345,7 @@ _NEGATED = re.compile(r"(?:\bnot|\bno|\bwithout|n't|\buncheck|\bunselect|\bdesel
 def task_names(task: str, text: str) -> bool:
     """The task names ``text`` as a whole ("the password \"AU\"" names "Password"; words
     inside other words do not count), and not right after a negation."""
-    text, task = " ".join(text.split()).casefold(), " ".join(task.split()).casefold() + " "
+    text, task = fold(text), fold(task) + " "
     return bool(text) and any(not _NEGATED.search(task[:m.start()])
                               for m in re.finditer(rf"(?<!\w){re.escape(text)}(?!\w)", task))
 
@@ -379,8 +392,8 @@ def empty_form_submits(controls: dict[str, Control], task: str = "") -> set[str]
     def is_part(c: Control) -> bool:
         return c.op in ("TYPE", "SELECT") or c.value in ("checked", "not checked")
 
-    shown = {" ".join(t.split()).casefold() for c in controls.values() for t in (c.name, c.value, *c.options)}
-    to_type = any(" ".join(q.split()).casefold() not in shown for q in _QUOTED.findall(task))
+    shown = {fold(t) for c in controls.values() for t in (c.name, c.value, *c.options)}
+    to_type = any(fold(q) not in shown for q in _QUOTED.findall(task))
 
     order = {i: n for n, i in enumerate(controls)}  # page order
     forms: dict[str, list[Control]] = {}

@@ -25,7 +25,7 @@ from webagent.llm.reask import ask_until_usable
 from webagent.llm.replies import read_reply
 from webagent.prompts import load_prompt, render_prompt
 from webagent.web.action import MAX_ENUM_IDS, _action_from_text
-from webagent.web.agent_view import Control
+from webagent.web.agent_view import Control, fold, matching_option
 
 LIVE_OPERATIONS = ("CLICK", "TYPE", "SELECT", "SCROLL", "BACK", "DONE")
 NEEDS_ELEMENT = ("CLICK", "TYPE", "SELECT")
@@ -152,17 +152,6 @@ def _live_action_from_text(text: str) -> dict | None:
     return fields or None
 
 
-def _option(control: Control, value: str) -> str | None:
-    """The option text ``value`` names (exactly, or ignoring case and spacing)."""
-    if value in control.options:
-        return value
-    folded = " ".join(value.split()).casefold()
-    for option in control.options:
-        if " ".join(option.split()).casefold() == folded:
-            return option
-    return None
-
-
 def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None, str | None]:
     """(action, problem): the reply checked against what ``choices`` allow."""
     action, problem = read_reply(reply, LiveAction, _live_action_from_text)
@@ -188,12 +177,11 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
             return action.model_copy(update={"value": "", "press_enter": False}), None
         if not action.value:
             return None, f"{op} needs a value (the text to type, or the option to select)"
-        if op == "TYPE" and control.name and " ".join(action.value.split()).casefold() == " ".join(
-                control.name.split()).casefold():
+        if op == "TYPE" and control.name and fold(action.value) == fold(control.name):
             return None, (f"{action.value!r} is the name of [{action.element_id}], not what to type into it; "
                           "type the value the task gives for it")
         if op == "SELECT":
-            option = _option(control, action.value)
+            option = matching_option(control.options, action.value)
             if option is None:
                 return None, (f"{action.value!r} is not an option of [{action.element_id}]; choose one of: "
                               + ", ".join(control.options))

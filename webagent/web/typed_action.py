@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from webagent.web.agent_view import Control, build_view
+from webagent.web.agent_view import Control, build_view, matching_option
 
 # Each select is its own schema branch (its options as the value enum) up to this many.
 MAX_SELECT_BRANCHES = 8
@@ -95,11 +95,7 @@ class TypedSpace:
 
     def option(self, element_id: str, value: str) -> str | None:
         """The option text ``value`` names (exactly, or ignoring case and spacing)."""
-        options = self.options.get(element_id, ())
-        if value in options:
-            return value
-        folded = " ".join(value.split()).casefold()
-        return next((o for o in options if " ".join(o.split()).casefold() == folded), None)
+        return matching_option(self.options.get(element_id, ()), value)
 
     def check(self, element_id: str, op: str, value: str) -> tuple[str, str | None]:
         """(value, problem) for an action on an allowed id: the problem names what does not
