@@ -205,3 +205,10 @@ async def test_empty_fields_hold_a_div_form_only_when_the_task_has_text_to_type(
         '<button backend_node_id="6">next</button>')
     assert empty_form_submits(view.controls, 'Click on the "next" button.') == set()
     assert empty_form_submits(view.controls, 'Enter "Jerald" into the text field and press next.') == {"6"}
+
+
+async def test_a_clickable_label_still_captions_the_field_after_it():
+    # A label with a click handler is not a control of its own: its words name the next field.
+    view = _in_one_div('<label backend_node_id="4" is_clickable="true">Username</label>'
+                       '<input type="text" backend_node_id="5"/><button backend_node_id="6">Go</button>')
+    assert view.controls["5"].name == "Username"

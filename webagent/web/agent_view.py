@@ -148,10 +148,6 @@ class _Builder:
 
     # --- what an element is -------------------------------------------------------------
     @staticmethod
-    def is_control(el) -> bool:
-        return _Builder.native_kind(el) is not None or (el.get("is_clickable") or "").lower() == "true"
-
-    @staticmethod
     def native_kind(el) -> tuple[str, str] | None:
         """(op, kind) of a form control or link, from its tag and type alone."""
         tag = _tag(el)
@@ -215,15 +211,14 @@ class _Builder:
                 return _cut(_text(el.get(key)))
         return ""
 
-    @staticmethod
-    def text_before(el) -> str:
+    def text_before(self, el) -> str:
         """A field's caption when no label points to it: the few words right before it in
         its parent ("Username <input>", "<label>Username</label><input>")."""
         previous = el.getprevious()
         while previous is not None and not isinstance(previous.tag, str):
             previous = previous.getprevious()
         if previous is not None:  # a control's own words are its name, not the next field's caption
-            text = _text(previous.tail) or ("" if _Builder.is_control(previous) else _words(previous))
+            text = _text(previous.tail) or ("" if self.kind(previous) is not None else _words(previous))
         else:
             parent = el.getparent()
             text = _text(parent.text) if parent is not None else ""
