@@ -15,6 +15,7 @@ from webagent.agent.loop import AgentOptions, AgentResult, run_agent
 from webagent.agent.record import Recorder
 from webagent.agent.report import write_report
 from webagent.agent.trace import TraceWriter
+from webagent.browser.errors import first_line
 from webagent.errors import UserError
 from webagent.llm.endpoint import EndpointOptions, open_client
 
@@ -96,8 +97,7 @@ class LiveRun:
                 return result
         except Exception as exc:
             if not (trace.folder / "run.json").is_file():  # it ended before the loop: say so in the trace too
-                message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                trace.write_run({"task": self.task, "status": "error", "error": message, "steps": 0,
+                trace.write_run({"task": self.task, "status": "error", "error": first_line(exc), "steps": 0,
                                  "start_url": url, "trace_dir": str(trace.folder)})
             raise
         finally:
