@@ -1,0 +1,182 @@
+"""A running instance of an app: its server on 127.0.0.1 on a free port, over a live copy
+of the pristine state; ``reset()`` brings that copy back to pristine under the running
+server, ``check()`` asks the app's own check (its database, never the page).
+
+Reset restores each SQLite database with SQLite's online backup (safe while the server
+has it open) and copies every other file; files the run added are removed. The app's
+server opens its database per request and caches nothing (APP_FORMAT.md), so the next
+request sees the pristine data."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from webagent.apps.install import app_home, install, venv_python
+from webagent.apps.spec import App
+from webagent.errors import UserError
+
+READY_TIMEOUT_S = 60.0
+CHECK_TIMEOUT_S = 120.0
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
+
+
+class AppError(Exception):
+    """The app's own machinery failed (a check that crashed): not the agent's fault."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == _SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def restore(pristine: Path, live: Path) -> None:
+    """Make ``live`` hold what ``pristine`` holds (see the module docstring)."""
+    keep = set()
+    for src in pristine.rglob("*"):
+        rel = src.relative_to(pristine)
+        keep.add(rel)
+        dst = live / rel
+        if src.is_dir():
+            dst.mkdir(parents=True, exist_ok=True)
+        elif _is_sqlite(src) and _is_sqlite(dst):
+            with sqlite3.connect(src) as a, sqlite3.connect(dst, timeout=30) as b:
+                a.backup(b)
+            b.close()
+            a.close()
+        elif not src.name.endswith(_SQLITE_SIDE_FILES):
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    for path in sorted(live.rglob("*"), reverse=True):  # deepest first, so folders are empty when reached
+        rel = path.relative_to(live)
+        if rel in keep or path.name.endswith(_SQLITE_SIDE_FILES):
+            continue
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
+class AppInstance:
+    """``with AppInstance(app) as inst:`` installs if needed, serves, and stops at exit."""
+
+    def __init__(self, app: App, say=lambda message: None, port: int | None = None):
+        self.app, self.say, self.port = app, say, port
+        self.proc: subprocess.Popen | None = None
+        self.live: Path | None = None
+        self.pristine: Path | None = None
+        self.log: Path | None = None
+        self.last_reset_s: float | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str = "/") -> str:
+        return self.base_url + (path if path.startswith("/") else "/" + path)
+
+    def start(self) -> "AppInstance":
+        self.pristine = install(self.app, self.say)
+        home = app_home(self.app)
+        (home / "live").mkdir(parents=True, exist_ok=True)
+        self.live = Path(tempfile.mkdtemp(prefix="state-", dir=home / "live"))
+        shutil.copytree(self.pristine, self.live, dirs_exist_ok=True)
+        self.port = self.port or free_port()
+        self.log = home / "logs" / f"serve-{self.port}.log"
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "wb") as out:
+            self.proc = subprocess.Popen([str(venv_python(self.app)), "app.py", "serve", str(self.live), str(self.port)],
+                                         cwd=self.app.folder, stdout=out, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        url = self.url(self.app.config.ready_path)
+        while True:
+            if self.proc.poll() is not None:
+                raise UserError(f"app {self.app.name} did not come up on 127.0.0.1:{self.port}: its server exited "
+                                f"(code {self.proc.returncode}); see its log: {self.log}")
+            try:
+                with urllib.request.urlopen(url, timeout=5) as reply:
+                    if reply.status < 500:
+                        return
+            except urllib.error.HTTPError as exc:
+                if exc.code < 500:
+                    return
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise UserError(f"app {self.app.name} did not come up on 127.0.0.1:{self.port} within "
+                                f"{READY_TIMEOUT_S:.0f} s; see its log: {self.log}")
+            time.sleep(0.1)
+
+    def reset(self) -> float:
+        """Back to the pristine state; returns the seconds it took."""
+        t0 = time.perf_counter()
+        restore(self.pristine, self.live)
+        self.last_reset_s = time.perf_counter() - t0
+        return self.last_reset_s
+
+    def check(self, task_id: str, answer: str | None = None) -> tuple[bool, str]:
+        """The app's check of ``task_id`` on the live state: (ok, why)."""
+        cmd = [str(venv_python(self.app)), "app.py", "check", str(self.live), task_id]
+        if answer is not None:
+            cmd += ["--answer", answer]
+        done = subprocess.run(cmd, cwd=self.app.folder, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
+        lines = [line for line in done.stdout.splitlines() if line.strip()]
+        if done.returncode != 0 or not lines:
+            tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise AppError(f"app {self.app.name}: the check of {task_id} failed (exit {done.returncode}): {tail}")
+        try:
+            verdict = json.loads(lines[-1])
+            return bool(verdict["ok"]), str(verdict.get("why", ""))
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise AppError(f"app {self.app.name}: the check of {task_id} printed no verdict: {lines[-1][:200]}") from exc
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=10)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait()
+        self.proc = None
+        if self.live is not None:
+            shutil.rmtree(self.live, ignore_errors=True)
+            self.live = None
+
+    def __enter__(self) -> "AppInstance":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,180 @@
+"""What an app of the real-app suite is, read from its folder (``APP_FORMAT.md``): its
+``app.toml`` (what to install, how to know it is up, who can log in) and its
+``tasks.json`` (tasks with their gold paths). Apps are found in the package
+(``webagent/apps/builtin/``), in ``$WEBAGENT_HOME/apps.d/`` and in folders named on the
+command line; a bad file is one line naming the file, the record and the field."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from webagent.errors import DataError, UserError
+from webagent.llm.cache import webagent_home
+
+BUILTIN = Path(__file__).parent / "builtin"
+KINDS = ("login", "search", "open", "create", "edit", "assign", "comment", "status", "filter", "checkout",
+         "voucher", "leave-alone", "answer")
+
+
+class User(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    login: str
+    password: str
+    role: str = ""
+
+
+class AppConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    title: str
+    requirements: list[str] = Field(min_length=1)
+    ready_path: str = "/"
+    users: list[User] = Field(default_factory=list)
+
+
+class GoldStep(BaseModel):
+    """One step as a person says it: the element's role and accessible name, and what to do."""
+
+    model_config = ConfigDict(extra="forbid")
+    op: Literal["click", "type", "select", "check", "uncheck", "done"]
+    role: str = ""
+    name: str = ""
+    value: str = ""
+    nth: int | None = None
+
+    @model_validator(mode="after")
+    def _fits(self):
+        if self.op != "done" and not (self.role and self.name):
+            raise ValueError(f"a {self.op} step needs a role and a name")
+        if self.op in ("type", "select") and not self.value:
+            raise ValueError(f"a {self.op} step needs a value")
+        return self
+
+    def describe(self) -> str:
+        if self.op == "done":
+            return f"DONE {self.value!r}" if self.value else "DONE"
+        what = f"{self.role} {self.name!r}" + (f" #{self.nth}" if self.nth is not None else "")
+        return f"{self.op} {what}" + (f" = {self.value!r}" if self.value else "")
+
+
+class Task(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    kinds: list[str] = Field(min_length=1)
+    task: str
+    start: str = "/"
+    gold: list[GoldStep] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _known_kinds(self):
+        unknown = [k for k in self.kinds if k not in KINDS]
+        if unknown:
+            raise ValueError(f"unknown kinds {unknown}; known: {', '.join(KINDS)}")
+        if any(s.op == "done" for s in self.gold[:-1]):
+            raise ValueError("only the last gold step may be done")
+        return self
+
+    @property
+    def answer(self) -> str | None:
+        """The value an answer task expects with DONE (the check decides, not this)."""
+        last = self.gold[-1]
+        return last.value if last.op == "done" and last.value else None
+
+
+@dataclass(frozen=True)
+class App:
+    folder: Path
+    config: AppConfig
+    tasks: tuple[Task, ...]
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def task(self, task_id: str) -> Task:
+        for t in self.tasks:
+            if t.id == task_id:
+                return t
+        raise UserError(f"app {self.name} has no task {task_id!r} (see `webagent apps list --tasks`)")
+
+
+def _first_error(exc: ValidationError) -> tuple[str, str]:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    return where, err["msg"]
+
+
+def load_app(folder: str | Path) -> App:
+    folder = Path(folder)
+    toml_path, tasks_path = folder / "app.toml", folder / "tasks.json"
+    for path in (toml_path, tasks_path, folder / "app.py"):
+        if not path.is_file():
+            raise UserError(f"{folder} is not an app folder: {path.name} is missing (see webagent/apps/APP_FORMAT.md)")
+    try:
+        config = AppConfig.model_validate(tomllib.loads(toml_path.read_text(encoding="utf-8")))
+    except tomllib.TOMLDecodeError as exc:
+        raise DataError(toml_path, f"not valid TOML: {exc}") from None
+    except ValidationError as exc:
+        where, msg = _first_error(exc)
+        raise DataError(toml_path, msg, field=where) from None
+    if config.name != folder.name:
+        raise DataError(toml_path, f"name {config.name!r} differs from the folder's name {folder.name!r}", field="name")
+    try:
+        raw = json.loads(tasks_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(tasks_path, f"not valid JSON: {exc}") from None
+    if not isinstance(raw, list):
+        raise DataError(tasks_path, "must be a JSON list of tasks")
+    tasks, seen = [], set()
+    for i, item in enumerate(raw):
+        record = item.get("id", i) if isinstance(item, dict) else i
+        try:
+            task = Task.model_validate(item)
+        except ValidationError as exc:
+            where, msg = _first_error(exc)
+            raise DataError(tasks_path, msg, record=record, field=where) from None
+        if task.id in seen:
+            raise DataError(tasks_path, "duplicate task id", record=task.id, field="id")
+        seen.add(task.id)
+        tasks.append(task)
+    return App(folder, config, tuple(tasks))
+
+
+def app_folders(extra: list[str | Path] = ()) -> dict[str, Path]:
+    """Every app folder by name: the package's, then $WEBAGENT_HOME/apps.d/*, then ``extra``
+    (a later folder with the same name wins)."""
+    found: dict[str, Path] = {}
+    user_dir = webagent_home() / "apps.d"
+    for root in (BUILTIN, user_dir):
+        if root.is_dir():
+            for sub in sorted(root.iterdir()):
+                if (sub / "app.toml").is_file():
+                    found[sub.name] = sub
+    for folder in extra:
+        folder = Path(folder)
+        if not (folder / "app.toml").is_file():
+            raise UserError(f"--app-dir {folder}: no app.toml there (see webagent/apps/APP_FORMAT.md)")
+        found[folder.name] = folder
+    return found
+
+
+def load_apps(names: list[str] | None = None, extra: list[str | Path] = ()) -> list[App]:
+    folders = app_folders(extra)
+    if names:
+        unknown = [n for n in names if n not in folders]
+        if unknown:
+            raise UserError(f"unknown app {unknown[0]!r}; known: {', '.join(folders) or 'none'}")
+        return [load_app(folders[n]) for n in names]
+    return [load_app(f) for f in folders.values()]
+
+
+def apps_home() -> Path:
+    """Where apps are installed and their state kept: $WEBAGENT_APPS, else $WEBAGENT_HOME/apps."""
+    return Path(os.environ.get("WEBAGENT_APPS") or webagent_home() / "apps")
