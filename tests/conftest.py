@@ -15,6 +15,10 @@ REQUIRE_BROWSER = "WEBAGENT_REQUIRE_BROWSER"
 # WEBAGENT_HOME moves to a private folder: a real-model test must not download it again.
 MODELS_DIR = os.environ.get("WEBAGENT_MODELS") or os.path.join(
     os.environ.get("WEBAGENT_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "webagent"), "models")
+# The user's installed apps of the real-app suite (venvs and pristine states), likewise kept:
+# installing them is done once per machine, not once per test.
+APPS_DIR = os.environ.get("WEBAGENT_APPS") or os.path.join(
+    os.environ.get("WEBAGENT_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "webagent"), "apps")
 # Real-model tests run the fastest model: they show that paths run, not how well.
 TEST_MODEL = "smollm2-135m"
 NO_BROWSER_REASON = "no usable Chromium here"  # how browser_support.MISSING starts
@@ -26,6 +30,7 @@ SHARED_N_CTX, SHARED_SLOTS = 4096, 2
 def _isolate(request, tmp_path, monkeypatch):
     monkeypatch.setenv("WEBAGENT_HOME", str(tmp_path / "webagent-home"))
     monkeypatch.setenv("WEBAGENT_MODELS", MODELS_DIR)
+    monkeypatch.setenv("WEBAGENT_APPS", APPS_DIR)
     monkeypatch.setenv("WEBAGENT_EMBEDDED", TEST_MODEL)
     for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "WEBAGENT_MODEL"):
         monkeypatch.delenv(var, raising=False)

@@ -210,8 +210,10 @@ def models_pull(name, force) -> None:
 
 from webagent.agent.cli import run_command  # noqa: E402 - the agent's command lives in its own module
 from webagent.miniwob.cli import miniwob_command  # noqa: E402
+from webagent.apps.cli import apps_group  # noqa: E402 - the real-app suite
 
 main.add_command(run_command)
+main.add_command(apps_group)
 main.add_command(miniwob_command)
 
 from webagent.replay.cli import register as register_replay  # noqa: E402 - replay and workflows

@@ -138,10 +138,10 @@ async def verify_task(instance: AppInstance, browser, task: Task) -> GoldVerdict
     return GoldVerdict(task.id, before, after, run, why, reset_s)
 
 
-async def _main(app_name: str, task_ids: list[str]) -> int:
+async def _main(app_name: str, task_ids: list[str], app_dirs: list[str]) -> int:
     from playwright.async_api import async_playwright
 
-    (app,) = load_apps([app_name])
+    (app,) = load_apps([app_name], extra=app_dirs)
     tasks = [app.task(t) for t in task_ids] if task_ids else list(app.tasks)
     failed = 0
     with AppInstance(app, say=print) as instance:
@@ -161,11 +161,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m webagent.apps.gold", description=__doc__.splitlines()[0])
     parser.add_argument("app")
     parser.add_argument("tasks", nargs="*")
+    parser.add_argument("--app-dir", action="append", default=[], help="an app folder outside the package")
     args = parser.parse_args(argv)
     from webagent.errors import UserError
 
     try:
-        return asyncio.run(_main(args.app, args.tasks))
+        return asyncio.run(_main(args.app, args.tasks, args.app_dir))
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

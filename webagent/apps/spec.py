@@ -34,7 +34,7 @@ class AppConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     title: str
-    requirements: list[str] = Field(min_length=1)
+    requirements: list[str] = Field(default_factory=list)  # none: the standard library is enough
     ready_path: str = "/"
     users: list[User] = Field(default_factory=list)
 
@@ -112,7 +112,7 @@ def _first_error(exc: ValidationError) -> tuple[str, str]:
 
 
 def load_app(folder: str | Path) -> App:
-    folder = Path(folder)
+    folder = Path(folder).resolve()
     toml_path, tasks_path = folder / "app.toml", folder / "tasks.json"
     for path in (toml_path, tasks_path, folder / "app.py"):
         if not path.is_file():

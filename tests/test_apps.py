@@ -1,0 +1,138 @@
+"""The real-app suite's machinery on a tiny app written for these tests
+(tests/fixtures/apps/notes: stdlib WSGI + SQLite): app folders read strictly, reset by
+restoring the state under a running server, the Playwright gold path, the ceiling run of
+the whole agent with the gold-path model, resume, and the report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from browser_support import requires_chromium
+
+from webagent.apps.instance import AppInstance, restore
+from webagent.apps.spec import load_app, load_apps
+from webagent.errors import DataError, UserError
+
+NOTES = Path(__file__).parent / "fixtures" / "apps" / "notes"
+
+
+@pytest.fixture
+def apps_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("WEBAGENT_APPS", str(tmp_path / "apps"))
+    return tmp_path / "apps"
+
+
+def _copy_notes(tmp_path) -> Path:
+    folder = tmp_path / "notes"
+    shutil.copytree(NOTES, folder)
+    return folder
+
+
+def test_a_bad_task_names_file_record_and_field(tmp_path):
+    folder = _copy_notes(tmp_path)
+    tasks = json.loads((folder / "tasks.json").read_text())
+    tasks[1]["gold"][0]["op"] = "hover"
+    (folder / "tasks.json").write_text(json.dumps(tasks))
+    with pytest.raises(DataError) as err:
+        load_app(folder)
+    assert "tasks.json, record notes-count, field 'gold.0.op'" in str(err.value)
+
+
+def test_a_bad_app_toml_and_a_missing_file_are_one_line(tmp_path):
+    folder = _copy_notes(tmp_path)
+    (folder / "app.toml").write_text('name = "notes"\ntitle = "x"\nready = "/"\n')
+    with pytest.raises(DataError, match=r"app.toml, field 'ready'"):
+        load_app(folder)
+    (folder / "app.py").unlink()
+    with pytest.raises(UserError, match="app.py is missing"):
+        load_app(folder)
+    with pytest.raises(UserError, match="unknown app 'nope'"):
+        load_apps(["nope"])
+
+
+def test_restore_brings_a_database_back_under_an_open_connection(tmp_path):
+    pristine, live = tmp_path / "pristine", tmp_path / "live"
+    pristine.mkdir()
+    with sqlite3.connect(pristine / "db") as con:
+        con.execute("CREATE TABLE t (x)")
+        con.execute("INSERT INTO t VALUES (1)")
+    (pristine / "files").mkdir()
+    (pristine / "files" / "a.txt").write_text("a")
+    shutil.copytree(pristine, live)
+    server_side = sqlite3.connect(live / "db")  # a server that keeps its connection open
+    server_side.execute("INSERT INTO t VALUES (2)")
+    server_side.commit()
+    (live / "files" / "new.txt").write_text("added by a run")
+    (live / "files" / "a.txt").write_text("changed")
+    restore(pristine, live)
+    assert server_side.execute("SELECT x FROM t").fetchall() == [(1,)]
+    assert sorted(p.name for p in (live / "files").iterdir()) == ["a.txt"]
+    assert (live / "files" / "a.txt").read_text() == "a"
+
+
+def test_a_server_that_does_not_come_up_names_the_app_and_its_log(tmp_path, apps_home):
+    folder = _copy_notes(tmp_path)
+    source = (folder / "app.py").read_text().replace('elif command == "serve":', 'elif command == "serve":\n        raise SystemExit(3)')
+    (folder / "app.py").write_text(source)
+    with pytest.raises(UserError) as err:
+        AppInstance(load_app(folder)).start()
+    message = str(err.value)
+    assert message.startswith("app notes did not come up on 127.0.0.1:") and "exited (code 3)" in message
+    assert "serve-" in message and message.endswith(".log")
+
+
+@requires_chromium
+async def test_gold_paths_reach_their_checks_and_a_second_run_fails_the_check(apps_home):
+    from playwright.async_api import async_playwright
+
+    from webagent.apps.gold import follow, launch_browser, verify_task
+
+    app = load_app(NOTES)
+    with AppInstance(app) as instance:
+        async with async_playwright() as pw:
+            browser = await launch_browser(pw)
+            for task in app.tasks:
+                verdict = await verify_task(instance, browser, task)
+                assert verdict.ok, verdict.line()
+                assert verdict.run.hosts == {"127.0.0.1"}
+            # Done twice: a second note of that title fails the check.
+            create = app.task("notes-create-pinned")
+            instance.reset()
+            for _ in range(2):
+                context = await browser.new_context()
+                again = await follow(context, instance.url(create.start), create)
+                await context.close()
+                assert again.ok
+            assert instance.check(create.id) == (False, "2 notes titled 'Dentist on Friday'")
+            # A wrong answer fails an answer task.
+            assert instance.check("notes-count", "3")[0] is False
+            await browser.close()
+
+
+@requires_chromium
+async def test_ceiling_run_resumes_and_reports(tmp_path, apps_home):
+    from webagent.agent.loop import AgentOptions
+    from webagent.apps.report import write_report
+    from webagent.apps.runner import EvalConfig, evaluate
+
+    app = load_app(NOTES)
+    out = tmp_path / "ceiling"
+    config = EvalConfig(model="ceiling (gold path)", max_steps=12, lookup="auto", context_tokens=8192)
+    options = AgentOptions(max_steps=12, screenshots=False)
+    said: list[str] = []
+    rows = await evaluate([app], ["notes-count"], out, options=options, config=config, ceiling=True, say=said.append)
+    assert [r["success"] for r in rows] == [True]
+    assert rows[0]["answer"] == "2" and rows[0]["steps"] == 4
+    rows = await evaluate([app], [], out, options=options, config=config, ceiling=True, say=said.append)
+    assert said[-3] == "2 tasks, 1 already in " + str(out / "episodes.jsonl")
+    assert {r["task"]: r["success"] for r in rows} == {"notes-count": True, "notes-create-pinned": True}
+    create = next(r for r in rows if r["task"] == "notes-create-pinned")
+    assert create["steps"] == 8 and create["answer"].startswith("the app's database shows the task done")
+    report = write_report(out).read_text()
+    assert "2/2 tasks succeeded" in report and (out / "success.png").stat().st_size > 1000
+    with pytest.raises(UserError, match="another configuration"):
+        await evaluate([app], [], out, options=options, config=config.model_copy(update={"max_steps": 3}), ceiling=True)

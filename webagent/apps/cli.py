@@ -1,0 +1,128 @@
+"""``webagent apps``: list the suite's apps and tasks, serve one for a person or for
+``webagent run``, evaluate the agent on the tasks, merge shards, write the report."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+import click
+
+from webagent.agent.cli import _options, agent_options
+from webagent.cli_common import endpoint_options, model_options, parse_shard, run_async, status, user_errors
+from webagent.errors import UserError
+
+app_dir_option = click.option("--app-dir", "app_dirs", multiple=True, type=click.Path(file_okay=False),
+                              help="Another app folder (see webagent/apps/APP_FORMAT.md); repeatable.")
+
+
+@click.group("apps")
+def apps_group() -> None:
+    """Real web applications (Roundup, django-oscar, django-helpdesk) installed offline, with
+    tasks checked in each app's own database."""
+
+
+@apps_group.command("list")
+@click.option("--tasks", "show_tasks", is_flag=True, help="Also list each app's tasks.")
+@app_dir_option
+@user_errors
+def list_command(show_tasks, app_dirs) -> None:
+    """The apps and how many tasks each has."""
+    from webagent.apps.install import app_home
+    from webagent.apps.spec import load_apps
+
+    for app in load_apps(extra=app_dirs):
+        installed = "installed" if any(app_home(app).glob("pristine-*")) else "not installed yet"
+        click.echo(f"{app.name:10} {len(app.tasks):3} tasks  {app.config.title} ({installed})")
+        if show_tasks:
+            for t in app.tasks:
+                click.echo(f"    {t.id:40} [{', '.join(t.kinds)}] {len(t.gold)} steps: {t.task}")
+
+
+@apps_group.command("start")
+@click.argument("app")
+@click.option("--port", type=click.IntRange(1, 65535), help="Port on 127.0.0.1 (default: a free one).")
+@app_dir_option
+@user_errors
+def start_command(app, port, app_dirs) -> None:
+    """Install APP if needed and serve a fresh instance until Ctrl-C."""
+    from webagent.apps.instance import AppInstance
+    from webagent.apps.spec import load_apps
+
+    (spec,) = load_apps([app], extra=app_dirs)
+    with AppInstance(spec, say=status, port=port) as instance:
+        click.echo(f"{spec.name} is serving at {instance.base_url}/ (log: {instance.log})")
+        for user in spec.config.users:
+            click.echo(f"  user {user.login!r} password {user.password!r}" + (f" ({user.role})" if user.role else ""))
+        click.echo(f"Try: webagent run --url {instance.url(spec.tasks[0].start) if spec.tasks else instance.base_url} "
+                   f"\"{spec.tasks[0].task if spec.tasks else 'your task'}\"")
+        click.echo("Ctrl-C stops it (its state is thrown away).")
+        try:
+            signal.sigwait({signal.SIGINT, signal.SIGTERM})
+        except KeyboardInterrupt:
+            pass
+
+
+@apps_group.command("eval")
+@click.option("--app", "app_names", multiple=True, help="An app to run (repeatable; default: all).")
+@click.option("--task", "task_ids", multiple=True, help="A task id to run (repeatable; default: all of the apps').")
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="Results folder (resumed if it exists).")
+@click.option("--ceiling", is_flag=True, help="Drive the agent with the gold path as its model (a perfect model).")
+@click.option("--shard", help="i/n: run every n-th task from the i-th (0-based); join shards with `apps merge`.")
+@app_dir_option
+@agent_options
+@model_options
+@run_async
+async def eval_command(app_names, task_ids, out, ceiling, shard, app_dirs, headed, cdp_url, **kwargs) -> None:
+    """Run the agent on the suite's tasks; write episodes.jsonl, traces and the report."""
+    from webagent.apps.report import write_report
+    from webagent.apps.runner import EvalConfig, evaluate
+    from webagent.apps.spec import load_apps
+    from webagent.llm.endpoint import open_client
+
+    if headed or cdp_url:
+        raise UserError("apps eval starts its own headless browser per task (--headed/--cdp-url are for `run`)")
+    options = _options(kwargs.pop("max_steps"), kwargs.pop("lookup"), kwargs.pop("max_lookup"),
+                       kwargs.pop("context_tokens"))
+    endpoint = endpoint_options(kwargs)
+    apps = load_apps(list(app_names), extra=app_dirs)
+    out = Path(out)
+    shard_of = parse_shard(shard)
+    if ceiling:
+        config = EvalConfig(model="ceiling (gold path)", max_steps=options.max_steps, lookup=options.lookup,
+                            context_tokens=options.context_tokens)
+        await evaluate(apps, list(task_ids), out, options=options, config=config, ceiling=True, shard=shard_of,
+                       say=status)
+    else:
+        async with open_client(endpoint) as client:
+            config = EvalConfig(model=client.model_name, max_steps=options.max_steps, lookup=options.lookup,
+                                context_tokens=options.context_tokens)
+            await evaluate(apps, list(task_ids), out, options=options, config=config, client=client, shard=shard_of,
+                           say=status)
+            click.echo(client.usage.summary_line())
+    click.echo(f"report: {write_report(out)}")
+
+
+@apps_group.command("merge")
+@click.argument("shards", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), required=True)
+@user_errors
+def merge_command(shards, out) -> None:
+    """Join shard folders of one `apps eval` into OUT and write its report."""
+    from webagent.apps.report import write_report
+    from webagent.apps.runner import merge
+
+    n = merge([Path(s) for s in shards], Path(out))
+    click.echo(f"{n} tasks; report: {write_report(Path(out))}")
+
+
+@apps_group.command("report")
+@click.argument("out", type=click.Path(exists=True, file_okay=False))
+@click.option("--beside", type=click.Path(exists=True, file_okay=False), help="Another run (the ceiling) to compare.")
+@user_errors
+def report_command(out, beside) -> None:
+    """Write OUT's report again (report.md, summary.json, success.png)."""
+    from webagent.apps.report import write_report
+
+    click.echo(write_report(Path(out), Path(beside) if beside else None))

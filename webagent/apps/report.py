@@ -1,0 +1,115 @@
+"""The suite's report from ``episodes.jsonl``: ``report.md`` (success per app and per task
+kind, a row per task with steps, seconds, prompt tokens and how a failure ended),
+``summary.json`` and ``success.png``. Another run's folder (the ceiling) may be named to
+stand beside each figure."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from webagent.apps.runner import read_rows
+
+
+def _share(rows: list[dict]) -> str:
+    won = sum(r["success"] for r in rows)
+    return f"{won}/{len(rows)} ({100 * won / len(rows):.0f}%)" if rows else "–"
+
+
+def _groups(rows: list[dict], key) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for r in rows:
+        for k in key(r):
+            out.setdefault(k, []).append(r)
+    return dict(sorted(out.items()))
+
+
+def summarise(rows: list[dict]) -> dict:
+    n = len(rows)
+    med = lambda xs: sorted(xs)[len(xs) // 2] if xs else 0  # noqa: E731
+    return {
+        "tasks": n, "success": sum(r["success"] for r in rows),
+        "success_rate": round(sum(r["success"] for r in rows) / n, 4) if n else 0.0,
+        "by_app": {a: {"tasks": len(rs), "success": sum(r["success"] for r in rs)}
+                   for a, rs in _groups(rows, lambda r: [r["app"]]).items()},
+        "by_kind": {k: {"tasks": len(rs), "success": sum(r["success"] for r in rs)}
+                    for k, rs in _groups(rows, lambda r: r["kinds"]).items()},
+        "causes": dict(Counter(_cause_kind(r["cause"]) for r in rows if not r["success"]).most_common()),
+        "median_steps": med([r["steps"] for r in rows]),
+        "median_seconds": med([r.get("time_s", 0) for r in rows]),
+        "median_prompt_tokens": med([r.get("prompt_tokens", 0) for r in rows]),
+    }
+
+
+def _cause_kind(cause: str | None) -> str:
+    if not cause:
+        return "unknown"
+    if cause.startswith("gold step"):  # the ceiling: the agent's message decides the kind
+        return "not offered" if "no line shows" in cause else "refused" if "failed" in cause or "not" in cause else "other"
+    return cause
+
+
+def write_report(out: Path, beside: Path | None = None) -> Path:
+    """``out``/report.md, summary.json and success.png; ``beside``: a run (the ceiling) to compare."""
+    config = json.loads((out / "config.json").read_text()) if (out / "config.json").is_file() else {}
+    rows = list(read_rows(out).values())
+    other = list(read_rows(beside).values()) if beside else []
+    other_by = {r["task"]: r for r in other}
+    summary = {"config": config, **summarise(rows)}
+    if other:
+        summary["beside"] = {"folder": str(beside), **summarise(other)}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    label = "ceiling" if other else ""
+    lines = [f"# Real-app suite: {config.get('model', '?')}", "",
+             f"{summary['success']}/{summary['tasks']} tasks succeeded (the app's database check)"
+             + (f"; beside: {_share(other)} ({beside})" if other else "") + ".",
+             f"Step limit {config.get('max_steps')}, look-up {config.get('lookup')}, context {config.get('context_tokens')} tokens.",
+             "", "## By app", "", f"| app | success |{' ' + label + ' |' if other else ''}",
+             f"|---|---|{'---|' if other else ''}"]
+    for app, rs in _groups(rows, lambda r: [r["app"]]).items():
+        side = f" {_share([other_by[r['task']] for r in rs if r['task'] in other_by])} |" if other else ""
+        lines.append(f"| {app} | {_share(rs)} |{side}")
+    lines += ["", "## By task kind", "", f"| kind | success |{' ' + label + ' |' if other else ''}",
+              f"|---|---|{'---|' if other else ''}"]
+    for kind, rs in _groups(rows, lambda r: r["kinds"]).items():
+        side = f" {_share([other_by[r['task']] for r in rs if r['task'] in other_by])} |" if other else ""
+        lines.append(f"| {kind} | {_share(rs)} |{side}")
+    if summary["causes"]:
+        lines += ["", "## How failures ended", ""] + [f"- {c}: {n}" for c, n in summary["causes"].items()]
+    lines += ["", "## Tasks", "", "| task | kinds | success | steps (gold) | s | prompt tokens | how it ended |",
+              "|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["app"], r["task"])):
+        ended = "site confirmed" if r["success"] else (r["cause"] or r["status"])
+        lines.append(f"| {r['task']} | {', '.join(r['kinds'])} | {'yes' if r['success'] else 'no'} | "
+                     f"{r['steps']} ({r['gold_steps']}) | {r.get('time_s', 0):.0f} | {r.get('prompt_tokens', 0)} | "
+                     f"{ended.replace('|', '/')} |")
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+    _plot(out / "success.png", rows, other, config.get("model", "?"))
+    return out / "report.md"
+
+
+def _plot(path: Path, rows: list[dict], other: list[dict], model: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    apps = sorted({r["app"] for r in rows})
+    rate = lambda rs: 100 * sum(r["success"] for r in rs) / len(rs) if rs else 0  # noqa: E731
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    width = 0.38 if other else 0.6
+    xs = range(len(apps) + 1)
+    names = apps + ["all"]
+    mine = [rate([r for r in rows if r["app"] == a]) for a in apps] + [rate(rows)]
+    ax.bar([x - (width / 2 if other else 0) for x in xs], mine, width, label=model)
+    if other:
+        theirs = [rate([r for r in other if r["app"] == a]) for a in apps] + [rate(other)]
+        ax.bar([x + width / 2 for x in xs], theirs, width, label="ceiling (gold-path model)")
+    ax.set_xticks(list(xs), names)
+    ax.set_ylabel("tasks the app confirms (%)")
+    ax.set_ylim(0, 105)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

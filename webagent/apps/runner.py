@@ -1,0 +1,198 @@
+"""``webagent apps eval``: the agent on the suite's tasks, one fresh instance per task (the
+app reset to pristine), a trace per task, success by the app's own database check.
+
+* The run ends when the app's check passes after an action (the site's word, as the demo
+  shop's confirmation or MiniWoB's reward), or when the agent stops (DONE, step limit,
+  stuck, error). An answer task is judged on the DONE answer by the same check.
+* ``OUT/config.json`` holds what decides the results; ``OUT/episodes.jsonl`` gets a row per
+  finished task at once, so a killed run resumes (an ``error`` row is run again). Resuming
+  with another configuration is refused. ``--shard i/n`` takes every n-th task from the i-th (0-based);
+  ``merge`` joins the shards' rows.
+* ``ceiling``: the model is the gold path itself (``webagent.apps.ceiling``): the share of
+  tasks the agent lets a perfect model finish, and where it stood in the way.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from webagent.apps.ceiling import GoldModel
+from webagent.apps.instance import AppError, AppInstance
+from webagent.apps.spec import App, Task
+from webagent.errors import UserError
+
+# The agent's refusals, as its problem messages read (webagent.web.live_action).
+REFUSALS = ("is not one you may act on", "is not possible now", "is not an option of", "is the name of",
+            "takes CLICK", "takes TYPE", "takes SELECT")
+
+
+class EvalConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    model: str
+    max_steps: int
+    lookup: str
+    context_tokens: int
+
+
+def select_tasks(apps: list[App], task_ids: list[str], shard: tuple[int, int]) -> list[tuple[App, Task]]:
+    chosen = [(a, t) for a in apps for t in a.tasks if not task_ids or t.id in task_ids]
+    if task_ids:
+        known = {t.id for _, t in chosen}
+        missing = [t for t in task_ids if t not in known]
+        if missing:
+            raise UserError(f"unknown task {missing[0]!r} (see `webagent apps list --tasks`)")
+    i, n = shard
+    return [pair for k, pair in enumerate(chosen) if k % n == i]
+
+
+def check_config(out: Path, config: EvalConfig) -> None:
+    path = out / "config.json"
+    if path.is_file():
+        old = json.loads(path.read_text())
+        if old != config.model_dump():
+            diff = ", ".join(f"{k}: {old.get(k)!r} -> {v!r}" for k, v in config.model_dump().items() if old.get(k) != v)
+            raise UserError(f"{out} holds an apps run with another configuration ({diff}); use another --out")
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(config.model_dump(), indent=2))
+
+
+def read_rows(out: Path) -> dict[str, dict]:
+    """The last row of each task in ``episodes.jsonl``."""
+    rows: dict[str, dict] = {}
+    path = out / "episodes.jsonl"
+    if path.is_file():
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                try:
+                    row = json.loads(line)
+                    rows[row["task"]] = row
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    raise UserError(f"{path}, line {n}: not an episode row (the file is damaged)") from None
+    return rows
+
+
+def failure_cause(status: str, success: bool, steps: list[dict]) -> str | None:
+    """How a failed task ended, in the report's words."""
+    if success:
+        return None
+    refused = any(any(r in (s.get("problem") or "") for r in REFUSALS) for s in steps)
+    if status == "error":
+        return "model error" if any("endpoint" in (s.get("problem") or "") for s in steps) else "error"
+    if status == "stuck":
+        return "stuck (after refusals)" if refused else "stuck"
+    if status == "max_steps":
+        return "step limit (after refusals)" if refused else "step limit"
+    if status == "done":
+        return "wrong action (said DONE; the app disagrees)"
+    return status
+
+
+async def run_task(instance: AppInstance, task: Task, client, options, trace_dir: Path | None,
+                   gold: GoldModel | None = None) -> dict:
+    """One task on a reset instance; the row for ``episodes.jsonl``."""
+    from webagent.agent.live import uncached
+    from webagent.agent.loop import run_agent
+    from webagent.agent.report import write_report
+    from webagent.agent.trace import TraceWriter
+    from webagent.browser import BrowserSession
+
+    row = {"app": instance.app.name, "task": task.id, "kinds": task.kinds, "gold_steps": len(task.gold),
+           "success": False, "status": "error", "steps": 0, "cause": None, "check": "", "answer": None,
+           "error": None, "usage": {}, "trace_dir": str(trace_dir) if trace_dir else None}
+    t0 = time.perf_counter()
+    row["reset_s"] = round(instance.reset(), 4)
+
+    async def app_says_done() -> str | None:
+        if task.answer is not None:  # judged on the answer, at DONE
+            return None
+        ok, why = instance.check(task.id)
+        return f"the app's database shows the task done ({why})" if ok else None
+
+    if trace_dir is not None:
+        shutil.rmtree(trace_dir, ignore_errors=True)  # a task run again (resume after an error) starts clean
+    trace = TraceWriter(trace_dir) if trace_dir else None
+    try:
+        async with BrowserSession(allowed_domains=["127.0.0.1"]) as browser:
+            opened = await browser.open(instance.url(task.start))
+            if not opened.ok:
+                raise AppError(f"cannot open {instance.url(task.start)}: {opened.error}")
+            result = await run_agent(browser, uncached(client), task.task, options=options, trace=trace,
+                                     after_step=app_says_done)
+        ok, why = instance.check(task.id, (result.answer or "") if task.answer is not None else None)
+        steps = trace.steps() if trace and trace.steps_path.is_file() else []
+        row.update(success=ok, status=result.status, steps=result.steps, check=why, answer=result.answer,
+                   error=result.error, usage=result.usage, cause=failure_cause(result.status, ok, steps),
+                   refusals=sum(any(r in (s.get("problem") or "") for r in REFUSALS) for s in steps),
+                   prompt_tokens=result.usage.get("prompt_tokens", 0))
+    except (AppError, UserError) as exc:
+        row.update(error=str(exc), cause="error")
+    except Exception as exc:  # noqa: BLE001 - one broken task must not end the run; it is re-run on resume
+        row.update(error=f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}", cause="error")
+    finally:
+        if trace is not None and trace.steps_path.is_file():
+            write_report(trace.folder)
+    if gold is not None:
+        row["losses"] = gold.losses
+        if not row["success"] and row["cause"] != "error":
+            first = gold.losses[0] if gold.losses else None
+            row["cause"] = (f"gold step {first['gold_step']} ({first['step']}): {first['message']}" if first
+                            else row["cause"])
+    row["time_s"] = round(time.perf_counter() - t0, 2)
+    return row
+
+
+async def evaluate(apps: list[App], task_ids: list[str], out: Path, *, options, config: EvalConfig,
+                   client=None, ceiling: bool = False, shard: tuple[int, int] = (0, 1),
+                   say: Callable[[str], None] = print) -> list[dict]:
+    """Run the chosen tasks not yet in ``out`` (see the module docstring); returns all rows."""
+    from webagent.llm.testing import fake_client
+
+    check_config(out, config)
+    pairs = select_tasks(apps, task_ids, shard)
+    rows = read_rows(out)
+    todo = [(a, t) for a, t in pairs if rows.get(t.id, {}).get("status", "error") == "error"]
+    say(f"{len(pairs)} tasks, {len(pairs) - len(todo)} already in {out / 'episodes.jsonl'}")
+    done_before = len(pairs) - len(todo)
+    by_app: dict[str, list[Task]] = {}
+    for app, task in todo:
+        by_app.setdefault(app.name, []).append(task)
+    apps_by_name = {a.name: a for a in apps}
+    k = done_before
+    for name, tasks in by_app.items():
+        with AppInstance(apps_by_name[name], say=say) as instance:
+            say(f"{name}: serving at {instance.base_url}")
+            for task in tasks:
+                gold = GoldModel(task) if ceiling else None
+                task_client = fake_client(gold.backend()) if gold else client
+                row = await run_task(instance, task, task_client, options, out / "traces" / task.id, gold)
+                rows[task.id] = row
+                with open(out / "episodes.jsonl", "a", encoding="utf-8") as f:
+                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
+                k += 1
+                verdict = "success" if row["success"] else f"failed: {row['cause']}"
+                say(f"[{k}/{len(pairs)}] {task.id}: {verdict}; {row['steps']} steps, {row['time_s']:.0f} s, "
+                    f"{row.get('prompt_tokens', 0)} prompt tokens")
+    return [rows[t.id] for _, t in pairs if t.id in rows]
+
+
+def merge(shards: list[Path], out: Path) -> int:
+    """Join the rows of shard folders (same configuration) into ``out``; returns the row count."""
+    configs = {(s / "config.json").read_text() for s in shards if (s / "config.json").is_file()}
+    if len(configs) != 1:
+        raise UserError("the shards were not run with one configuration (or a folder has no config.json)")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(configs.pop())
+    rows: dict[str, dict] = {}
+    for s in shards:
+        rows.update(read_rows(s))
+    with open(out / "episodes.jsonl", "w", encoding="utf-8") as f:
+        for row in rows.values():
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return len(rows)
