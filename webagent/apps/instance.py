@@ -50,6 +50,15 @@ def _is_sqlite(path: Path) -> bool:
         return False
 
 
+def _same_file(src: Path, dst: Path) -> bool:
+    """``dst`` is still the copy of ``src`` (copy2 keeps the time; a write changes it)."""
+    try:
+        a, b = src.stat(), dst.stat()
+    except FileNotFoundError:
+        return False
+    return a.st_size == b.st_size and a.st_mtime_ns == b.st_mtime_ns
+
+
 def restore(pristine: Path, live: Path) -> None:
     """Make ``live`` hold what ``pristine`` holds (see the module docstring)."""
     keep = set()
@@ -64,7 +73,7 @@ def restore(pristine: Path, live: Path) -> None:
                 a.backup(b)
             b.close()
             a.close()
-        elif not src.name.endswith(_SQLITE_SIDE_FILES):
+        elif not src.name.endswith(_SQLITE_SIDE_FILES) and not _same_file(src, dst):
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst)
     for path in sorted(live.rglob("*"), reverse=True):  # deepest first, so folders are empty when reached

@@ -1,0 +1,74 @@
+"""Every task of the suite's apps (webagent/apps/builtin): on a fresh instance, the app's
+check is false, Playwright alone (no model, no agent) follows the gold path by role and
+accessible name, the check is true, and no page requested a host other than 127.0.0.1.
+
+The apps install once per machine into $WEBAGENT_APPS (the user's folder, kept across test
+runs like the models; tests/conftest.py); one instance per app serves all its tasks, reset
+before each."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from browser_support import requires_chromium
+
+from webagent.apps.spec import load_apps
+
+APPS = load_apps()
+TASKS = [(app, task) for app in APPS for task in app.tasks]
+
+
+@pytest.fixture(scope="module")
+def loop():
+    loop = asyncio.new_event_loop()
+    yield loop
+    loop.close()
+
+
+@pytest.fixture(scope="module")
+def browser(loop):
+    from playwright.async_api import async_playwright
+
+    from webagent.apps.gold import launch_browser
+
+    pw = loop.run_until_complete(async_playwright().start())
+    browser = loop.run_until_complete(launch_browser(pw))
+    yield browser
+    loop.run_until_complete(browser.close())
+    loop.run_until_complete(pw.stop())
+
+
+@pytest.fixture(scope="module")
+def instances():
+    from webagent.apps.instance import AppInstance
+
+    running: dict[str, AppInstance] = {}
+
+    def get(app):
+        if app.name not in running:
+            running[app.name] = AppInstance(app).start()
+        return running[app.name]
+
+    yield get
+    for instance in running.values():
+        instance.stop()
+
+
+def test_the_suite_has_its_apps_and_tasks():
+    assert {a.name for a in APPS} >= {"roundup", "oscar", "helpdesk"}
+    for app in APPS:
+        assert len(app.tasks) >= 12, f"{app.name} has {len(app.tasks)} tasks"
+        assert any(t.answer for t in app.tasks), f"{app.name} has no answer task"
+
+
+@requires_chromium
+@pytest.mark.browser
+@pytest.mark.parametrize("app,task", TASKS, ids=[t.id for _, t in TASKS])
+def test_gold_path_reaches_the_check(app, task, loop, browser, instances):
+    from webagent.apps.gold import verify_task
+
+    instance = instances(app)
+    verdict = loop.run_until_complete(verify_task(instance, browser, task))
+    assert verdict.ok, verdict.line()
+    assert verdict.reset_s < 1.0, f"reset took {verdict.reset_s:.2f} s"
