@@ -15,9 +15,6 @@ import sys
 
 from seed_data import ISSUES, KEYWORDS, TRACKER_NAME, USERS
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
 def stamp(n, k):
     """The fixed time of message k of issue n (0-based): day n from 2025-01-06,
     09:00 plus 2 hours per message, as roundup's date spec."""
@@ -196,7 +193,9 @@ def fix_dates(home):
 # ---------------------------------------------------------------- serve
 
 def serve(state, port):
+    from socketserver import ThreadingMixIn
     from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
     from roundup.cgi.wsgi_handler import RequestDispatcher
 
     # roundup-server refuses to run as root, so serve the WSGI handler here.
@@ -204,16 +203,21 @@ def serve(state, port):
     app = RequestDispatcher(tracker_home(state))
     app.tracker.config["TRACKER_WEB"] = "http://127.0.0.1:%d/" % port
 
+    # Threads, so that a connection Chromium opens ahead and leaves idle does
+    # not hold up the others (roundup-server also serves from threads).
+    class Server(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+
     class QuietHandler(WSGIRequestHandler):
         def log_message(self, *args):
             pass
 
-    httpd = make_server("127.0.0.1", port, app, WSGIServer, QuietHandler)
+    httpd = make_server("127.0.0.1", port, app, Server, QuietHandler)
     print("roundup serving on http://127.0.0.1:%d/" % port, flush=True)
     httpd.serve_forever()
 
 
-# ---------------------------------------------------------------- check
+# ---------------------------------------------------------------- command line
 
 def main(argv):
     cmd = argv[1] if len(argv) > 1 else ""
