@@ -94,7 +94,7 @@ LOGIN_REDIRECT_URL = "helpdesk:home"
 # django-helpdesk
 HELPDESK_TEAMS_MODE_ENABLED = False
 HELPDESK_USE_CDN = False
-HELPDESK_KB_ENABLED = False
+HELPDESK_KB_ENABLED = True  # False breaks helpdesk 2.6.1 urls.py (NameError: kb)
 HELPDESK_TICKETS_TIMELINE_ENABLED = False
 HELPDESK_TRANSLATE_TICKET_COMMENTS = False
 HELPDESK_SUBMIT_A_TICKET_PUBLIC = True
@@ -110,3 +110,5 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": "WARNING"},
 }
+HELPDESK_UPDATE_PUBLIC_DEFAULT = False  # the followup form shows an "Is this update public?" checkbox (ticked)
+HELPDESK_STAFF_ONLY_TICKET_OWNERS = True
