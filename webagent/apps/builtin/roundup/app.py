@@ -13,6 +13,8 @@ import os
 import sqlite3
 import sys
 
+sys.dont_write_bytecode = True  # keep the app folder free of __pycache__
+
 from seed_data import ISSUES, KEYWORDS, TRACKER_NAME, USERS
 
 def stamp(n, k):
@@ -64,6 +66,7 @@ def seed(state):
         f.write(text)
 
     label_fields(os.path.join(home, "html"))
+    no_fsync_while_seeding()
 
     tracker = instance.open(home)
     tracker.init(password.Password(USERS[0]["password"], config=config))
@@ -104,6 +107,20 @@ def seed(state):
         db.commit()
         db.close()
     fix_dates(home)
+
+
+def no_fsync_while_seeding():
+    """Roundup commits each new id on its own; with fsync that is most of the
+    seed's time. A crashed seed is thrown away anyway, so skip the syncs."""
+    from roundup.backends import back_sqlite
+
+    opened = back_sqlite.Database.sql_open_connection
+
+    def sql_open_connection(self, dbname=None):
+        conn, cursor = opened(self, dbname)
+        cursor.execute("pragma synchronous = off")
+        return conn, cursor
+    back_sqlite.Database.sql_open_connection = sql_open_connection
 
 
 # The classic template's form fields have no accessible name (their caption is
@@ -161,9 +178,10 @@ def label_fields(html):
 
 
 def fix_dates(home):
-    """Roundup stamps creation/activity and journal entries with 'now'; set
-    them from the seed's fixed times so the pristine state is the same each
-    time (and the index's order by activity is stable)."""
+    """Roundup stamps creation/activity and journal entries with 'now' (and
+    message ids with the time and a random part); set them from the seed's
+    fixed times so the pristine state is the same each time (and the index's
+    order by activity is stable). Only the password salts still differ."""
     def sql_date(n, k):  # roundup's sqlite date format
         return stamp(n, k).replace("-", "").replace(".", "").replace(":", "") + ".000"
 
@@ -182,8 +200,9 @@ def fix_dates(home):
             "select linkid from issue_messages where nodeid=? order by cast(linkid as int)",
             (issue_id,))]
         for k, msg_id in enumerate(msg_ids):
-            con.execute("update _msg set _creation=?, _activity=? where id=?",
-                        (sql_date(n, k), sql_date(n, k), msg_id))
+            con.execute("update _msg set _creation=?, _activity=?, _messageid=? where id=?",
+                        (sql_date(n, k), sql_date(n, k),
+                         "<msg%s.issue%s@inkwell.example>" % (msg_id, issue_id), msg_id))
             con.execute("update msg__journal set date=? where nodeid=?",
                         (sql_date(n, k), msg_id))
     con.commit()
