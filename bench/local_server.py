@@ -117,7 +117,7 @@ class OldServer:
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf), "--model_alias", "old",
                "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(N_CTX), "--verbose", "False",
                # the same compute threads as the new server: the comparison is of the servers
-               "--n_threads", str(server_threads()), "--n_threads_batch", str(server_threads())]
+               "--n_threads", str(server_threads()[0]), "--n_threads_batch", str(server_threads()[1])]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                      preexec_fn=_die_with_parent)
         deadline = time.monotonic() + 300

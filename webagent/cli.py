@@ -10,7 +10,7 @@ from webagent.cli_common import endpoint_options, model_options, run_async, stat
 from webagent.docqa.cli_qa import qa_eval_command
 from webagent.docqa.ask import LOOKUPS, PAGINATIONS, AskOptions, ask
 from webagent.errors import UserError
-from webagent.llm.endpoint import open_client
+from webagent.llm.endpoint import open_client, open_gist_client
 
 
 @click.group()
@@ -32,16 +32,22 @@ def main() -> None:
 @click.option("--conditional-gist", is_flag=True, help="Gist with the question in view (gists are then per question).")
 @click.option("--context-tokens", type=click.IntRange(min=512), default=8192, show_default=True,
               help="The model's context: looked-up pages that would overflow it go back to their gists, last first.")
+@click.option("--single-pass", is_flag=True,
+              help="Read each page once: the pause-point call also writes the page's gist (the paper's two passes are the default).")
+@click.option("--gist-model", metavar="NAME",
+              help="Paginate and gist with this model (a registry name such as qwen2.5-coder-0.5b, a GGUF file, or a model "
+                   "at --base-url); look-up and answer stay with the main model. Both are served at once.")
 @click.option("--method", help="Another reading method (gistmem, full, bm25@k, memwalker, summary-tree, kv-memory, ...; "
               "see qa-eval); readagent-p / readagent-s are --lookup parallel / sequential.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @model_options
 @run_async
 async def ask_command(path, question, lookup, max_pages, min_words, max_words, pagination, conditional_gist,
-                      context_tokens, method, as_json, **kwargs) -> None:
+                      context_tokens, single_pass, gist_model, method, as_json, **kwargs) -> None:
     """Answer QUESTION about the document at PATH (.txt, .md, .html)."""
     opts = AskOptions(lookup=lookup, max_pages=max_pages, min_words=min_words, max_words=max_words,
-                      pagination=pagination, conditional_gist=conditional_gist, context_tokens=context_tokens)
+                      pagination=pagination, conditional_gist=conditional_gist, context_tokens=context_tokens,
+                      single_pass=single_pass)
     opts.check()
     if not question.strip():
         raise UserError("the question is empty")
@@ -55,9 +61,10 @@ async def ask_command(path, question, lookup, max_pages, min_words, max_words, p
     elif method:
         from webagent.docqa.cli_qa import ask_with_method
 
-        return await ask_with_method(path, question, method, opts, as_json, kwargs)
-    async with open_client(endpoint_options(kwargs)) as client:
-        result = await ask(client, path, question, opts, progress=status)
+        return await ask_with_method(path, question, method, opts, as_json, kwargs, gist_model=gist_model)
+    endpoint = endpoint_options(kwargs)
+    async with open_client(endpoint) as client, open_gist_client(endpoint, gist_model, client) as memory_client:
+        result = await ask(client, path, question, opts, progress=status, memory_client=memory_client)
         usage_line = client.usage.summary_line()
     if as_json:
         click.echo(result.model_dump_json())
@@ -85,6 +92,10 @@ def describe_result(result) -> list[str]:
                      "gists (this memory was not cached)")
     lines.append(f"compression rate: {result.compression_rate:.1f}%"
                  f"{'  (gist memory from cache)' if result.memory_from_cache else ''}")
+    if result.gist_model or result.single_pass:
+        lines.append("memory: " + ", ".join(filter(None, [f"paginated and gisted by {result.gist_model}"
+                                                            if result.gist_model else "",
+                                                            "single pass" if result.single_pass else ""])))
     return lines
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from webagent.docqa.progress import ReadingProgress
 from webagent.errors import EndpointError, UserError
 from webagent.llm.cache import content_hash
 from webagent.llm.client import EndpointUnavailable, LLMClient, ModelCallError, is_context_overflow
@@ -36,6 +37,7 @@ class AskOptions:
     pagination: str = "llm"  # "uniform": fixed pages of max_words (the paper's Table 5 ablation)
     conditional_gist: bool = False  # gist with the question in view (paper Appendix G.1)
     context_tokens: int = 8192  # the model's context: looked-up pages that would overflow it stay gists
+    single_pass: bool = False  # the pause-point call also writes the gist of the page it closes (issue 23)
 
     def check(self) -> None:
         if self.pagination not in PAGINATIONS:
@@ -50,6 +52,9 @@ class AskOptions:
             raise UserError(
                 f"need 0 < --min-words < --max-words (got {self.min_words} and {self.max_words})"
             )
+        if self.single_pass and (self.pagination != "llm" or self.conditional_gist):
+            raise UserError("--single-pass gists pages while the model paginates them: it needs --pagination llm "
+                            "and no --conditional-gist")
 
 
 @dataclass
@@ -65,6 +70,17 @@ class DocumentMemory:
         return self.pagination_fallbacks > 0 or self.gist_failures > 0
 
 
+def memory_key(client: LLMClient, path: str | Path, opts: AskOptions, task: str | None) -> str:
+    """What a document's gist memory depends on: the model that wrote it (the --gist-model's
+    when one is given), the file, the pagination settings and the prompt files."""
+    gist_prompt = "gist_conditional" if task else "gist"
+    parts: tuple = (client.identity, document_hash(path), opts.min_words, opts.max_words, opts.pagination,
+                    prompt_hash("pagination"), prompt_hash(gist_prompt), task)
+    if opts.single_pass:  # the two-pass key is unchanged, so memories cached before stay valid
+        parts += ("single-pass", prompt_hash("pagination_gist"))
+    return content_hash("document-memory", *parts)
+
+
 async def load_document_memory(
     client: LLMClient, path: str | Path, opts: AskOptions, progress: Progress = lambda msg: None,
     question: str | None = None,
@@ -72,34 +88,33 @@ async def load_document_memory(
     """The document's gist memory, from the cache when this model has read this file with
     these settings before (then no pagination or gisting call is made). With
     `opts.conditional_gist`, the gists depend on `question` and so does the cache key.
+    `client` is the model that paginates and gists (the --gist-model's client when one is given).
     A degraded memory (a pagination fallback, a fallback gist) is used for this answer but
     not cached, so the next run tries again and reports its own failures."""
     task = question if opts.conditional_gist else None
-    gist_prompt = "gist_conditional" if task else "gist"
-    key = content_hash(
-        "document-memory", getattr(client.backend, "identity", client.model_name), document_hash(path),
-        opts.min_words, opts.max_words, opts.pagination, prompt_hash("pagination"), prompt_hash(gist_prompt), task,
-    )
+    key = memory_key(client, path, opts, task)
     cache = client.cache
     if cache is not None and (stored := cache.get("memory", key)) is not None:
         return DocumentMemory(GistMemory.from_dict(stored), from_cache=True)
-    progress(f"paginating {path} ({opts.pagination})")
+    paragraphs = list(iter_paragraphs(path))
+    shown = ReadingProgress(progress, client.usage, sum(len(p.split()) for p in paragraphs))
+    how = "uniform" if opts.pagination == "uniform" else ("llm, single pass" if opts.single_pass else "llm")
+    progress(f"paginating {path} ({how}; {shown.total_words:,} words)")
     if opts.pagination == "uniform":
-        pages, fallbacks = paginate_uniform(iter_paragraphs(path), words_per_page=opts.max_words), 0
+        pages, fallbacks = paginate_uniform(paragraphs, words_per_page=opts.max_words), 0
     else:
         stats, pages = PaginationStats(), []
-        async for page in iter_pages(client, iter_paragraphs(path), min_words=opts.min_words,
-                                     max_words=opts.max_words, stats=stats):
+        async for page in iter_pages(client, paragraphs, min_words=opts.min_words, max_words=opts.max_words,
+                                     stats=stats, single_pass=opts.single_pass):
             pages.append(page)
-            progress(f"page {page.index}: {page.words} words")
+            shown.page(page.words, last=page.metadata.get("pause") == "end")
         fallbacks = stats.fallbacks
-    step = max(1, len(pages) // 10)
-
-    def on_gisted(done: int, total: int) -> None:
-        if done % step == 0 or done == total:
-            progress(f"gisted {done}/{total} pages")
-
-    memory, gist_failures = await build_memory(client, pages, task=task, on_gisted=on_gisted)
+    known = {p.index: p.metadata["gist"] for p in pages if p.metadata.get("gist")}
+    if len(known) < len(pages):
+        progress(f"gisting {len(pages) - len(known)} of {len(pages)} pages"
+                 + (f" ({len(known)} written with their pause point)" if known else ""))
+    shown.restart()
+    memory, gist_failures = await build_memory(client, pages, task=task, on_gisted=shown.gisted, known=known)
     doc = DocumentMemory(memory, False, fallbacks, gist_failures)
     if cache is not None and not doc.degraded:
         cache.put("memory", key, memory.to_dict())
@@ -126,6 +141,8 @@ class AskResult(BaseModel):
     gist_failures: int
     document_words: int
     model: str
+    gist_model: str | None = None  # the model that paginated and gisted, when not `model` (--gist-model)
+    single_pass: bool = False
     usage: dict
 
 
@@ -155,19 +172,20 @@ async def _answer(client: LLMClient, memory: GistMemory, question: str, pages: l
 
 async def ask(
     client: LLMClient, path: str | Path, question: str, opts: AskOptions = AskOptions(),
-    progress: Progress = lambda msg: None,
+    progress: Progress = lambda msg: None, memory_client: LLMClient | None = None,
 ) -> AskResult:
+    """`memory_client` (--gist-model) paginates and gists; `client` looks up and answers."""
     opts.check()
     if not question.strip():
         raise UserError("the question is empty")
-    doc = await load_document_memory(client, path, opts, progress, question=question)
+    doc = await load_document_memory(memory_client or client, path, opts, progress, question=question)
     memory = doc.memory
-    progress(f"looking up pages ({opts.lookup})")
+    progress(f"looking up pages ({opts.lookup}; {len(memory)} pages)")
     lookup = lookup_parallel if opts.lookup == "parallel" else lookup_sequential
     found = await lookup(
         client, memory, prompt=f"lookup_{opts.lookup}", values={"question": question}, max_pages=opts.max_pages,
     )
-    progress("answering")
+    progress(f"answering from {len(found.pages)} looked-up pages")
     answer, expanded, dropped = await _answer(client, memory, question, found.pages, opts.context_tokens)
     context_words = max(memory.context_words(), memory.context_words(expanded=expanded))
     return AskResult(
@@ -176,5 +194,6 @@ async def ask(
         lookup=opts.lookup, lookup_calls=found.calls, lookup_failures=found.failures,
         memory_from_cache=doc.from_cache, pagination_fallbacks=doc.pagination_fallbacks,
         gist_failures=doc.gist_failures, document_words=memory.full_words, model=client.model_name,
+        gist_model=memory_client.model_name if memory_client is not None else None, single_pass=opts.single_pass,
         usage=client.usage.to_dict(),
     )

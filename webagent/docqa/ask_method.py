@@ -37,11 +37,12 @@ class MethodAskResult(BaseModel):
 
 
 async def ask_method(client: LLMClient, path: str | Path, question: str, method: str, *, max_pages: int,
-                     settings: ReadSettings, opts: MethodOptions | None = None) -> MethodAskResult:
+                     settings: ReadSettings, opts: MethodOptions | None = None,
+                     memory_client: LLMClient | None = None, progress=None) -> MethodAskResult:
     variant = Variant.parse(method, max_pages)
     opts = opts or MethodOptions(context_words=settings.context_words)
     doc = Document(str(path), list(iter_paragraphs(path)))
-    state = DocumentState(client, doc, settings)
+    state = DocumentState(client, doc, settings, memory_client=memory_client, progress=progress)
     counting = CountingClient(client)
     result = await runner_for(variant.method)(counting, state, Question("q", question), variant, opts)
     built = state.built()

@@ -40,16 +40,19 @@ PAGE_WORDS = {"quality": (280, 600), "qmsum": (280, 600), "narrativeqa": (500, 3
 @click.option("--no-rater", is_flag=True, help="Skip the LLM raters (ROUGE only) for free-form answers.")
 @click.option("--skip-bad", is_flag=True, help="Keep going past malformed records (counted in skipped_records.jsonl).")
 @click.option("--doc-concurrency", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option("--single-pass", is_flag=True, help="Pagination also writes each page's gist (one read per page).")
+@click.option("--gist-model", metavar="NAME", help="Paginate and gist with this model (registry name, GGUF file, or a "
+              "model at --base-url); the methods' own calls stay with the main model.")
 @model_options
 @run_async
 async def qa_eval_command(dataset, data, split, methods, max_pages, limit, shard, out, min_words, max_words, pagination,
                           context_words, max_children, max_refinements, no_rater, skip_bad, doc_concurrency,
-                          **kwargs) -> None:
+                          single_pass, gist_model, **kwargs) -> None:
     """Evaluate reading methods on a long-document QA dataset; writes OUT/report.md, report.json and a PNG."""
     from webagent.docqa.report import write_report
     from webagent.cli_common import parse_shard
     from webagent.docqa.runner import check_out_dir, make_config, run_eval, select
-    from webagent.llm.endpoint import open_client
+    from webagent.llm.endpoint import open_client, open_gist_client
 
     import signal
 
@@ -60,9 +63,11 @@ async def qa_eval_command(dataset, data, split, methods, max_pages, limit, shard
     variants = parse_methods(methods, max_pages)
     shard_ix = parse_shard(shard)
     lo, hi = PAGE_WORDS[dataset]
-    settings = ReadSettings(min_words or lo, max_words or hi, pagination, context_words)
+    settings = ReadSettings(min_words or lo, max_words or hi, pagination, context_words, single_pass, gist_model)
     if not 0 < settings.min_words < settings.max_words:
         raise UserError(f"need 0 < --min-words < --max-words (got {settings.min_words} and {settings.max_words})")
+    if single_pass and pagination != "llm":
+        raise UserError("--single-pass gists pages while the model paginates them: it needs --pagination llm")
     opts = MethodOptions(context_words=context_words, importance_lookup=dataset == "narrativeqa",
                          max_children=max_children, max_refinements=max_refinements)
     loaded = load(dataset, data, skip_bad=skip_bad, split=split)
@@ -81,10 +86,11 @@ async def qa_eval_command(dataset, data, split, methods, max_pages, limit, shard
            f"methods: {', '.join(v.name for v in variants)}")
     data_id = data if data.startswith("hf:") else str(Path(data).resolve())
     check_out_dir(out_dir, make_config(dataset, data_id, variants, "?", settings, opts, split), ignore=("model",))
-    async with open_client(endpoint_options(kwargs)) as client:
+    endpoint = endpoint_options(kwargs)
+    async with open_client(endpoint) as client, open_gist_client(endpoint, gist_model, client) as memory_client:
         config = make_config(dataset, data_id, variants, client.model_name, settings, opts, split)
         summary = await run_eval(client, documents, variants, out_dir, config, settings, opts,
-                                 doc_concurrency=doc_concurrency, rate=not no_rater)
+                                 doc_concurrency=doc_concurrency, rate=not no_rater, memory_client=memory_client)
         usage_line = client.usage.summary_line()
     report = write_report(out_dir)
     status(f"{summary['ran']} method-questions run, {summary['resumed']} resumed"
@@ -96,17 +102,20 @@ async def qa_eval_command(dataset, data, split, methods, max_pages, limit, shard
     click.echo(usage_line)
 
 
-async def ask_with_method(path, question: str, method: str, ask_opts, as_json: bool, kwargs: dict) -> None:
+async def ask_with_method(path, question: str, method: str, ask_opts, as_json: bool, kwargs: dict,
+                          gist_model: str | None = None) -> None:
     """`webagent ask --method M` for the methods other than ReadAgent-P/S."""
     from webagent.docqa.ask_method import WORDS_PER_TOKEN, ask_method
     from webagent.docqa.methods import Variant
-    from webagent.llm.endpoint import open_client
+    from webagent.llm.endpoint import open_client, open_gist_client
 
     Variant.parse(method)  # a bad name fails before any model starts
     settings = ReadSettings(ask_opts.min_words, ask_opts.max_words, ask_opts.pagination,
-                            int(ask_opts.context_tokens * WORDS_PER_TOKEN))
-    async with open_client(endpoint_options(kwargs)) as client:
-        result = await ask_method(client, path, question, method, max_pages=ask_opts.max_pages, settings=settings)
+                            int(ask_opts.context_tokens * WORDS_PER_TOKEN), ask_opts.single_pass, gist_model)
+    endpoint = endpoint_options(kwargs)
+    async with open_client(endpoint) as client, open_gist_client(endpoint, gist_model, client) as memory_client:
+        result = await ask_method(client, path, question, method, max_pages=ask_opts.max_pages, settings=settings,
+                                  memory_client=memory_client, progress=status)
         usage_line = client.usage.summary_line()
     if as_json:
         click.echo(result.model_dump_json())

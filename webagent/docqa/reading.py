@@ -25,6 +25,7 @@ from webagent.prompts import prompt_hash
 from webagent.text import PaginationStats, iter_pages, paginate_uniform
 
 from webagent.docqa.data import Document
+from webagent.docqa.progress import ReadingProgress
 
 
 @dataclass(frozen=True)
@@ -33,9 +34,15 @@ class ReadSettings:
     max_words: int = 600
     pagination: str = "llm"  # or "uniform"
     context_words: int = 6000  # what fits in the model's context (the paper's 6k words for PaLM 2-L)
+    single_pass: bool = False  # the pause-point call also writes the gist of the page it closes (issue 23)
+    gist_model: str | None = None  # --gist-model: the model that paginates and gists (None: the main model)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        for name in ("single_pass", "gist_model"):  # unset, a configuration reads as before, so old runs resume
+            if not d[name]:
+                d.pop(name)
+        return d
 
 
 @dataclass
@@ -56,36 +63,55 @@ class Built:
 
 class DocumentState:
     """Per-document artefacts, each built once. `build_client` is a scoped client whose
-    usage is the document's one-time memory-building cost (not any question's)."""
+    usage is the document's one-time memory-building cost (not any question's).
+    `memory_client` (--gist-model) builds the pages and gists; `client` everything else.
+    `progress` gets readable lines while the pages and gists are built (ReadingProgress)."""
 
-    def __init__(self, client: LLMClient, doc: Document, settings: ReadSettings):
+    def __init__(self, client: LLMClient, doc: Document, settings: ReadSettings, *,
+                 memory_client: LLMClient | None = None, progress: Callable[[str], None] | None = None):
         self.doc, self.settings = doc, settings
         self.client = client
+        self.memory_client = memory_client or client
+        self.progress = progress
         self._built: dict[str, Built] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._shown: ReadingProgress | None = None
 
-    def cache_key(self, kind: str, *parts: object) -> str:
-        model = getattr(self.client.backend, "identity", self.client.model_name)
+    def cache_key(self, kind: str, *parts: object, model: str | None = None) -> str:
+        model = model or self.client.identity
         # Every artefact stands on the pages: the pagination prompt is part of every key.
-        return content_hash("docqa", kind, model, self.doc.content_hash, self.settings.min_words,
-                            self.settings.max_words, self.settings.pagination, prompt_hash("pagination"), *parts)
+        key = ["docqa", kind, model, self.doc.content_hash, self.settings.min_words, self.settings.max_words,
+               self.settings.pagination, prompt_hash("pagination")]
+        if self.settings.single_pass:  # two-pass keys are unchanged, so what was cached before stays valid
+            key += ["single-pass", prompt_hash("pagination_gist")]
+        return content_hash(*key, *parts)
+
+    def _progress(self) -> ReadingProgress | None:
+        if self.progress is None:
+            return None
+        if self._shown is None:
+            self._shown = ReadingProgress(self.progress, self.memory_client.usage, self.doc.words, every_s=15.0,
+                                          label=f"doc {self.doc.doc_id}")
+        return self._shown
 
     async def once(self, kind: str, build: Callable[[LLMClient], Awaitable[tuple[object, int]]],
                    *, encode=lambda v: v, decode=lambda v: v, key_parts: tuple = (),
-                   inputs: tuple[Built, ...] = ()) -> Built:
+                   inputs: tuple[Built, ...] = (), memory: bool = False) -> Built:
         """The artefact `kind`: built by `build(client) -> (value, failures)` at most once, on
-        `inputs` (keyed by their content, and degraded when any of them is)."""
+        `inputs` (keyed by their content, and degraded when any of them is). `memory`: built
+        by the memory client (pages and gists)."""
         lock = self._locks.setdefault(kind, asyncio.Lock())
         async with lock:
             if kind in self._built:
                 return self._built[kind]
-            cache = self.client.cache
-            key = self.cache_key(kind, *key_parts, *(b.digest for b in inputs))
+            builder = self.memory_client if memory else self.client
+            cache = builder.cache
+            key = self.cache_key(kind, *key_parts, *(b.digest for b in inputs), model=builder.identity)
             input_failures = sum(b.failures + b.input_failures for b in inputs)
             if cache is not None and (stored := cache.get("docqa-memory", key)) is not None:
                 built = Built(decode(stored), 0, True, input_failures=input_failures, digest=content_hash(stored))
             else:
-                counting = CountingClient(self.client)
+                counting = CountingClient(builder)
                 value, failures = await build(counting)
                 encoded = encode(value)
                 built = Built(value, failures, False, counting.counts(), input_failures, content_hash(encoded))
@@ -106,13 +132,16 @@ class DocumentState:
         async def build(client: LLMClient):
             if s.pagination == "uniform":
                 return paginate_uniform(self.doc.paragraphs, words_per_page=s.max_words), 0
-            stats = PaginationStats()
-            pages = [p async for p in iter_pages(client, self.doc.paragraphs, min_words=s.min_words,
-                                                 max_words=s.max_words, stats=stats)]
+            stats, shown, pages = PaginationStats(), self._progress(), []
+            async for page in iter_pages(client, self.doc.paragraphs, min_words=s.min_words, max_words=s.max_words,
+                                         stats=stats, single_pass=s.single_pass):
+                pages.append(page)
+                if shown is not None:
+                    shown.page(page.words, last=page.metadata.get("pause") == "end")
             return pages, stats.fallbacks
 
         return await self.once(
-            "pages", build,
+            "pages", build, memory=True,
             encode=lambda pages: [{"index": p.index, "text": p.text, "metadata": p.metadata} for p in pages],
             decode=lambda rows: [Page(r["index"], r["text"], r.get("metadata") or {}) for r in rows],
         )
@@ -127,10 +156,15 @@ class DocumentState:
         pages = await self._pages()
 
         async def build(client: LLMClient):
-            return await build_memory(client, pages.value)
+            known = {p.index: p.metadata["gist"] for p in pages.value if p.metadata.get("gist")}
+            shown = self._progress()
+            if shown is not None:
+                shown.restart()
+            return await build_memory(client, pages.value, known=known,
+                                      on_gisted=shown.gisted if shown is not None else None)
 
         return await self.once(
-            "gists", build, key_parts=(prompt_hash("gist"),), inputs=(pages,),
+            "gists", build, key_parts=(prompt_hash("gist"),), inputs=(pages,), memory=True,
             encode=GistMemory.to_dict, decode=GistMemory.from_dict,
         )
 

@@ -161,7 +161,9 @@ def _document_row(state: DocumentState) -> dict:
 async def run_eval(
     client: LLMClient, documents: list[Document], variants: list[Variant], out: Path, config: EvalConfig,
     settings: ReadSettings, opts: MethodOptions, *, doc_concurrency: int = 2, quiet: bool = False, rate: bool = True,
+    memory_client: LLMClient | None = None,
 ) -> dict:
+    """`memory_client` (--gist-model) builds every document's pages and gists."""
     done = prepare_out_dir(out, config)
     todo = [(doc, [(q, v) for q in doc.questions for v in variants if (v.name, q.qid) not in done])
             for doc in documents]
@@ -204,7 +206,8 @@ async def run_eval(
             if not items:
                 return
             async with semaphore:
-                state = DocumentState(client, doc, settings)
+                state = DocumentState(client, doc, settings, memory_client=memory_client,
+                                      progress=None if quiet else (lambda line: bar.console.print(f"… {line}")))
                 await asyncio.gather(*(one(state, q, v) for q, v in items))
                 doc_sink.write(json.dumps(_document_row(state), ensure_ascii=False) + "\n")
                 doc_sink.flush()

@@ -17,6 +17,7 @@ from typing import AsyncIterator
 from webagent.errors import UserError
 from webagent.llm.cache import Cache
 from webagent.llm.client import LLMClient
+from webagent.llm.usage import Usage
 
 
 @dataclass
@@ -32,6 +33,7 @@ class EndpointOptions:
     cache: bool = True
     structured: bool = True
     max_retries: int = 4
+    threads: int | None = None  # embedded server: compute threads (None: llama_server.server_threads's rule)
 
     def resolved(self) -> "EndpointOptions":
         """Fill unset fields from the environment (OPENAI_BASE_URL, OPENAI_API_KEY, WEBAGENT_MODEL)."""
@@ -40,7 +42,7 @@ class EndpointOptions:
             model=self.model or os.environ.get("WEBAGENT_MODEL") or None,
             api_key=self.api_key or os.environ.get("OPENAI_API_KEY") or None,
             gguf=self.gguf, embedded=self.embedded, n_ctx=self.n_ctx, concurrency=self.concurrency, timeout_s=self.timeout_s,
-            cache=self.cache, structured=self.structured, max_retries=self.max_retries,
+            cache=self.cache, structured=self.structured, max_retries=self.max_retries, threads=self.threads,
         )
 
 
@@ -71,52 +73,61 @@ def embedded_gguf(opts: EndpointOptions) -> str:
     return str(ensure(opts.embedded))
 
 
-@asynccontextmanager
-async def open_client(options: EndpointOptions, *, cache: Cache | None = None) -> AsyncIterator[LLMClient]:
-    opts = options.resolved()
-    if opts.concurrency < 1:
-        raise UserError(f"--concurrency must be at least 1 (got {opts.concurrency})")
-    server = None
+async def _open_backend(opts: EndpointOptions, gguf: str | None = None):
+    """(backend, server or None) for resolved `opts`: a shipped fake, the endpoint, or the
+    embedded server on `gguf` (default: `embedded_gguf(opts)`), started and checked."""
     if opts.model and opts.model.startswith("fake:"):
         from webagent.llm.testing import FunctionBackend, heuristic_reply
 
         if opts.model != "fake:heuristic":
             raise UserError(f"unknown fake model {opts.model!r}; the shipped one is 'fake:heuristic'")
-        backend = FunctionBackend(heuristic_reply, name=opts.model, record=False)
+        return FunctionBackend(heuristic_reply, name=opts.model, record=False), None
+    from webagent.llm.openai_backend import OpenAIBackend
+
+    server = None
+    base_url, model = opts.base_url, opts.model
+    if base_url is None:
+        from webagent.llm.local import LocalServer, embedded_slots
+
+        if opts.model:
+            raise UserError(
+                f"--model {opts.model!r} needs an endpoint: pass --base-url (or set OPENAI_BASE_URL); "
+                "without one the embedded model is used (choose it with --embedded NAME or --gguf PATH)"
+            )
+        server = LocalServer(gguf or embedded_gguf(opts), n_ctx=opts.n_ctx, slots=embedded_slots(opts.concurrency),
+                             threads=opts.threads)
+        announce_embedded(server.model_name)
+        server.start()
+        base_url, model = server.base_url, server.model
+    elif opts.gguf or opts.embedded:
+        raise UserError(f"{'--gguf' if opts.gguf else '--embedded'} runs the embedded model server, but an endpoint "
+                        f"is set ({base_url}): drop --base-url (or unset OPENAI_BASE_URL), or drop "
+                        f"{'--gguf' if opts.gguf else '--embedded'}")
+    elif model is None:
+        raise UserError("--base-url is set but no model: pass --model or set WEBAGENT_MODEL")
+    if server is not None:
+        backend = OpenAIBackend(base_url, model, opts.api_key, timeout_s=opts.timeout_s,
+                                identity=server.identity(), progress_url=server.server_url)
     else:
-        from webagent.llm.openai_backend import OpenAIBackend
-
-        base_url, model = opts.base_url, opts.model
-        if base_url is None:
-            from webagent.llm.local import LocalServer, embedded_slots
-
-            if opts.model:
-                raise UserError(
-                    f"--model {opts.model!r} needs an endpoint: pass --base-url (or set OPENAI_BASE_URL); "
-                    "without one the embedded model is used (choose it with --embedded NAME or --gguf PATH)"
-                )
-            server = LocalServer(embedded_gguf(opts), n_ctx=opts.n_ctx, slots=embedded_slots(opts.concurrency))
-            announce_embedded(server.model_name)
-            server.start()
-            base_url, model = server.base_url, server.model
-        elif opts.gguf or opts.embedded:
-            raise UserError(f"{'--gguf' if opts.gguf else '--embedded'} runs the embedded model server, but an endpoint "
-                            f"is set ({base_url}): drop --base-url (or unset OPENAI_BASE_URL), or drop "
-                            f"{'--gguf' if opts.gguf else '--embedded'}")
-        elif model is None:
-            raise UserError("--base-url is set but no model: pass --model or set WEBAGENT_MODEL")
+        backend = OpenAIBackend(base_url, model, opts.api_key, timeout_s=opts.timeout_s)
+    try:
+        await backend.check()
+    except BaseException:
+        await backend.close()
         if server is not None:
-            backend = OpenAIBackend(base_url, model, opts.api_key, timeout_s=opts.timeout_s,
-                                    identity=server.identity(), progress_url=server.server_url)
-        else:
-            backend = OpenAIBackend(base_url, model, opts.api_key, timeout_s=opts.timeout_s)
-        try:
-            await backend.check()
-        except BaseException:
-            await backend.close()
-            if server is not None:
-                server.stop()
-            raise
+            server.stop()
+        raise
+    return backend, server
+
+
+@asynccontextmanager
+async def open_client(options: EndpointOptions, *, cache: Cache | None = None) -> AsyncIterator[LLMClient]:
+    opts = options.resolved()
+    if opts.concurrency < 1:
+        raise UserError(f"--concurrency must be at least 1 (got {opts.concurrency})")
+    if opts.threads is not None and opts.threads < 1:
+        raise UserError(f"--threads must be at least 1 (got {opts.threads})")
+    backend, server = await _open_backend(opts)
     own_cache = cache is None and opts.cache  # opened here, so closed here
     if own_cache:
         cache = Cache()
@@ -130,3 +141,41 @@ async def open_client(options: EndpointOptions, *, cache: Cache | None = None) -
             server.stop()
         if own_cache:
             cache.close()
+
+
+def gist_model_options(options: EndpointOptions, gist_model: str) -> tuple[EndpointOptions, str | None]:
+    """(options, GGUF or None) for the --gist-model: with an endpoint, a model name at the
+    same endpoint; with the shipped fake, the fake; otherwise the embedded server on a
+    registry model (pulled on first use) or a GGUF file."""
+    opts = options.resolved()
+    if opts.model and opts.model.startswith("fake:"):
+        return opts, None
+    if opts.base_url:
+        return EndpointOptions(**{**opts.__dict__, "model": gist_model}), None
+    from pathlib import Path
+
+    if gist_model.endswith(".gguf") or Path(gist_model).is_file():
+        return EndpointOptions(**{**opts.__dict__, "gguf": gist_model, "embedded": None}), gist_model
+    embedded = EndpointOptions(**{**opts.__dict__, "gguf": None, "embedded": gist_model})
+    return embedded, embedded_gguf(embedded)
+
+
+@asynccontextmanager
+async def open_gist_client(options: EndpointOptions, gist_model: str | None,
+                           client: LLMClient) -> AsyncIterator[LLMClient | None]:
+    """The --gist-model's client, for pagination and gists, beside `client` (look-up and
+    answer): its own embedded server (both served at once) or model at the endpoint, the
+    same cache, and usage that also counts into `client`'s. None without --gist-model."""
+    if not gist_model:
+        yield None
+        return
+    opts, gguf = gist_model_options(options, gist_model)
+    backend, server = await _open_backend(opts, gguf)
+    memory_client = LLMClient(backend, cache=client.cache, concurrency=opts.concurrency, structured=opts.structured,
+                              max_retries=opts.max_retries, usage=Usage(parent=client.usage))
+    try:
+        yield memory_client
+    finally:
+        await memory_client.close()
+        if server is not None:
+            server.stop()

@@ -1,7 +1,8 @@
 """Child-process entry point of the embedded model: llama.cpp's own HTTP server, embedded
 by the `xllamacpp` wheel (prebuilt; nothing compiles on install).
 
-    python -m webagent.llm.llama_server --gguf F --host H --port P --slots N --n-ctx C --alias A
+    python -m webagent.llm.llama_server --gguf F --host H --port P --slots N --n-ctx C --alias A \
+        [--threads T] [--threads-batch B]
 
 `--n-ctx` is per slot: the server gets slots × n-ctx and splits it evenly. The process
 serves until it is terminated; webagent.llm.local starts it with PR_SET_PDEATHSIG, so it
@@ -43,9 +44,9 @@ def build_params(args: argparse.Namespace):
     # llama.cpp's "auto" turns flash attention on; on CPU it halved decoding speed here.
     params.flash_attn_type = xllamacpp.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_DISABLED
     params.warmup = False
-    threads = server_threads()
-    for cpu in (params.cpuparams, params.cpuparams_batch):
-        cpu.n_threads = threads
+    decode, batch = server_threads(args.threads, args.threads_batch)
+    for cpu, n in ((params.cpuparams, decode), (params.cpuparams_batch, batch)):
+        cpu.n_threads = n
         cpu.poll = 0  # sleep, don't spin, between work: spinning threads starve a busy machine
     return params
 
@@ -58,11 +59,54 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def server_threads() -> int:
-    """One core fewer than this process may use (the HTTP side and the client need one):
-    on a shared 2-core machine a second compute thread made decoding 5-10x slower, as the
-    threads wait on each other whenever one is descheduled."""
-    return max(1, usable_cpus() - 1)
+# Other processes using at least this many cores' worth of CPU make the machine "busy".
+BUSY_CORES = 0.5
+BUSY_SAMPLE_S = 0.5
+
+
+def _cpu_times() -> tuple[int, int] | None:
+    """(busy, total) jiffies of all CPUs, from /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_cores(sample_s: float = BUSY_SAMPLE_S) -> float | None:
+    """How many cores' worth of CPU the machine's other processes use now: /proc/stat over
+    `sample_s` while this process sleeps. Not the load average: it lags a minute, so a
+    second question right after the first would see the first one's work. None off Linux."""
+    import time
+
+    first = _cpu_times()
+    if first is None:
+        return None
+    time.sleep(sample_s)
+    second = _cpu_times()
+    if second is None or second[1] <= first[1]:
+        return None
+    return (os.cpu_count() or 1) * (second[0] - first[0]) / (second[1] - first[1])
+
+
+def server_threads(threads: int | None = None, threads_batch: int | None = None,
+                   busy: float | None = None) -> tuple[int, int]:
+    """(n_threads, n_threads_batch): the compute threads for decoding and for reading prompts.
+
+    The rule, from bench/docqa_threads.py on 2 cores (figures in the README, *Threads*): every
+    usable core while the machine is quiet (2 threads read prompts 1.9x and decode 1.8x as fast
+    as one), one core fewer when other processes already use half a core or more (`busy`,
+    measured by `busy_cores()` when not given): there a second thread waits on the first
+    whenever either is descheduled and both speeds collapse. `threads` (--threads N) sets both
+    and skips the measurement; `threads_batch` sets prompt reading alone."""
+    cores = usable_cpus()
+    if not threads:
+        if busy is None and cores > 1:
+            busy = busy_cores()
+        threads = cores if cores == 1 or busy is None or busy < BUSY_CORES else cores - 1
+    return max(1, threads), max(1, threads_batch or threads)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slots", type=int, default=1)
     parser.add_argument("--n-ctx", type=int, default=8192)
     parser.add_argument("--alias", required=True)
+    parser.add_argument("--threads", type=int, help="compute threads for decoding (default: server_threads())")
+    parser.add_argument("--threads-batch", type=int, help="compute threads for reading prompts (default: --threads)")
     args = parser.parse_args(argv)
     try:
         import xllamacpp

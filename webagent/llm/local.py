@@ -24,7 +24,7 @@ from webagent.errors import EndpointError, UserError
 from webagent.llm.cache import webagent_home
 from webagent.llm.gguf_info import file_hash, read_gguf_info
 from webagent.llm.guard import check_local_model_allowed
-from webagent.llm.llama_server import usable_cpus
+from webagent.llm.llama_server import server_threads, usable_cpus
 
 INSTALL_HINT = "install it with `make setup` (or `pip install 'webagent[local]'`), or point --base-url at a server"
 # At most this share of the machine's available memory goes to the slots' KV caches.
@@ -90,7 +90,8 @@ class LocalServer:
     """Start/stop the embedded llama.cpp server as a child process. Use as a context manager."""
 
     def __init__(self, gguf: str | Path | None = None, *, port: int | None = None, n_ctx: int = 8192,
-                 slots: int = 1, host: str = "127.0.0.1", startup_timeout_s: float = 180.0):
+                 slots: int = 1, host: str = "127.0.0.1", startup_timeout_s: float = 180.0,
+                 threads: int | None = None, threads_batch: int | None = None):
         if not gguf:
             check_local_model_allowed()  # before a pull: the test suite never downloads a model by accident
         self.gguf = Path(gguf) if gguf else find_default_gguf()
@@ -98,6 +99,9 @@ class LocalServer:
             raise UserError(f"--gguf {self.gguf}: no such file")
         self.host, self.port = host, port or _free_port()
         self.n_ctx = n_ctx  # per slot
+        # Compute threads for decoding and for prompt batches (None: llama_server.server_threads's
+        # rule, which looks at how busy the machine is now).
+        self.threads, self.threads_batch = server_threads(threads, threads_batch)
         self.info = read_gguf_info(self.gguf)
         self.slots = slots_for(slots, n_ctx, self.info.kv_bytes_per_token(), _available_memory_bytes())
         self.model = self.gguf.name  # the alias the server answers to
@@ -128,6 +132,7 @@ class LocalServer:
             sys.executable, "-m", "webagent.llm.llama_server",
             "--gguf", str(self.gguf), "--alias", self.model, "--host", self.host, "--port", str(self.port),
             "--slots", str(self.slots), "--n-ctx", str(self.n_ctx),
+            "--threads", str(self.threads), "--threads-batch", str(self.threads_batch),
         ]
 
     def _failure_reason(self) -> str:

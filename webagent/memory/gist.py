@@ -42,19 +42,26 @@ async def gist_page(
 async def build_memory(
     client: LLMClient, pages: list[Page], *, prompt: str = "gist", task: str | None = None,
     purpose: str = "gist", max_tokens: int = 256, on_gisted: Callable[[int, int], None] | None = None,
+    known: dict[int, str] | None = None,
 ) -> tuple[GistMemory, int]:
     """Gist all pages concurrently (the client bounds concurrency). Returns (memory, failures);
     the memory lists the pages whose gist is a fallback (`fallback_pages`) and whether any
     failed because the endpoint was down (`endpoint_failed`).
-    `on_gisted(done, total)` is called as each gist arrives, for progress displays."""
+    `known` maps page index → a gist already written (the single pass writes it with the
+    pause point): those pages make no call. `on_gisted(done, total)` is called as each
+    gist a call wrote arrives (total: the pages that need a call), for progress displays."""
+    known = {i: g for i, g in (known or {}).items() if g and g.strip()}
+    todo = sum(1 for p in pages if p.index not in known)
     done = 0
 
     async def one(page: Page) -> tuple[str, str]:
         nonlocal done
+        if page.index in known:
+            return known[page.index].strip(), "ok"
         out = await gist_page(client, page, prompt=prompt, task=task, purpose=purpose, max_tokens=max_tokens)
         done += 1
         if on_gisted is not None:
-            on_gisted(done, len(pages))
+            on_gisted(done, todo)
         return out
 
     results = await asyncio.gather(*(one(p) for p in pages))

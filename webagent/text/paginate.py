@@ -18,6 +18,7 @@ Paragraphs are consumed lazily: only the current window (≤ 2 × max_words word
 
 from __future__ import annotations
 
+import json
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator
@@ -46,7 +47,19 @@ def label_schema(offered: list[int]) -> dict:
     }
 
 
+def label_gist_schema(offered: list[int]) -> dict:
+    """Single pass: the break point, then the gist of the page it closes (no reason: it
+    comes after the choice, so it cannot inform it, and it costs decoding time)."""
+    return {
+        "type": "object",
+        "properties": {"break_point": {"type": "integer", "enum": list(offered)}, "gist": {"type": "string"}},
+        "required": ["break_point", "gist"],
+    }
+
+
 CONTEXT_WORDS = 40  # words of the previous page / next paragraph shown around the window
+PAGINATION_MAX_TOKENS = 96
+GIST_MAX_TOKENS = 256  # as memory.gist's
 
 
 @dataclass
@@ -122,6 +135,43 @@ def parse_label(reply: Reply | str, offered: list[int]) -> tuple[int | None, str
     return choice.break_point, None
 
 
+_SHORTENED = re.compile(r"^\W*(?:shortened(?:\s+version)?|gist|summary)\s*:\s*", re.IGNORECASE | re.MULTILINE)
+_JSON_GIST = re.compile(r'"gist"\s*:\s*"((?:[^"\\]|\\.)*)', re.DOTALL)
+
+
+def _json_string(body: str) -> str:
+    """The value of a JSON string's body, even when cut short mid-escape."""
+    for end in range(len(body), max(-1, len(body) - 7), -1):
+        try:
+            return json.loads(f'"{body[:end]}"')
+        except ValueError:
+            continue
+    return body
+
+
+def parse_label_gist(reply: Reply | str, offered: list[int]) -> tuple[tuple[int, str] | None, str | None]:
+    """Single pass: ((label, gist), problem). The label is read as `parse_label` reads it,
+    from the text before the gist; the gist is what follows "Shortened:" (or the JSON's
+    "gist", even when the reply was cut short). An empty gist is no problem: the page is
+    then gisted on its own."""
+    if isinstance(reply, str):
+        reply = Reply(reply)
+    if isinstance(reply.data, dict):
+        gist = reply.data.get("gist")
+        gist = gist.strip() if isinstance(gist, str) else ""
+        label, problem = parse_label(reply, offered)
+        return (None if label is None else (label, gist)), problem
+    text = reply.text or ""
+    m = _JSON_GIST.search(text)
+    if m:  # JSON cut short by the token limit: take the label before it and the gist so far
+        head, gist = text[:m.start()], _json_string(m.group(1))
+    else:
+        s = _SHORTENED.search(text)
+        head, gist = (text[:s.start()], text[s.end():]) if s else (text, "")
+    label, problem = parse_label(head, offered)
+    return (None if label is None else (label, gist.strip())), problem
+
+
 def example_labels(offered: list[int]) -> tuple[int, int]:
     """Two distinct numbers for the prompt's examples, neither of them offered."""
     taken = set(offered)
@@ -173,32 +223,49 @@ def render_window(window: list[str], labels: list[int], before: str = "", after:
 
 
 async def _choose(client: LLMClient, passage: str, labels: list[int], purpose: str,
-                  stats: PaginationStats) -> tuple[int, str]:
+                  stats: PaginationStats, single_pass: bool = False) -> tuple[int, str, str]:
+    """(label, how, gist): the gist of the page it closes is asked for only with `single_pass`
+    ("" when not asked, not given, or on a fallback: that page is then gisted on its own)."""
     format_label, example_label = example_labels(labels)
-    prompt = render_prompt("pagination", passage=passage, format_label=format_label, example_label=example_label)
+    offered = ", ".join(f"⟨{k}⟩" for k in labels)
+    if single_pass:
+        prompt = render_prompt("pagination_gist", passage=passage, format_label=format_label,
+                               example_label=example_label)
+        parse, schema = (lambda reply: parse_label_gist(reply, labels)), label_gist_schema(labels)
+        max_tokens = PAGINATION_MAX_TOKENS + GIST_MAX_TOKENS
+        instruction = ('Answer again with "Break point: ⟨k⟩" and the shortened part before it, where k is one of '
+                       f'the labels in the passage: {offered}.')
+    else:
+        prompt = render_prompt("pagination", passage=passage, format_label=format_label, example_label=example_label)
+        def parse(reply: Reply) -> tuple[tuple[int, str] | None, str | None]:
+            label, problem = parse_label(reply, labels)
+            return (None if label is None else (label, "")), problem
+
+        schema, max_tokens = label_schema(labels), PAGINATION_MAX_TOKENS
+        instruction = ('Answer again with "Break point: ⟨k⟩" and your reason, where k is one of the labels in the '
+                       f'passage: {offered}.')
     tally = ReplyTally()
-    label = await ask_until_usable(
-        client, prompt, parse=lambda reply: parse_label(reply, labels), schema=label_schema(labels), max_tokens=96,
-        purpose=purpose, tally=tally,
-        instruction=('Answer again with "Break point: ⟨k⟩" and your reason, where k is one of the labels in the '
-                     f'passage: {", ".join(f"⟨{k}⟩" for k in labels)}.'),
-    )
+    chosen = await ask_until_usable(client, prompt, parse=parse, schema=schema, max_tokens=max_tokens,
+                                    purpose=purpose, tally=tally, instruction=instruction)
     stats.calls += tally.calls
-    if label is None:
+    if chosen is None:
         stats.fallbacks += 1
-        return labels[-1], "fallback"
-    return label, "model"
+        return labels[-1], "fallback", ""
+    return chosen[0], "model", chosen[1]
 
 
 async def iter_pages(
     client: LLMClient, paragraphs: Iterable[str], *, min_words: int = 280, max_words: int = 600,
-    purpose: str = "pagination", stats: PaginationStats | None = None,
+    purpose: str = "pagination", stats: PaginationStats | None = None, single_pass: bool = False,
 ) -> AsyncIterator[Page]:
     """Pages in document order, as soon as each is decided. Counts go into `stats`.
 
     Page.metadata: paragraph span [paragraph_start, paragraph_end) over the paragraphs as
     paginated (empty ones dropped, ones over `max_words` split first), words, and how the
     pause was chosen ("model", "fallback", "single_label", "no_label", "end").
+    With `single_pass` the pause-point call also writes the gist of the page it closes
+    (prompts/pagination_gist.md), kept as metadata["gist"]; a page decided without a call
+    (or whose gist came back empty) has none and is gisted on its own.
     """
     if not 0 <= min_words <= max_words or max_words < 1:
         raise ValueError(f"need 0 <= min_words <= max_words and max_words >= 1 (got {min_words}, {max_words})")
@@ -224,6 +291,7 @@ async def iter_pages(
         if not buffer:
             return
 
+        cut, how, gist = 0, "", ""
         n, total, cumulative = 0, 0, []
         for _, w in buffer:
             if n and total + w > max_words:
@@ -242,12 +310,13 @@ async def iter_pages(
                 cut, how = labels[0], "single_label"
             else:
                 passage = render_window(window, labels, before=previous, after=buffer[n][0])
-                cut, how = await _choose(client, passage, labels, purpose, stats)
+                cut, how, gist = await _choose(client, passage, labels, purpose, stats, single_pass)
 
         text = "\n\n".join(window[:cut])
-        yield Page(page_index, text, {
-            "paragraph_start": start, "paragraph_end": start + cut, "words": cumulative[cut - 1], "pause": how,
-        })
+        metadata = {"paragraph_start": start, "paragraph_end": start + cut, "words": cumulative[cut - 1], "pause": how}
+        if gist:
+            metadata["gist"] = gist
+        yield Page(page_index, text, metadata)
         previous = window[cut - 1]
         for _ in range(cut):
             buffered_words -= buffer.popleft()[1]
