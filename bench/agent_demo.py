@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,8 @@ def run_demo(task: str | None, args, folder: Path) -> dict:
     cmd = [sys.executable, "-m", "webagent.cli", "run", "--demo", "--json", "--max-steps", str(args.max_steps),
            "--trace-dir", str(folder)]
     cmd += ["--base-url", args.base_url, "--model", args.model] if args.base_url else ["--embedded", args.embedded]
+    if args.threads:
+        cmd += ["--threads", str(args.threads)]
     if task:
         cmd.insert(4, task)
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -38,8 +41,10 @@ def run_demo(task: str | None, args, folder: Path) -> dict:
 def phases(folder: Path) -> dict:
     steps = [json.loads(line) for line in (folder / "steps.jsonl").read_text().splitlines() if line.strip()]
     total = {name: sum(s.get("times", {}).get(k, 0.0) for s in steps for k in keys) for name, keys in PHASES.items()}
+    per_step = sorted(sum(s.get("times", {}).get(k, 0.0) for keys in PHASES.values() for k in keys) for s in steps)
     run = json.loads((folder / "run.json").read_text()) if (folder / "run.json").is_file() else {}
-    return {"steps": len(steps), "seconds": total, "status": run.get("status"), "answer": run.get("answer"),
+    return {"steps": len(steps), "seconds": total, "median_step_s": statistics.median(per_step) if per_step else 0.0,
+            "status": run.get("status"), "answer": run.get("answer"),
             "prompt_tokens": sum(s.get("usage", {}).get("prompt_tokens", 0) for s in steps)}
 
 
@@ -49,6 +54,7 @@ def main() -> int:
     parser.add_argument("--base-url")
     parser.add_argument("--model", default="")
     parser.add_argument("--max-steps", type=int, default=12)
+    parser.add_argument("--threads", type=int, help="embedded server compute threads (default: its rule)")
     parser.add_argument("--all-tasks", action="store_true", help="the default task and the five others")
     parser.add_argument("--from", dest="sources", nargs="+", help="summarise these trace folders instead")
     args = parser.parse_args()
@@ -64,15 +70,17 @@ def main() -> int:
         for i, task in enumerate(DEMO_TASKS if args.all_tasks else [DEMO_TASK]):
             result = run_demo(task, args, out / f"task{i}")
             info = phases(out / f"task{i}") if (out / f"task{i}" / "steps.jsonl").is_file() else {
-                "steps": 0, "seconds": {k: 0.0 for k in PHASES}, "prompt_tokens": 0}
+                "steps": 0, "seconds": {k: 0.0 for k in PHASES}, "prompt_tokens": 0, "median_step_s": 0.0}
             rows.append((task, info, bool(result.get("demo_order_placed"))))
-    print("| run | confirmed | steps | s / step | observe | screenshot | model | act | prompt tokens / step |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+    print("| run | confirmed | steps | s / step | median s / step | observe | screenshot | model | act | prompt tokens / step |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, info, confirmed in rows:
         steps = info["steps"] or 1
         total = sum(info["seconds"].values()) or 1.0
         shares = " | ".join(f"{100 * info['seconds'][k] / total:.0f}%" for k in PHASES)
-        print(f"| {name} | {'yes' if confirmed else 'NO'} | {info['steps']} | {total / steps:.1f} | {shares} | "
+        print(f"| {name} | {'yes' if confirmed else 'NO'} | {info['steps']} | {total / steps:.1f} | "
+              f"{info['median_step_s']:.1f} | {shares} | "
               f"{info['prompt_tokens'] / steps:.0f} |")
     ok = all(confirmed for _, _, confirmed in rows)
     print(f"target: the shop confirms every order; figure {sum(c for *_, c in rows)}/{len(rows)}; "

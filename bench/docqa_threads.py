@@ -1,5 +1,5 @@
 """Threads for the embedded server, measured: prompt reading and decoding speed with 1 and 2
-compute threads, on a quiet machine and beside a busy process (issue 23).
+compute threads, on the machine as it is (quiet or not: the load average says) and beside a busy process (issue 23).
 
     .venv/bin/python bench/docqa_threads.py                       # default model, 1 and 2 threads, quiet and busy
     .venv/bin/python bench/docqa_threads.py --embedded qwen2.5-coder-0.5b --repeats 3
@@ -69,8 +69,9 @@ def main() -> int:
     parser.add_argument("--embedded", default=None, help="registry model (default: the registry's default)")
     parser.add_argument("--threads", default="1,2", help="thread counts to try (both n_threads and n_threads_batch)")
     parser.add_argument("--pairs", default="", help="extra decode:batch pairs, e.g. 1:2")
-    parser.add_argument("--conditions", default="quiet,busy",
-                        help="quiet: the machine as it is (its load average recorded); busy: plus one CPU-bound process")
+    parser.add_argument("--conditions", default="as-is,busy",
+                        help="as-is: the machine as it is (quiet or not: its load average is recorded); "
+                             "busy: plus one CPU-bound process")
     parser.add_argument("--words", type=int, default=700, help="document words in the prompt (~1,000 tokens)")
     parser.add_argument("--n-predict", type=int, default=48)
     parser.add_argument("--repeats", type=int, default=2)

@@ -32,7 +32,7 @@ def test_threads_every_core_when_quiet_one_fewer_when_busy_or_as_set(monkeypatch
     assert llama_server.server_threads() == (2, 2)
     assert llama_server.server_threads(None, 1) == (2, 1)
     monkeypatch.setattr(llama_server, "busy_cores", lambda: 1.2)
-    assert llama_server.server_threads() == (1, 1)
+    assert llama_server.server_threads() == (1, 2)  # prompts still read on both cores
     assert llama_server.server_threads(busy=0.0) == (2, 2)
     monkeypatch.setattr(llama_server, "busy_cores", lambda: None)  # not Linux: nothing measured
     assert llama_server.server_threads() == (2, 2)

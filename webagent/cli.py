@@ -110,15 +110,18 @@ main.add_command(qa_eval_command)
 @click.option("--n-ctx", type=click.IntRange(min=256), default=8192, show_default=True, help="Context tokens per slot.")
 @click.option("--parallel", type=click.IntRange(min=1), default=8, show_default=True,
               help="Slots: requests decoded at once (continuous batching), fewer if memory is short.")
+@click.option("--threads", type=click.IntRange(min=1), help="Compute threads (default: every core when the machine is quiet, "
+              "one fewer for decoding when it is busy; see the README's Threads).")
 @user_errors
-def serve_command(gguf, embedded, host, port, n_ctx, parallel) -> None:
+def serve_command(gguf, embedded, host, port, n_ctx, parallel, threads) -> None:
     """Run the embedded OpenAI-compatible model server until interrupted (one model shared
     by several processes: give each --base-url and --model as printed)."""
     from webagent.llm.endpoint import EndpointOptions, announce_embedded, embedded_gguf
     from webagent.llm.local import LocalServer
 
-    server = LocalServer(embedded_gguf(EndpointOptions(gguf=gguf, embedded=embedded)), host=host, port=port, n_ctx=n_ctx, slots=parallel)
-    announce_embedded(server.model_name)
+    server = LocalServer(embedded_gguf(EndpointOptions(gguf=gguf, embedded=embedded)), host=host, port=port, n_ctx=n_ctx,
+                         slots=parallel, threads=threads)
+    announce_embedded(server.model_name, (server.threads, server.threads_batch))
     server.start()
     click.echo(f"serving {server.model} at {server.base_url} with {server.slots} slots of {n_ctx} tokens "
                f"(Ctrl-C to stop; log: {server.log_path})")

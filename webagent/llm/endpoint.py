@@ -46,15 +46,17 @@ class EndpointOptions:
         )
 
 
-_announced = False
+_announced: set[str] = set()
 
 
-def announce_embedded(model_name: str) -> None:
-    """Once per process, on stderr: the embedded model is a stand-in, not a real one."""
-    global _announced
-    if not _announced:
-        _announced = True
-        print(f"starting embedded {model_name} (weak; use --base-url for real quality)", file=sys.stderr, flush=True)
+def announce_embedded(model_name: str, threads: tuple[int, int] | None = None) -> None:
+    """Once per process and model, on stderr: the embedded model is a stand-in, not a real
+    one; and the compute threads it got (decoding, prompts)."""
+    if model_name not in _announced:
+        _announced.add(model_name)
+        how = f"; {threads[0]} threads decoding, {threads[1]} reading prompts" if threads else ""
+        print(f"starting embedded {model_name} (weak; use --base-url for real quality{how})", file=sys.stderr,
+              flush=True)
 
 
 def embedded_gguf(opts: EndpointOptions) -> str:
@@ -73,7 +75,7 @@ def embedded_gguf(opts: EndpointOptions) -> str:
     return str(ensure(opts.embedded))
 
 
-async def _open_backend(opts: EndpointOptions, gguf: str | None = None):
+async def _open_backend(opts: EndpointOptions, gguf: str | None = None, log_name: str = "llama-server.log"):
     """(backend, server or None) for resolved `opts`: a shipped fake, the endpoint, or the
     embedded server on `gguf` (default: `embedded_gguf(opts)`), started and checked."""
     if opts.model and opts.model.startswith("fake:"):
@@ -95,8 +97,8 @@ async def _open_backend(opts: EndpointOptions, gguf: str | None = None):
                 "without one the embedded model is used (choose it with --embedded NAME or --gguf PATH)"
             )
         server = LocalServer(gguf or embedded_gguf(opts), n_ctx=opts.n_ctx, slots=embedded_slots(opts.concurrency),
-                             threads=opts.threads)
-        announce_embedded(server.model_name)
+                             threads=opts.threads, log_name=log_name)
+        announce_embedded(server.model_name, (server.threads, server.threads_batch))
         server.start()
         base_url, model = server.base_url, server.model
     elif opts.gguf or opts.embedded:
@@ -170,7 +172,7 @@ async def open_gist_client(options: EndpointOptions, gist_model: str | None,
         yield None
         return
     opts, gguf = gist_model_options(options, gist_model)
-    backend, server = await _open_backend(opts, gguf)
+    backend, server = await _open_backend(opts, gguf, log_name="llama-server-gist-model.log")
     memory_client = LLMClient(backend, cache=client.cache, concurrency=opts.concurrency, structured=opts.structured,
                               max_retries=opts.max_retries, usage=Usage(parent=client.usage))
     try:

@@ -91,7 +91,7 @@ class LocalServer:
 
     def __init__(self, gguf: str | Path | None = None, *, port: int | None = None, n_ctx: int = 8192,
                  slots: int = 1, host: str = "127.0.0.1", startup_timeout_s: float = 180.0,
-                 threads: int | None = None, threads_batch: int | None = None):
+                 threads: int | None = None, threads_batch: int | None = None, log_name: str = "llama-server.log"):
         if not gguf:
             check_local_model_allowed()  # before a pull: the test suite never downloads a model by accident
         self.gguf = Path(gguf) if gguf else find_default_gguf()
@@ -107,7 +107,7 @@ class LocalServer:
         self.model = self.gguf.name  # the alias the server answers to
         self.startup_timeout_s = startup_timeout_s
         self.proc: subprocess.Popen | None = None
-        self.log_path = webagent_home() / "logs" / "llama-server.log"
+        self.log_path = webagent_home() / "logs" / log_name
 
     @property
     def base_url(self) -> str:
