@@ -316,6 +316,10 @@ def _ticket_unchanged_except(tk, n, allowed=()):
             return f"ticket {n} {key} changed: {t[key]!r} -> {val!r}"
     if tk.on_hold:
         return f"ticket {n} was put on hold"
+    if tk.due_date is not None:
+        return f"ticket {n} got a due date"
+    if tk.merged_to_id is not None:
+        return f"ticket {n} was merged into ticket {tk.merged_to_id}"
     return ""
 
 
@@ -338,6 +342,50 @@ def _only_ticket_changed(n_changed, Ticket):
 
 def _norm(s):
     return " ".join((s or "").replace("\u2019", "'").split()).strip().strip(".").casefold()
+
+
+def _names_of(field, tk):
+    """Each possible value of the asked field: its accepted spellings (the first list is the
+    ticket's own value)."""
+    from django.contrib.auth.models import User
+    from helpdesk.models import Queue, Ticket
+
+    if field == "queue":
+        mine = [[tk.queue.title]]
+        return mine + [[q.title] for q in Queue.objects.exclude(pk=tk.queue_id)]
+    if field == "owner":
+        def spell(u):
+            return [u.username, u.get_full_name(), u.first_name]
+        others = User.objects.exclude(pk=tk.assigned_to_id)
+        return [spell(tk.assigned_to) if tk.assigned_to else ["unassigned", "nobody"]] + [
+            spell(u) for u in others]
+    if field == "status":
+        return [[label] for value, label in sorted(Ticket.STATUS_CHOICES, key=lambda c: c[0] != tk.status)]
+    if field == "priority":
+        return [[label, label.split(". ", 1)[-1]]
+                for value, label in sorted(Ticket.PRIORITY_CHOICES, key=lambda c: c[0] != tk.priority)]
+    raise KeyError(field)
+
+
+def _answer_matches(field, tk, truth, answer):
+    """The answer names the ticket's value and no other: either exactly, or in a sentence
+    ("It is in Customer Support") that names no other value of the same field."""
+    import re
+
+    said = _norm(answer)
+    if field == "submitter":
+        emails = {e.lower().strip(".") for e in re.findall(r"[\w.+-]+@[\w.-]+", answer)}
+        return emails == {(truth or "").lower()}
+    values = _names_of(field, tk)
+    mine, others = values[0], [n for v in values[1:] for n in v]
+    if said in {_norm(n) for n in mine}:
+        return True
+
+    def names(text, name):
+        return re.search(r"(?<!\w)" + re.escape(_norm(name)) + r"(?!\w)", text) is not None
+
+    return any(names(said, n) for n in mine) and not any(
+        names(said, n) for n in others if _norm(n) not in {_norm(m) for m in mine})
 
 
 def _check_public_submit(exp, Ticket):
@@ -383,14 +431,9 @@ def check(state, task_id, answer=None):
                  "owner": tk.assigned_to.username if tk.assigned_to else "",
                  "status": tk.get_status_display(),
                  "priority": tk.get_priority_display()}[field]
-        accepted = {_norm(truth)}
-        if field == "owner" and tk.assigned_to:
-            accepted |= {_norm(tk.assigned_to.get_full_name()), _norm(tk.assigned_to.first_name)}
-        if field == "priority":
-            accepted.add(_norm(truth.split(". ", 1)[-1]))
         if answer is None:
             return False, "no answer given"
-        if _norm(answer) not in accepted:
+        if not _answer_matches(field, tk, truth, answer):
             return False, f"answer {answer!r} is not {truth!r}"
         why2 = _only_ticket_changed([], Ticket)
         if why2:
