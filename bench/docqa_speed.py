@@ -47,6 +47,19 @@ def qmsum_meeting(n: int, folder: Path) -> tuple[Path, str]:
     return path, query
 
 
+def excerpt(doc: Path, words: int, folder: Path) -> Path:
+    """The document's first paragraphs, up to `words` words."""
+    kept, n = [], 0
+    for paragraph in doc.read_text().split("\n\n"):
+        if n + len(paragraph.split()) > words:
+            break
+        kept.append(paragraph)
+        n += len(paragraph.split())
+    path = folder / f"{doc.stem}-first-{n}-words.txt"
+    path.write_text("\n\n".join(kept) + "\n")
+    return path
+
+
 def ask(doc: Path, question: str, home: Path, extra: list[str]) -> dict:
     env = {**os.environ, "WEBAGENT_HOME": str(home),
            "WEBAGENT_MODELS": os.environ.get("WEBAGENT_MODELS", str(Path.home() / ".cache" / "webagent" / "models"))}
@@ -80,6 +93,7 @@ def main() -> int:
     parser.add_argument("--qmsum", type=int, help="ask the N-th QMSum val meeting instead of the demo's")
     parser.add_argument("--threads", type=int, help="passed to ask as --threads")
     parser.add_argument("--second", action="store_true", help="then a second question about the same file")
+    parser.add_argument("--words", type=int, help="only the demo meeting's first paragraphs up to this many words")
     parser.add_argument("extra", nargs="*", help="more `webagent ask` options (after --)")
     args = parser.parse_args()
     extra = list(args.extra) + (["--threads", str(args.threads)] if args.threads else [])
@@ -87,6 +101,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="docqa-speed-") as tmp:
         home = Path(tmp) / "home"
         doc, question = (qmsum_meeting(args.qmsum, Path(tmp)) if args.qmsum is not None else (DEMO_DOC, DEMO_QUESTION))
+        if args.words:
+            doc = excerpt(doc, args.words, Path(tmp))
         rows = [{"label": args.label, "question_no": 1, "doc": doc.name, "question": question, "options": extra,
                  **ask(doc, question, home, extra)}]
         if args.second:

@@ -49,10 +49,13 @@ def label_schema(offered: list[int]) -> dict:
 
 def label_gist_schema(offered: list[int]) -> dict:
     """Single pass: the break point, then the gist of the page it closes (no reason: it
-    comes after the choice, so it cannot inform it, and it costs decoding time)."""
+    comes after the choice, so it cannot inform it, and it costs decoding time). The gist
+    is bounded so the JSON closes within the token limit (a small model otherwise ran on
+    to the limit and its reply was cut)."""
     return {
         "type": "object",
-        "properties": {"break_point": {"type": "integer", "enum": list(offered)}, "gist": {"type": "string"}},
+        "properties": {"break_point": {"type": "integer", "enum": list(offered)},
+                       "gist": {"type": "string", "maxLength": GIST_MAX_CHARS}},
         "required": ["break_point", "gist"],
     }
 
@@ -60,6 +63,7 @@ def label_gist_schema(offered: list[int]) -> dict:
 CONTEXT_WORDS = 40  # words of the previous page / next paragraph shown around the window
 PAGINATION_MAX_TOKENS = 96
 GIST_MAX_TOKENS = 256  # as memory.gist's
+GIST_MAX_CHARS = 900  # about 200 tokens of English: fits GIST_MAX_TOKENS with the JSON around it
 
 
 @dataclass
