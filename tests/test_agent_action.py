@@ -1,6 +1,8 @@
 """The live action reply in a typed action space: each operation only on the controls it
-fits, a select's value one of its options, BACK/DONE only when the moment allows them;
-Mind2Web's action (CLICK/TYPE/SELECT on any id) is unchanged."""
+fits, a select's value one of its options, a disabled control refused, BACK only when
+there is an earlier page, DONE at any step; the schema's root is an object that OpenAI's
+strict structured outputs accept as it is. Mind2Web's action (CLICK/TYPE/SELECT on any id)
+is unchanged."""
 
 import pytest
 
@@ -18,8 +20,9 @@ CONTROLS = {
     "7": Control("7", "TYPE", "text field", "Name"),
     "4": SHIPPING,
     "t3-57": Control("t3-57", "CLICK", "link", "In a frame"),
+    "9": Control("9", "CLICK", "button", "Pay", disabled=True),
 }
-LATER = Choices(CONTROLS, can_back=True, can_done=True)
+LATER = Choices(CONTROLS, can_back=True)
 FIRST = Choices(CONTROLS)
 
 
@@ -37,24 +40,30 @@ def _reply(text: str) -> Reply:
     ('{"operation": "DONE", "value": "42 books"}', ("DONE", "", "42 books")),
     ("I will CLICK on [12] now.", ("CLICK", "12", "")),
     ('{"operation": "CLICK", "element_id": "t3-57"}', ("CLICK", "t3-57", "")),
+    ('{"action": {"operation": "CLICK", "element_id": "12"}}', ("CLICK", "12", "")),  # the schema's root object
+    ('{"operation": "TYPE", "element_id": "7", "value": ""}', ("TYPE", "7", "")),  # clears the field
+    ('{"operation": "TYPE", "element_id": "7", "value": "Name"}', ("TYPE", "7", "Name")),  # the page decides, not a rule
 ])
 def test_usable_replies(text, expected):
     action, problem = parse_live_action(_reply(text), LATER)
     assert problem is None
     assert (action.operation, action.element_id, action.value) == expected
+    if expected[0] != "BACK":  # the same at the first step (DONE included): only BACK needs an earlier page
+        assert parse_live_action(_reply(text), FIRST)[1] is None
 
 
 @pytest.mark.parametrize("text, choices, problem", [
     ('{"operation": "CLICK", "element_id": ""}', LATER, "needs the element_id"),
-    ('{"operation": "CLICK", "element_id": "99"}', LATER, "not one you may act on"),
+    ('{"operation": "CLICK", "element_id": "99"}', LATER, "element id 99 is not on this page"),
+    ('{"operation": "CLICK", "element_id": "9"}', LATER, "[9] button 'Pay' is disabled"),
+    ('{"operation": "SELECT", "element_id": "7", "value": "x"}', LATER, "it takes TYPE, not SELECT"),
     ('{"operation": "CLICK", "element_id": "7", "value": "Night Trains"}', LATER, "it takes TYPE, not CLICK"),
     ('{"operation": "TYPE", "element_id": "12", "value": "x"}', LATER, "it takes CLICK, not TYPE"),
-    ('{"operation": "TYPE", "element_id": "7", "value": ""}', LATER, "needs a value"),
+    ('{"operation": "SELECT", "element_id": "4", "value": ""}', LATER, "needs a value"),
     ('{"operation": "SELECT", "element_id": "4", "value": "Overnight"}', LATER, "not an option of [4]"),
     ('{"operation": "GOTO", "value": "http://x.test/"}', LATER, "not possible now"),
     ('{"operation": "SCROLL", "value": "left"}', LATER, "up\" or \"down"),
     ('{"operation": "HOVER", "element_id": "7"}', LATER, "no valid operation"),
-    ('{"operation": "DONE", "value": ""}', FIRST, "nothing has been done yet"),
     ('{"operation": "BACK"}', FIRST, "no earlier page"),
     ("no idea", LATER, "no LiveAction found"),
 ])
@@ -65,7 +74,7 @@ def test_unusable_replies_say_why(text, choices, problem):
 
 def _branches(choices: Choices) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
-    for branch in live_action_schema(choices)["anyOf"]:
+    for branch in live_action_schema(choices)["properties"]["action"]["anyOf"]:
         out.setdefault(branch["properties"]["operation"]["enum"][0], []).append(branch)
     return out
 
@@ -82,7 +91,23 @@ def test_schema_ties_each_operation_to_the_controls_it_fits():
     assert set(branches["BACK"][0]["properties"]) == {"operation"}
     assert set(branches["DONE"][0]["properties"]) == {"operation", "value"}
     assert all(b["additionalProperties"] is False for bs in branches.values() for b in bs)
-    assert set(_branches(FIRST)) == {"CLICK", "TYPE", "SELECT", "SCROLL"}  # no BACK, no DONE at the start
+    assert set(_branches(FIRST)) == {"CLICK", "TYPE", "SELECT", "SCROLL", "DONE"}  # no BACK at the start
+    assert "9" not in branches["CLICK"][0]["properties"]["element_id"]["enum"]  # disabled: shown, not offered
+
+
+def test_the_schema_is_one_openai_strict_mode_accepts():
+    """OpenAI needs an object at the root, every property required and no extra ones: its own
+    strict conversion leaves the schema as it is."""
+    from openai.lib._pydantic import _ensure_strict_json_schema
+
+    schema = live_action_schema(LATER)
+    assert schema["type"] == "object" and schema["required"] == ["action"]
+    import copy
+
+    assert _ensure_strict_json_schema(copy.deepcopy(schema), path=(), root=copy.deepcopy(schema)) == schema
+    for bs in _branches(LATER).values():
+        for b in bs:
+            assert set(b["required"]) == set(b["properties"]) and b["additionalProperties"] is False
 
 
 def test_both_schemas_drop_the_id_enum_at_the_same_size():
@@ -123,14 +148,7 @@ async def test_reask_once_then_failure_with_history_and_examples_in_the_prompt()
     assert step.startswith("Previous actions and their results:\n1. CLICK [3] -> failed: element 3 (button) is disabled")
     assert step.endswith("\nTask: go\n" + NEXT_QUESTION)  # the task last, right before the question
     schema = client.backend.requests[0]["params"]["response_format"]["json_schema"]["schema"]
-    assert [b["properties"]["operation"]["enum"][0] for b in schema["anyOf"]] == ["CLICK", "SCROLL"]
+    assert [b["properties"]["operation"]["enum"][0] for b in schema["properties"]["action"]["anyOf"]] == [
+        "CLICK", "SCROLL", "DONE"]
     reask = client.backend.requests[1]["messages"]
     assert reask[:len(messages)] == messages and "could not be used" in reask[-1]["content"]
-
-
-def test_typing_a_fields_own_name_into_it_is_refused():
-    # Qwen2.5-Coder-0.5B typed "Password" into the password field of MiniWoB's login-user.
-    action, problem = parse_live_action(_reply('{"operation": "TYPE", "element_id": "7", "value": " name "}'), LATER)
-    assert action is None and "is the name of [7]" in problem
-    action, problem = parse_live_action(_reply('{"operation": "TYPE", "element_id": "7", "value": "Name Smith"}'), LATER)
-    assert problem is None and action.value == "Name Smith"

@@ -57,11 +57,11 @@ async def test_a_failed_action_is_an_observation_and_three_in_a_row_are_stuck(br
 
     result, backend, steps, lines = await _run(browser, site + "login.html", policy, tmp_path)
     assert (result.status, result.steps, result.failed_steps) == ("stuck", 3, 3)
-    assert all("is disabled" in s["result_text"] and not s["ok"] for s in steps)
-    # The second prompt shows the first step's failure in its history.
-    second = prompt_of(backend.requests[1]["messages"])
-    assert re.search(r"1\. CLICK \[\d+\] \[button\]  Old login -> failed: element \d+ \(button\) is disabled",
-                     history_of(second))
+    # A disabled button is shown, not offered: the reply is refused (and re-asked once) with why.
+    assert all("button 'Old login' is disabled" in s["problem"] and not s["ok"] for s in steps)
+    # The next prompt shows the first step's failure in its history.
+    third = prompt_of(backend.requests[2]["messages"])
+    assert re.search(r"1\. no usable action \(\[\d+\] button 'Old login' is disabled\) -> failed", history_of(third))
     assert len(lines) == 3 and lines[0].startswith("step 1: http://127.0.0.1")
 
 
@@ -172,7 +172,7 @@ def _schema_of(request) -> dict:
 def _offered(schema: dict, op: str) -> dict[str, list]:
     """id -> the values the schema allows for ``op`` (None: any value)."""
     found: dict[str, list] = {}
-    for branch in schema["anyOf"]:
+    for branch in schema["properties"]["action"]["anyOf"]:
         props = branch["properties"]
         if props["operation"]["enum"] == [op]:
             for i in props["element_id"]["enum"]:
@@ -189,11 +189,11 @@ async def _clock_run(browser, site, tmp_path, task, policy, max_steps):
     return result, backend, trace.steps()
 
 
-async def test_a_clock_ticking_is_no_change_and_a_no_op_is_not_offered_again(browser, site, tmp_path):
+async def test_a_clock_ticking_is_no_change_and_nothing_is_withheld(browser, site, tmp_path):
     """A page with a clock that ticks every 50 ms while the model thinks: a button that does
-    nothing and the option a select already shows are "no change"; the button is not offered
-    again on that page, the select counts as set; a button that changes the page is "ok", and
-    then the button that did nothing is offered again."""
+    nothing and the option a select already shows are "no visible change" (the clock aside);
+    everything stays on offer (a note, not a ban); a button that changes the page is "ok"
+    and says what the page now shows."""
     import time
 
     def policy(messages, params, purpose):
@@ -208,28 +208,13 @@ async def test_a_clock_ticking_is_no_change_and_a_no_op_is_not_offered_again(bro
 
     calls: list[int] = []
     result, backend, steps = await _clock_run(browser, site, tmp_path, "Choose a colour, then add one.", policy, 4)
-    assert [s["result_text"].split(" (")[0] for s in steps] == ["no change", "no change", "ok", "ok"]
+    assert [s["result_text"].split(";")[0].split(" (")[0] for s in steps] == ["no visible change", "no visible change", "ok", "ok"]
     assert [s["changed"] for s in steps] == [False, False, True, True]
     nothing = steps[0]["action"]["element_id"]
     select = steps[1]["action"]["element_id"]
     schemas = [_schema_of(r) for r in backend.requests]
-    assert nothing in _offered(schemas[0], "CLICK") and nothing not in _offered(schemas[1], "CLICK")
-    assert _offered(schemas[1], "SELECT")[select] == ["Red", "Green", "Blue"]
-    assert select not in _offered(schemas[2], "SELECT")  # "Red" again would change nothing: set
-    # The page changed ("Add one"): the click that did nothing is offered again.
-    assert nothing in _offered(schemas[3], "CLICK") and select not in _offered(schemas[3], "SELECT")
+    assert all(nothing in _offered(schema, "CLICK") for schema in schemas)
+    assert all(_offered(schema, "SELECT")[select] == ["Red", "Green", "Blue"] for schema in schemas)
+    assert "the page now shows" in steps[2]["result_text"]
     assert result.status == "max_steps"
 
-
-async def test_a_select_offers_only_the_option_the_task_names(browser, site, tmp_path):
-    def policy(messages, params, purpose):
-        context = context_of(prompt_of(messages))
-        if not history_of(prompt_of(messages)).strip().startswith("1."):
-            return {"operation": "SELECT", "element_id": find_id(context, "select"), "value": "Green"}
-        return {"operation": "CLICK", "element_id": find_id(context, "button", "Add one")}
-
-    result, backend, steps = await _clock_run(browser, site, tmp_path, "Pick green, then add one.", policy, 2)
-    select = steps[0]["action"]["element_id"]
-    assert _offered(_schema_of(backend.requests[0]), "SELECT")[select] == ["Green"]
-    assert steps[0]["result_text"].startswith("ok")
-    assert select not in _offered(_schema_of(backend.requests[1]), "SELECT")  # it shows what the task names

@@ -10,7 +10,7 @@ from webagent.browser import BrowserSession
 from webagent.demo_site import SITE_DIR, serve_directory
 from webagent.html import split_snippets
 from webagent.html.clean import parse_cleaned
-from webagent.web.agent_view import build_view, empty_form_submits, line_ids, view_snippets
+from webagent.web.agent_view import build_view, line_ids, view_snippets
 
 from browser_support import requires_chromium
 
@@ -87,11 +87,10 @@ async def test_the_order_form_reads_as_a_small_model_needs_it(browser, sites):
     kinds = {c.kind: c for c in view.controls.values()}
     name, shipping, gift, order = (kinds[k] for k in ("text field", "select", "checkbox", "submit button"))
     assert (name.name, name.op, name.value) == ("Your name", "TYPE", "")
-    assert f'[{name.id}] text field "Your name" value="" required' in lines
+    assert f'[{name.id}] text field "Your name" empty required' in lines
     assert (shipping.op, shipping.options, shipping.value) == (
         "SELECT", ("Standard (5 days)", "Express (1 day)", "Pick up in store"), "Standard (5 days)")
     assert (gift.name, gift.value) == ("Gift wrap", "not checked") and order.name == "Place order"
-    assert empty_form_submits(view.controls) == {order.id}  # nothing typed yet: submitting asks for nothing
 
 
 async def test_labels_by_for_and_wrapping_and_clickable_wrappers():
@@ -115,64 +114,12 @@ def _in_one_div(controls: str):
                       f'{controls}</div></body></html>')
 
 
-async def test_a_lone_button_beside_empty_fields_asks_for_nothing():
-    def view(value: str, extra_button: str = ""):
-        return _in_one_div(
-            f'<p backend_node_id="4"><input type="text" backend_node_id="5" input_value="{value}"/></p>'
-            f'<button backend_node_id="6">Submit</button>{extra_button}')
-
-    task = 'Enter "Jerald" into the text field and press Submit.'
-    assert empty_form_submits(view("").controls, task) == {"6"}  # a form built of divs, nothing typed yet
-    assert empty_form_submits(view("Jerald").controls, task) == set()
-    other = '<button backend_node_id="7">Cancel</button>'
-    assert empty_form_submits(view("", other).controls, task) == set()  # several buttons: not one form's submit
-
-
-async def test_a_form_is_not_sent_while_a_field_the_task_names_is_empty():
-    # MiniWoB's login-user once cleaned: a label before each field, a lone Login button.
-    def view(username: str, password: str):
-        return _in_one_div(
-            '<label backend_node_id="5">Username</label>'
-            f'<input type="text" backend_node_id="7" input_value="{username}"/>'
-            '<label backend_node_id="9">Password</label>'
-            f'<input type="password" backend_node_id="11" input_value="{password}"/>'
-            '<button backend_node_id="12">Login</button>')
-
-    task = 'Enter the username "karrie" and the password "AU" into the text fields and press login.'
-    assert view("karrie", "").controls["11"].name == "Password"
-    assert empty_form_submits(view("karrie", "").controls, task) == {"12"}   # the password is still missing
-    assert empty_form_submits(view("karrie", "••").controls, task) == set()  # both typed
-    assert empty_form_submits(view("karrie", "").controls, "Log in as karrie.") == set()  # a field the task does not name may stay empty
-    # Words inside other words do not name a field ("passwords" is not "Password").
-    assert empty_form_submits(view("karrie", "").controls, "Forget saved passwords for karrie.") == set()
-
-
-async def test_a_form_is_not_sent_before_the_option_or_checkbox_the_task_names():
-    def view(selected: str, checked: str):
-        return _in_one_div(
-            '<select backend_node_id="4">'
-            f'<option backend_node_id="5" option_selected="{str(selected == "Aurora").lower()}">Aurora</option>'
-            f'<option backend_node_id="6" option_selected="{str(selected == "Bobine").lower()}">Bobine</option></select>'
-            f'<div backend_node_id="7"><label backend_node_id="8"><input type="checkbox" backend_node_id="9" '
-            f'input_checked="{checked}"/>HF2</label></div>'
-            '<button backend_node_id="10">Submit</button>')
-
-    assert empty_form_submits(view("Aurora", "false").controls, "Select Bobine from the list and click Submit.") == {"10"}
-    assert empty_form_submits(view("Bobine", "false").controls, "Select Bobine from the list and click Submit.") == set()
-    assert empty_form_submits(view("Aurora", "false").controls, "Select HF2 and click Submit.") == {"10"}
-    assert empty_form_submits(view("Aurora", "true").controls, "Select HF2 and click Submit.") == set()
-    # A name after a negation is not asked for.
-    assert empty_form_submits(view("Aurora", "false").controls, "Do not select HF2; click Submit.") == set()
-    assert empty_form_submits(view("Aurora", "false").controls, "Click Submit.") == set()
-
-
 async def test_a_button_amid_fields_is_not_a_forms_submit_and_names_no_field():
     # MiniWoB's click-button: fields and buttons in random order in one parent.
     view = _in_one_div(
         '<input type="text" backend_node_id="4"/><button backend_node_id="5">ok</button>'
         '<input type="text" backend_node_id="6"/>')
     assert view.controls["6"].name == ""  # not "ok": the button's words are its own name
-    assert empty_form_submits(view.controls, 'Click on the "ok" button.') == set()
 
 
 async def test_a_read_only_field_is_clicked_not_typed_into():
@@ -184,31 +131,46 @@ async def test_a_read_only_field_is_clicked_not_typed_into():
 
 
 
-async def test_the_options_a_task_names():
-    from webagent.web.agent_view import Control, named_options
-
-    shipping = Control("4", "SELECT", "select", "Shipping", ("Standard (5 days)", "Express (1 day)", "Pick up in store"))
-    assert named_options('Buy "Python for Gardeners" for Alan Turing and pick it up in the store.', shipping) == [
-        "Pick up in store"]
-    assert named_options('Order "A Short History of Tea" for Grace Hopper with standard shipping.', shipping) == [
-        "Standard (5 days)"]
-    assert named_options("Ship it express, not standard.", shipping) == ["Express (1 day)"]
-    assert named_options("Order a book.", shipping) == []
-    names = Control("5", "SELECT", "select", "", ("Aurora", "Bobine"))
-    assert named_options("Select Bobine from the list and click Submit.", names) == ["Bobine"]
-
-
-async def test_empty_fields_hold_a_div_form_only_when_the_task_has_text_to_type():
-    # MiniWoB's click-button: unrelated empty fields above the one button the task names.
-    view = _in_one_div(
-        '<input type="text" backend_node_id="4"/><input type="text" backend_node_id="5"/>'
-        '<button backend_node_id="6">next</button>')
-    assert empty_form_submits(view.controls, 'Click on the "next" button.') == set()
-    assert empty_form_submits(view.controls, 'Enter "Jerald" into the text field and press next.') == {"6"}
-
-
 async def test_a_clickable_label_still_captions_the_field_after_it():
     # A label with a click handler is not a control of its own: its words name the next field.
     view = _in_one_div('<label backend_node_id="4" is_clickable="true">Username</label>'
                        '<input type="text" backend_node_id="5"/><button backend_node_id="6">Go</button>')
     assert view.controls["5"].name == "Username"
+
+
+async def test_state_is_shown_as_a_person_sees_it():
+    view = _in_one_div(
+        '<button aria-pressed="false" backend_node_id="4">Bold</button>'
+        '<button aria-expanded="true" backend_node_id="5">Shipping</button>'
+        '<div role="switch" aria-checked="true" aria-label="Email notifications" backend_node_id="6"></div>'
+        '<input type="email" aria-invalid="true" required="" aria-label="E-mail" input_value="ann@" backend_node_id="7"/>'
+        '<input type="text" aria-label="Coupon" disabled="" backend_node_id="8"/>')
+    assert view.render().splitlines() == [
+        '[4] button "Bold" not pressed', '[5] button "Shipping" expanded',
+        '[6] switch "Email notifications" checked', '[7] email field "E-mail" value="ann@" required invalid',
+        '[8] text field "Coupon" empty disabled']
+    assert view.controls["8"].disabled and not view.controls["7"].disabled
+
+
+async def test_a_select_shows_the_live_choice_not_the_html_default():
+    # A server-rendered default (<option selected>) after SELECT chose another option: the
+    # select's live value (input_value, from the browser) is what it shows.
+    view = _in_one_div('<select backend_node_id="4" input_value="Express"><option backend_node_id="5" '
+                       'option_selected="true">Standard</option><option backend_node_id="6">Express</option></select>')
+    assert view.controls["4"].value == "Express"
+    assert 'selected="Express"' in view.render()
+
+
+async def test_a_field_in_a_table_is_named_by_the_caption_beside_it_or_its_column():
+    # Roundup's classic template: <th>Priority</th><td><select name="priority">, no <label>.
+    view = build_view(
+        '<html backend_node_id="1"><body backend_node_id="2"><table backend_node_id="3">'
+        '<tr backend_node_id="4"><th backend_node_id="5">Priority</th><td backend_node_id="6">'
+        '<select name="priority" backend_node_id="7"><option backend_node_id="8">urgent</option></select></td></tr>'
+        '<tr backend_node_id="9"><th backend_node_id="10">Title</th><td backend_node_id="11">'
+        '<input type="text" name="title" backend_node_id="12"/></td></tr></table>'
+        '<table backend_node_id="20"><tr backend_node_id="21"><th backend_node_id="22">Qty</th></tr>'
+        '<tr backend_node_id="23"><td backend_node_id="24"><input type="text" name="q_1" backend_node_id="25"/></td></tr>'
+        '</table></body></html>')
+    assert (view.controls["7"].name, view.controls["12"].name, view.controls["25"].name) == ("Priority", "Title", "Qty")
+

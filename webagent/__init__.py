@@ -107,7 +107,9 @@ class Agent:
 
     ``allow_domains``: other sites top-level navigation may go to, ``host`` (any port) or
     ``host:port`` (default: the start URL's host and port only). ``accept_dialogs``:
-    accept confirm/prompt/beforeunload dialogs instead of dismissing them. ``save_as``: keep the run, when it ends ``done``, as a workflow
+    accept confirm/prompt/beforeunload dialogs instead of dismissing them. ``secrets``: values
+    the model may type but never sees (it reads and types ``<secret:NAME>``; a password in
+    the task is one too). ``save_as``: keep the run, when it ends ``done``, as a workflow
     for ``replay(name)``. ``params``: typed values to save as named parameters
     (``{"name": "Ada Lovelace"}``); values that appear in the task are found anyway.
     ``demo=True`` serves the bundled demo shop and starts there. ``options`` and
@@ -120,8 +122,9 @@ class Agent:
                  save_as: str | None = None, params: Mapping[str, str] | None = None, demo: bool = False,
                  headed: bool = False, cdp_url: str | None = None, record_dir: str | Path | None = None,
                  options: "AgentOptions | None" = None, endpoint: "EndpointOptions | None" = None,
-                 accept_dialogs: bool = False):
+                 accept_dialogs: bool = False, secrets: Mapping[str, str] | None = None):
         self.task, self.url, self.demo = task, url, demo
+        self.secrets = dict(secrets or {})  # name -> value: the model sees <secret:name> only
         self.accept_dialogs = accept_dialogs  # confirm/prompt/beforeunload: accept instead of dismiss
         self.llm = llm
         self.endpoint = _endpoint(endpoint, model, base_url, api_key, gguf)
@@ -156,7 +159,7 @@ class Agent:
         self.live = live = LiveRun(task=task, url=self.url, demo=self.demo, allow_domains=self.allow_domains,
                                    headed=self.headed, cdp_url=self.cdp_url, trace_dir=self.trace_dir,
                                    record_dir=self.record_dir, options=options, endpoint=self.endpoint,
-                                   client=self.llm, accept_dialogs=self.accept_dialogs)
+                                   client=self.llm, accept_dialogs=self.accept_dialogs, secrets=self.secrets)
         started = time.perf_counter()
         done = await live.run(progress=progress)
         result = RunResult(status=done.status, answer=done.answer, final_url=live.final_url or "", steps=done.steps,

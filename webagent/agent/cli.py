@@ -63,16 +63,20 @@ def _progress(message: str) -> None:
               help="Also save the steps as Mind2Web records under DIR/live/ (for `mind2web eval --data DIR`).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--accept-dialogs", is_flag=True, help="Accept confirm/prompt/beforeunload dialogs (default: dismiss them).")
+@click.option("--secret", "secrets", multiple=True, metavar="NAME=VALUE",
+              help="A value the model may type but never sees: it reads and types <secret:NAME> (also WEBAGENT_SECRET_NAME; "
+                   "a password in the task is masked the same way). Repeatable.")
 @click.option("--save-as", metavar="NAME", help="Keep the run, when it ends done, as a workflow for `webagent replay NAME`.")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="Name a typed value as a parameter of the saved workflow (e.g. name=\"Ada Lovelace\"); repeatable.")
 @agent_options
 @model_options
 @run_async
-async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record_dir, as_json, accept_dialogs, save_as,
-                      params, max_steps, lookup, max_lookup, context_tokens, headed, cdp_url, **kwargs) -> None:
+async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record_dir, as_json, accept_dialogs, secrets,
+                      save_as, params, max_steps, lookup, max_lookup, context_tokens, headed, cdp_url, **kwargs) -> None:
     """Do TASK in a browser starting at --url: observe, remember, act, until DONE."""
     from webagent import Agent
+    from webagent.agent.secrets import parse_secret_options
     from webagent.replay.params import parse_params
 
     if demo:
@@ -85,7 +89,7 @@ async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record
     agent = Agent(task, url=url, demo=demo, allow_domains=list(allow_domains), headed=headed, cdp_url=cdp_url,
                   trace_dir=Path(trace_dir) if trace_dir else _default_trace_dir(task), record_dir=record_dir,
                   options=options, endpoint=endpoint_options(kwargs), save_as=save_as, params=parse_params(params),
-                  accept_dialogs=accept_dialogs)
+                  accept_dialogs=accept_dialogs, secrets=parse_secret_options(secrets))
     result = await agent.run(progress=_progress)
     _print_result(result, agent.live, as_json)
     if save_as:

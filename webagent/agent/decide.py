@@ -13,6 +13,7 @@ from webagent.llm.client import LLMClient
 from webagent.memory import word_count
 from webagent.web.agent_view import Control, line_ids
 from webagent.web.live_action import Choices, LiveOutcome, predict_live_action
+from webagent.web.live_chat import LiveChat
 from webagent.web.memory import GistReuse, act_on_memory, build_web_memory, context_overflow, fits, look_up
 
 LOOKUPS = ("auto", "always")
@@ -52,25 +53,27 @@ class Decision:
 async def decide(
     client: LLMClient, snippets: list[Snippet], *, task: str, history: list[str], controls: dict[str, Control],
     lookup: str, max_lookup: int, context_tokens: int, act_on: str, reuse: GistReuse | None,
-    url: str = "", title: str = "", can_back: bool = False, can_done: bool = False, warning: str = "",
+    url: str = "", title: str = "", can_back: bool = False, warning: str = "", chat: LiveChat | None = None,
 ) -> Decision:
     """``snippets`` are in the agent view (``agent_view``); ``controls`` every control on the page."""
     page = "\n".join(s.text for s in snippets)
 
-    async def predict(context: str, allowed: list[str], hint: str = "") -> LiveOutcome:
-        choices = Choices({i: controls[i] for i in allowed if i in controls}, can_back=can_back, can_done=can_done)
+    async def predict(context: str, allowed: list[str], hint: str = "", in_chat: bool = False) -> LiveOutcome:
+        choices = Choices({i: controls[i] for i in allowed if i in controls}, can_back=can_back)
         return await predict_live_action(client, context=context, task=task, history=history, choices=choices,
-                                         url=url, title=title, warning=warning)
+                                         url=url, title=title, warning=warning, chat=chat if in_chat else None)
 
     if lookup == "auto" and fits(page, context_tokens):
         t0 = time.perf_counter()
         allowed = [i for i in line_ids(page) if i in controls]
-        outcome = await predict(page, allowed)
+        outcome = await predict(page, allowed, in_chat=True)
         if not context_overflow(outcome.problem):
             return Decision(outcome, page, allowed, context_words=word_count(page),
                             skipped_lookup=f"the whole page ({word_count(page)} words) fits the context",
                             endpoint_failed=outcome.endpoint_failed, failures=outcome.failures,
                             times={"action_s": time.perf_counter() - t0})
+    if chat is not None:  # the page is read through its gists: the conversation starts again after it
+        chat.reset()
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     reused_before = reuse.reused if reuse else 0

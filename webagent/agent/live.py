@@ -59,6 +59,7 @@ class LiveRun:
     final_url: str | None = None   # the page the run ended on
     final_title: str | None = None
     accept_dialogs: bool = False   # confirm/prompt/beforeunload: accept instead of dismiss
+    secrets: dict = field(default_factory=dict)  # name -> value, typed from <secret:name> (never shown)
 
     async def run(self, progress=None) -> AgentResult:
         from webagent.browser import BrowserSession
@@ -88,7 +89,7 @@ class LiveRun:
                 async with model as client:
                     result = await run_agent(browser, uncached(client), self.task, options=self.options, trace=trace,
                                              recorder=self.recorder, progress=progress,
-                                             after_step=_shop_check(shop, self.task))
+                                             after_step=_shop_check(shop, self.task), secrets=self.secrets)
                 self.final_url = browser.page.url
                 self.final_title = await browser.page.title()
                 if shop is not None:  # the shop's own record, whatever the model said

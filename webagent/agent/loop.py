@@ -11,11 +11,12 @@ comes a third time in the run (``stuck``; this also catches loops between pages)
 * Parts of a page that change on their own (a clock, a ticker) do not count as a change:
   the page is captured once more just before acting, and lines that changed while the
   model was deciding are left out of the comparison (``_changed``).
-* An action that changed nothing is not offered again while the page looks the same (a
-  click on text; a select set to the option it already shows counts as set): a small
-  model would repeat it. A select whose option the task names offers only that option.
-* What the model may answer follows the moment: BACK only when this run has an earlier
-  page, DONE only once an action was carried out (``webagent.web.live_action``).
+* Only validity limits what the model may answer (``webagent.web.live_action``): every
+  control the page shows (a disabled one is shown, not offered), BACK when this run has an
+  earlier page, DONE at any step. Nothing reads the task to hide or refuse an action.
+* "no change" is decided only after the page went quiet (``BrowserSession.quiet``): an
+  effect that shows up a moment later (a timer, a request) counts as a change. An "ok"
+  says briefly what the page now shows that it did not (``_news``).
 * Each step's record keeps the exact prompt and reply of every model call (``calls``).
 * A model endpoint that is down, or a page that cannot be captured, ends the run with
   status ``error``.
@@ -32,18 +33,24 @@ from dataclasses import dataclass, field, replace
 from webagent.agent import elements
 from webagent.agent.decide import Decision, decide
 from webagent.agent.record import Recorder
+from webagent.agent.secrets import mask, mask_task, reveal, uses_secret
 from webagent.agent.trace import TraceWriter, scrub
 from webagent.browser import REDACTED, Action, ActionResult
 from webagent.errors import UserError
 from webagent.llm.cache import content_hash
 from webagent.llm.client import LLMClient
 from webagent.replay.fingerprint import target_of
-from webagent.web.agent_view import LINE_ID, AgentView, empty_form_submits, named_options, view_snippets
+from webagent.web.agent_view import LINE_ID, view_snippets
 from webagent.web.live_action import LiveAction
+from webagent.web.live_chat import LiveChat
 from webagent.web.memory import GistReuse
 
 STATUSES = ("done", "max_steps", "stuck", "error")
 STUCK_REPEATS = 3
+NEWS_LINES = 2  # changed lines quoted in an action's result
+# The conversation (after the fixed instructions and examples) restarts beyond this many
+# words per context token: words run about 1.5 tokens here, and the reply needs room.
+CHAT_SHARE = 0.4
 
 
 @dataclass
@@ -77,7 +84,8 @@ class AgentResult:
                 "final_url": self.final_url, "final_title": self.final_title}
 
 
-def to_browser_action(action: LiveAction) -> Action:
+def to_browser_action(action: LiveAction, secrets: dict[str, str] | None = None) -> Action:
+    """The browser's action; a secret's placeholder in a TYPE value becomes its value here, and only here."""
     op = action.operation
     if op == "SCROLL":
         return Action(op="SCROLL", element_id=action.element_id or None,
@@ -86,7 +94,8 @@ def to_browser_action(action: LiveAction) -> Action:
         return Action(op="GOTO", value=action.value)
     if op == "BACK":
         return Action(op="BACK")
-    return Action(op=op, element_id=action.element_id, value=action.value or None,
+    value = reveal(action.value, secrets) if secrets and op == "TYPE" else action.value
+    return Action(op=op, element_id=action.element_id, value=value or None,
                   press_enter=action.press_enter and op == "TYPE")
 
 
@@ -112,13 +121,12 @@ class _RunState:
     obs: object = None                   # the current observation (taken after the last action)
     history: list[str] = field(default_factory=list)
     urls: list[str] = field(default_factory=list)  # the pages observed, in order (all on the allowed sites)
-    acted: bool = False                  # an action was executed (DONE is offered from then on)
     warning: str = ""
-    set_by_run: dict = field(default_factory=dict)  # (url, id) -> what a control showed once this run changed it
     page: str = ""                       # the current page's key: it changes only when an action changes the page
-    no_ops: set = field(default_factory=set)  # (page, id) of clicks that changed nothing
     reuse: GistReuse = field(default_factory=GistReuse)
-    secrets: set[str] = field(default_factory=set)
+    secrets: set[str] = field(default_factory=set)  # values never written anywhere (traces scrub them)
+    named: dict[str, str] = field(default_factory=dict)  # the model's placeholders: name -> value
+    chat: LiveChat | None = None         # the conversation the prompt cache keeps (``webagent.web.live_chat``)
     _view: tuple | None = None           # (observation, snippets, view) of the last rendering
 
     def view(self, obs):
@@ -129,8 +137,15 @@ class _RunState:
                                                budget_words=self.options.budget_words)
             except UserError as exc:
                 snippets, view = [], exc
+            if self.named:  # a secret the page shows (typed into a text field) reads as its placeholder
+                snippets = [replace(s, text=mask(s.text, self.named)) for s in snippets]
             self._view = (obs, snippets, view)
         return self._view[1], self._view[2]
+
+    def shown(self, obs) -> list[str]:
+        """The page's lines as the model reads them."""
+        snippets, _ = self.view(obs)
+        return "\n".join(s.text for s in snippets).splitlines()
 
     def lines(self, obs) -> list[str]:
         """What the model would see of a page, ids aside (a reload gives new ids)."""
@@ -148,13 +163,19 @@ async def run_agent(
     trace: TraceWriter | None = None, recorder: Recorder | None = None,
     progress: Callable[[str], None] | None = None,
     after_step: Callable[[], Awaitable[str | None]] | None = None,
+    secrets: dict[str, str] | None = None,
 ) -> AgentResult:
     """Run ``task`` from the browser's current page. ``after_step`` (MiniWoB) may end the
-    run after an executed action by returning a reason (the run is then ``done``)."""
+    run after an executed action by returning a reason (the run is then ``done``).
+    ``secrets`` (name -> value), with those in the task, reach the model only as
+    placeholders (``webagent.agent.secrets``)."""
     options = options or AgentOptions()
     client = client.scoped()  # this run's usage (the caller's client may serve several runs)
     result = AgentResult(status="max_steps", trace_dir=str(trace.folder) if trace else None)
-    state = _RunState(task, options, secrets=trace.secrets if trace else set())
+    task, named = mask_task(task, secrets)
+    state = _RunState(task, options, secrets=trace.secrets if trace else set(), named=named,
+                      chat=LiveChat(budget_words=int(options.context_tokens * CHAT_SHARE)))
+    state.secrets.update(named.values())
     repeats = _Repeats()
     say = progress or (lambda message: None)
     try:
@@ -232,27 +253,22 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
     if not state.urls or state.urls[-1] != obs.url:
         state.urls.append(obs.url)
     controls = view.controls if view else {}
-    # What cannot help is not offered: a field, select or checkbox that still shows what this
-    # run made of it (setting it again changes nothing, clicking a checkbox again undoes it;
-    # small models repeat their last action), an option other than the one the task names,
-    # an action that changed nothing on this page, and the submit button of a form that does
-    # not hold what the task asks for yet (``empty_form_submits``).
-    offered = _offer(state, obs.url, controls)
     record.update(url=obs.url, title=obs.title, page=state.page, snippets=len(snippets),
                   raw_words=sum(s.words for s in snippets), controls=len(controls),
                   frame_errors=obs.frame_errors, truncated=obs.truncated)
     decision: Decision | None = None
     if snippets:
-        decision = await decide(step_client, snippets, task=state.task, history=state.history, controls=offered,
+        decision = await decide(step_client, snippets, task=state.task, history=state.history, controls=controls,
                                 lookup=options.lookup, max_lookup=options.max_lookup,
                                 context_tokens=options.context_tokens, act_on=options.act_on, reuse=state.reuse,
-                                url=obs.url, title=obs.title, can_back=state.can_back, can_done=state.acted,
+                                url=obs.url, title=obs.title, can_back=state.can_back, chat=state.chat,
                                 warning=state.warning)
         times.update(decision.times)
         problem = decision.outcome.problem
     action = decision.outcome.action if decision else None
     secret = bool(action and action.element_id and action.operation == "TYPE"
-                  and (ref := obs.elements.get(action.element_id)) is not None and ref.is_password)
+                  and (ref := obs.elements.get(action.element_id)) is not None and ref.is_password
+                  and not uses_secret(action.value, state.named))  # a placeholder is safe to show
     if secret and action.value:
         secrets.add(action.value)
     control = controls.get(action.element_id) if action and action.element_id else None
@@ -278,10 +294,9 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
             during = before
         recheck_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        executed = await browser.act(to_browser_action(action), obs)
+        executed = await browser.act(to_browser_action(action, state.named), obs)
         times["execute_s"] = time.perf_counter() - t0
         ok = executed.ok
-        state.acted = True
         if ok and recorder is not None and action.operation in ("CLICK", "TYPE", "SELECT"):
             recorder.add(obs, action.operation, action.element_id, action.value, secret)
         if after_step is not None:
@@ -295,18 +310,28 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
         times["observe_s"] = time.perf_counter() - t0 + recheck_s  # both captures of this step
         after = state.lines(state.obs)  # (the next step reads the same rendering)
         changed = bool(finished) or (not fatal and (state.obs.url != obs.url or _changed(before, during, after)))
-        if ok and not finished and not fatal:
-            _remember_setting(state, obs, control)
+        if ok and not changed and not fatal:  # a late effect (a timer, a request) is a change too
+            t0 = time.perf_counter()
+            if await browser.quiet():
+                try:
+                    state.obs = await browser.observe()
+                    after = state.lines(state.obs)
+                    changed = state.obs.url != obs.url or _changed(before, during, after)
+                except CaptureError:
+                    pass
+            times["quiet_s"] = time.perf_counter() - t0
         if changed:
             state.page = _page_key(state.obs.url, after)
-        elif ok:
-            _remember_no_op(state, obs, control, action)
         if not ok:
             result_text = f"failed: {executed.error}"
         elif changed:
             result_text = "ok" + (f", now on {state.obs.url}" if state.obs.url != obs.url else "")
+            if finished:
+                result_text += f"; {finished}"
+            elif news := _news(during, state.shown(state.obs), state.obs.url != obs.url, action.element_id):
+                result_text += f"; the page now shows {news}"
         else:
-            result_text = "no change (the page looks the same as before)"
+            result_text = "no visible change"
         if executed.note:
             result_text += f" ({executed.note})"
     state.history.append(scrub(f"{n}. {action_text} -> {result_text}", secrets))
@@ -349,44 +374,20 @@ def _changed(before: list[str], during: list[str], after: list[str]) -> bool:
     return any(a != b for i, (a, b) in enumerate(zip(during, after)) if i not in moving)
 
 
-def _offer(state: _RunState, url: str, controls: dict) -> dict:
-    """The controls the model may act on (see the comment at the call)."""
-    pointless = empty_form_submits(controls, state.task)
-    offered = {}
-    for i, c in controls.items():
-        if i in pointless or (state.page, i) in state.no_ops:
-            continue
-        set_here = state.set_by_run.get((url, i), object()) == c.value
-        if c.op == "SELECT" and (named := named_options(state.task, c)):
-            # The task names its option: only that is offered, until this run set it. (Hiding
-            # it while it already showed that option sent a model to the gift-wrap checkbox.)
-            if c.value not in named or not set_here:
-                offered[i] = replace(c, options=tuple(named))
-        elif not set_here:
-            offered[i] = c
-    return offered
-
-
-def _remember_no_op(state: _RunState, before, control, action: LiveAction) -> None:
-    """An action that changed nothing is not offered again on this page; choosing the option
-    a select already shows counts as setting it (the model wants what it shows; taking the
-    option away instead forced a wrong order where the select was already right)."""
-    if action.operation == "SELECT" and control is not None:
-        state.set_by_run[(before.url, control.id)] = control.value
-    elif action.operation == "CLICK":
-        state.no_ops.add((state.page, action.element_id))
-
-
-def _remember_setting(state: _RunState, before, control) -> None:
-    """A field, select or checkbox this action changed holds what this run made of it: it is
-    not offered again while it shows that value. Only a change counts: a no-op (the option
-    already shown) leaves the control on offer, or the model could never correct it."""
-    if control is None or not (control.op != "CLICK" or control.value in ("checked", "not checked")):
-        return
-    _, after = state.view(state.obs)  # the same document, observed after the action
-    now = after.controls.get(control.id) if isinstance(after, AgentView) else None
-    if now is not None and state.obs.url == before.url and now.value != control.value:
-        state.set_by_run[(before.url, control.id)] = now.value
+def _news(before: list[str], after: list[str], new_page: bool, acted_on: str = "") -> str:
+    """A few of the lines the page shows now that it did not (a flash message, a changed
+    total), briefly: what the model needs to see that its action worked. ``before`` is
+    without ids (``_RunState.lines``), ``after`` as the model reads it."""
+    if new_page:
+        return ""
+    seen = set(before)
+    own = f"[{acted_on}] " if acted_on else None  # the control acted on: its line says what was done
+    added = [line.strip() for line in after if LINE_ID.sub("[]", line) not in seen and line.strip()
+             and not (own and line.startswith(own))]
+    if not added:
+        return ""
+    shown = "; ".join(f'"{line[:70]}"' for line in added[:NEWS_LINES])
+    return shown + (f" and {len(added) - NEWS_LINES} more changed lines" if len(added) > NEWS_LINES else "")
 
 
 def _action_text(action: LiveAction, description: str, secret: bool) -> str:

@@ -16,6 +16,7 @@ import re
 import string
 
 from webagent.apps.spec import GoldStep, Task
+from webagent.llm.reask import REASK_PREFIX
 from webagent.llm.testing import FunctionBackend
 from webagent.web.live_action import step_message
 
@@ -113,7 +114,7 @@ class GoldModel:
                      if _fold_name(step.name) in _fold_name(chunk)]
             return {"pages": (named or parts)[:3], "reason": "the part that shows the next element"}
         prompt = step_message(messages)
-        reasked = messages[-1]["content"] != prompt  # the agent refused the proposal and asks again
+        reasked = str(messages[-1]["content"]).startswith(REASK_PREFIX)  # the agent refused the proposal
         if reasked and self.last is not None:
             return self.last
         self._advance(prompt)
@@ -135,10 +136,3 @@ class GoldModel:
             return {"operation": "SCROLL", "value": "down"}
         self.proposed = self.next
         return proposal(step, element_id)
-
-
-def gold_reply_json(task: Task, page: str) -> str:
-    """The first gold step's proposal on ``page`` (for tests and quick looks)."""
-    step = task.gold[0]
-    element_id = find_line(page, step)
-    return json.dumps(proposal(step, element_id) if element_id else None)

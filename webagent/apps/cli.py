@@ -40,6 +40,19 @@ def list_command(show_tasks, app_dirs) -> None:
                 click.echo(f"    {t.id:40} [{', '.join(t.kinds)}] {len(t.gold)} steps: {t.task}")
 
 
+@apps_group.command("install")
+@click.argument("apps", nargs=-1)
+@app_dir_option
+@user_errors
+def install_command(apps, app_dirs) -> None:
+    """Install and seed APPS (default: all) now, instead of on first use."""
+    from webagent.apps.install import install
+    from webagent.apps.spec import load_apps
+
+    for spec in load_apps(list(apps), extra=app_dirs):
+        click.echo(f"{spec.name}: ready ({install(spec, status)})")
+
+
 @apps_group.command("start")
 @click.argument("app")
 @click.option("--port", type=click.IntRange(1, 65535), help="Port on 127.0.0.1 (default: a free one).")

@@ -42,6 +42,10 @@ class GoldRun:
 
 async def _locate(page, step: GoldStep):
     loc = page.get_by_role(step.role, name=step.name, exact=True)
+    try:  # content a page's script adds after its load event: wait for it, as a person would
+        await loc.nth(step.nth or 0).wait_for(state="visible", timeout=STEP_TIMEOUT_MS)
+    except Exception:  # noqa: BLE001 - counted below: "0 elements have this role and name"
+        pass
     count = await loc.count()
     if step.nth is not None:
         if count <= step.nth:

@@ -54,6 +54,21 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
+# "No visible change" is decided after this long without a DOM mutation (an effect that
+# shows up 800 ms after a click is the action's), waiting at most QUIET_LIMIT_S.
+QUIET_WINDOW_S, QUIET_LIMIT_S = 1.0, 3.0
+_QUIET_JS = """([windowMs, limitMs]) => new Promise(resolve => {
+  let mutated = false, last = performance.now();
+  const start = last;
+  const watch = new MutationObserver(() => { mutated = true; last = performance.now(); });
+  watch.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  const tick = () => {
+    const now = performance.now();
+    if (now - last >= windowMs || now - start >= limitMs) { watch.disconnect(); resolve(mutated); }
+    else setTimeout(tick, 50);
+  };
+  setTimeout(tick, 50);
+})"""
 
 
 def find_chromium(executable: str | None = None) -> str | None:
@@ -307,6 +322,16 @@ class BrowserSession(Tabs):
             else:
                 quiet_since = None
             await asyncio.sleep(0.05)
+
+    async def quiet(self, window_s: float = QUIET_WINDOW_S, limit_s: float = QUIET_LIMIT_S) -> bool:
+        """Wait until the page went ``window_s`` without a DOM mutation and with no request
+        in flight, at most ``limit_s``; True when it changed meanwhile (observe it again)."""
+        try:
+            mutated = await self.page.evaluate(_QUIET_JS, [window_s * 1000, limit_s * 1000])
+        except Exception:  # noqa: BLE001 - the page navigated or closed: that is a change
+            return True
+        await self.settle_any()
+        return bool(mutated)
 
     # -- the two verbs -----------------------------------------------------------------------
     async def observe(self, **options) -> Observation:

@@ -56,6 +56,7 @@ class BackendReply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     finish_reason: str | None = None  # "stop", "length" (cut by max_tokens), ...
+    prompt_cached_tokens: int = 0     # of prompt_tokens, those the server's prompt cache already held
 
     @property
     def cacheable(self) -> bool:
@@ -222,6 +223,7 @@ class LLMClient:
                 calls=1,
                 prompt_tokens=reply.prompt_tokens,
                 completion_tokens=reply.completion_tokens,
+                prompt_cached_tokens=reply.prompt_cached_tokens,
                 needed_prompt_tokens=reply.prompt_tokens,
                 needed_completion_tokens=reply.completion_tokens,
             )

@@ -155,9 +155,21 @@ class OpenAIBackend:
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
             finish_reason=first.get("finish_reason"),
+            prompt_cached_tokens=_cached_tokens(resp, usage),
         )
 
     async def close(self) -> None:
         await self._client.close()
         if self.progress is not None:
             await self.progress.close()
+
+
+def _cached_tokens(resp: dict, usage: dict) -> int:
+    """Prompt tokens the server did not evaluate again: OpenAI's
+    ``usage.prompt_tokens_details.cached_tokens``, else llama.cpp's ``timings.cache_n``."""
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, dict) and details.get("cached_tokens") is not None:
+        return int(details.get("cached_tokens") or 0)
+    timings = resp.get("timings")
+    return int(timings.get("cache_n") or 0) if isinstance(timings, dict) else 0
+

@@ -28,12 +28,15 @@ class ReplyTally:
     endpoint_failed: bool = False
 
 
+REASK_PREFIX = "Your reply could not be used: "
+
+
 def reask_messages(prompt: str | list[dict], reply: Reply, problem: str, instruction: str) -> list[dict]:
     asked = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
     return [
         *asked,
         {"role": "assistant", "content": reply.text},
-        {"role": "user", "content": f"Your reply could not be used: {problem}. {instruction}"},
+        {"role": "user", "content": f"{REASK_PREFIX}{problem}. {instruction}"},
     ]
 
 

@@ -11,6 +11,7 @@ class Counter:
     calls: int = 0  # requests that reached the model
     cached_calls: int = 0  # replies served from the cache
     prompt_tokens: int = 0
+    prompt_cached_tokens: int = 0  # of prompt_tokens, read from the server's prompt cache (not evaluated again)
     completion_tokens: int = 0
     retries: int = 0
     failures: int = 0  # calls that failed for good after the retries

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lxml import etree
 
@@ -62,6 +62,7 @@ class Control:
     value: str = ""                 # a field's text, a select's option, a checkbox's "checked"/"not checked"
     form: str = ""                  # the id of the <form> it belongs to, if any
     ancestors: tuple[str, ...] = () # ids of its nearest ancestors, parent first (a few levels)
+    disabled: bool = False          # shown, but nothing can be done with it
 
     def describe(self) -> str:
         """``[link]  Night Trains``: the short form used in histories and records."""
@@ -100,6 +101,29 @@ def _cut(text: str, limit: int = MAX_NAME_CHARS) -> str:
 
 def _quote(text: str) -> str:
     return '"' + text.replace('"', "'") + '"'
+
+
+def _flags(el) -> list[str]:
+    """A control's state as a person sees it, from its live attributes (ARIA states are
+    set by the page's scripts, so the capture reads them as they are now)."""
+    def aria(name: str) -> str:  # aria_pressed in cleaned HTML (aria-pressed as written in a page)
+        return (el.get(f"aria_{name}") or el.get(f"aria-{name}") or "").lower()
+
+    flags = []
+    for attr, on, off in (("pressed", "pressed", "not pressed"), ("expanded", "expanded", "collapsed"),
+                          ("selected", "selected", None)):
+        value = aria(attr)
+        if value in ("true", "mixed"):
+            flags.append(on)
+        elif value == "false" and off:
+            flags.append(off)
+    if "required" in el.attrib or aria("required") == "true":
+        flags.append("required")
+    if aria("invalid") in ("true", "grammar", "spelling"):
+        flags.append("invalid")
+    if "disabled" in el.attrib or aria("disabled") == "true":
+        flags.append("disabled")
+    return flags
 
 
 def _tag(el) -> str:
@@ -165,13 +189,15 @@ class _Builder:
             if kind in CLICK_INPUTS:
                 return "CLICK", {"submit": "submit button", "reset": "button", "image": "button"}.get(kind, kind)
             return None
+        role = (el.get("role") or "").lower()
+        if tag in ("button", "a") and role in CLICK_ROLES:
+            return "CLICK", role  # <button role="switch">, <a role="button">: what a person is told it is
         if tag == "button":
             return "CLICK", "submit button" if (el.get("type") or "").lower() == "submit" else "button"
         if tag == "a":
             return "CLICK", "link"
         if (el.get("contenteditable") or "").lower() in ("true", "", "plaintext-only") and "contenteditable" in el.attrib:
             return "TYPE", "text area"
-        role = (el.get("role") or "").lower()
         if role in TYPE_ROLES:
             return "TYPE", "text field"
         if role in CLICK_ROLES:
@@ -204,8 +230,14 @@ class _Builder:
             text = _words(el)
             if text:
                 return _cut(text)
+            # An image link or button is named by its image's alt text (as its accessible name is).
+            alts = [_text(img.get("alt")) for img in el.iter("img") if _text(img.get("alt"))]
+            if alts:
+                return _cut(alts[0])
         if field and (before := self.text_before(el)):
             return _cut(before)
+        if field and (caption := self.table_caption(el)):
+            return _cut(caption)
         for key in ("title", "alt", "name") if field else ("value", "title", "alt", "name"):
             if _text(el.get(key)):
                 return _cut(_text(el.get(key)))
@@ -225,6 +257,33 @@ class _Builder:
         text = text.rstrip(":").strip()
         return text if text and len(text.split()) <= 6 else ""
 
+    def table_caption(self, el) -> str:
+        """A field's caption in a form laid out as a table: the header or cell before its
+        cell in the row ("<th>Priority</th><td><select>"), else its column's header."""
+        cell = next(el.iterancestors("td", "th"), None)
+        if cell is None:
+            return ""
+        previous = cell.getprevious()
+        while previous is not None and _tag(previous) not in ("td", "th"):
+            previous = previous.getprevious()
+        if previous is not None and not any(self.native_kind(n) for n in previous.iter(tag=etree.Element)):
+            text = _words(previous).rstrip(":*").strip()
+            if text and len(text.split()) <= 6:
+                return text
+        row = cell.getparent()
+        table = next(cell.iterancestors("table"), None)
+        if row is None or table is None:
+            return ""
+        column = [c for c in row if _tag(c) in ("td", "th")].index(cell)
+        for header_row in table.iter("tr"):
+            heads = [c for c in header_row if _tag(c) in ("td", "th")]
+            if header_row is not row and heads and all(_tag(c) == "th" for c in heads) and column < len(heads):
+                text = _words(heads[column]).rstrip(":*").strip()
+                return text if len(text.split()) <= 6 else ""
+            if header_row is row:
+                break
+        return ""
+
     # --- the walk -----------------------------------------------------------------------
     @staticmethod
     def ancestors_of(el, levels: int = 4) -> tuple[str, ...]:
@@ -237,17 +296,26 @@ class _Builder:
         return ""
 
     def control_line(self, el, owner: str, op: str, kind: str) -> str:
+        line = self._control_line(el, owner, op, kind)
+        if "disabled" in _flags(el):
+            self.view.controls[owner] = replace(self.view.controls[owner], disabled=True)
+        return line
+
+    def _control_line(self, el, owner: str, op: str, kind: str) -> str:
         name = self.name(el, op)
         parts = [f"[{owner}] {kind}"]
         if name:
             parts.append(_quote(name))
         if op == "SELECT":
             options = tuple(_text(" ".join(o.itertext())) for o in el.iter("option"))
+            # The live choice (the browser's, captured as the select's input_value) before any
+            # option's HTML `selected`: a server-rendered default stays marked after a SELECT.
             chosen = [o for o in el.iter("option") if (o.get("option_selected") or "").lower() == "true"]
-            current = _text(" ".join(chosen[0].itertext())) if chosen else _text(el.get("input_value"))
+            current = _text(el.get("input_value")) or (_text(" ".join(chosen[0].itertext())) if chosen else "")
             if current:
                 parts.append(f"selected={_quote(current)}")
             parts.append("options: " + ", ".join(_quote(o) for o in options if o))
+            parts += _flags(el)
             self.view.controls[owner] = Control(owner, op, kind, name, tuple(o for o in options if o), current,
                                                 self.form_of(el), self.ancestors_of(el))
             return " ".join(parts)
@@ -258,21 +326,21 @@ class _Builder:
             value = el.get("input_value")
             if value is None and _tag(el) not in ("input", "textarea"):
                 value = _words(el)
-            parts.append(f"value={_quote(_cut(_text(value), 120))}")
-            if "required" in el.attrib:
-                parts.append("required")
+            parts.append(f"value={_quote(_cut(_text(value), 120))}" if _text(value) else "empty")
+            parts += _flags(el)
             self.view.controls[owner] = Control(owner, op, kind, name, value=_text(value), form=self.form_of(el),
                                                 ancestors=self.ancestors_of(el))
             return " ".join(parts)
         state = ""
-        if kind in ("checkbox", "radio") or (el.get("role") or "").lower() in ("checkbox", "radio", "switch"):
-            checked = (el.get("input_checked") or el.get("aria_checked") or "").lower() == "true"
+        aria_checked = (el.get("aria_checked") or el.get("aria-checked") or "").lower()
+        if kind in ("checkbox", "radio") or (el.get("role") or "").lower() in ("checkbox", "radio", "switch") or (
+                aria_checked in ("true", "false", "mixed")):
+            checked = (el.get("input_checked") or aria_checked).lower() == "true"
             state = "checked" if checked else "not checked"
             parts.append(state)
         if kind == "read-only field":
             parts.append(f"value={_quote(_cut(_text(el.get('input_value')), 120))}")
-        if "disabled" in el.attrib:
-            parts.append("disabled")
+        parts += _flags(el)
         self.view.controls[owner] = Control(owner, op, kind, name, value=state, form=self.form_of(el),
                                             ancestors=self.ancestors_of(el))
         return " ".join(parts)
@@ -317,9 +385,6 @@ def build_view(cleaned_html: str) -> AgentView:
     return builder.view
 
 
-BUTTONS = ("button", "submit button")
-
-
 def fold(text: str) -> str:
     """``text`` for comparing names: case and spacing aside."""
     return " ".join(text.split()).casefold()
@@ -331,82 +396,6 @@ def matching_option(options: Iterable[str], value: str) -> str | None:
     if value in options:
         return value
     return next((o for o in options if fold(o) == fold(value)), None)
-
-
-# Words right before a name that turn the task against it ("do not check Newsletter").
-_NEGATED = re.compile(r"(?:\bnot|\bno|\bwithout|n't|\buncheck|\bunselect|\bdeselect|\bclear)\W+(?:\w+\W+){0,2}$")
-
-
-def task_names(task: str, text: str) -> bool:
-    """The task names ``text`` as a whole ("the password \"AU\"" names "Password"; words
-    inside other words do not count), and not right after a negation."""
-    text, task = fold(text), fold(task) + " "
-    return bool(text) and any(not _NEGATED.search(task[:m.start()])
-                              for m in re.finditer(rf"(?<!\w){re.escape(text)}(?!\w)", task))
-
-
-def named_options(task: str, control: Control) -> list[str]:
-    """The options of a select the task names: by their whole text, or by their words
-    outside brackets -- one word as a whole ("Express (1 day)" in "with express shipping"),
-    several all of them ("Pick up in store" in "pick it up in the store")."""
-    def named(option: str) -> bool:
-        core = re.sub(r"\([^)]*\)", " ", option).split()
-        return task_names(task, option) or (bool(core) and all(task_names(task, word) for word in core))
-
-    return [o for o in control.options if named(o)]
-
-
-_QUOTED = re.compile(r'"([^"]+)"')
-
-
-def _unready(group: list[Control], task: str, all_empty: bool = True) -> bool:
-    """A form that does not yet hold what the task asks for: every text field empty (a
-    search for "", an order without a name; only when ``all_empty``), a field the task
-    names still empty (a login with the password missing), a select not on the option the
-    task names, a checkbox or radio the task names not checked."""
-    fields = [c for c in group if c.op == "TYPE"]
-    if all_empty and fields and not any(f.value for f in fields):
-        return True
-    for c in group:
-        if c.op == "TYPE" and not c.value and task_names(task, c.name):
-            return True
-        if c.op == "SELECT" and (named := named_options(task, c)) and c.value not in named:
-            return True
-        if c.value == "not checked" and task_names(task, c.name):
-            return True
-    return False
-
-
-def empty_form_submits(controls: dict[str, Control], task: str = "") -> set[str]:
-    """Buttons that would send a form before it holds what the task asks for (``_unready``):
-    the submit buttons of a <form>, or the only button in a parent holding fields, selects
-    or checkboxes before it (a form built of divs; a button amid fields is not a form's).
-    Empty fields alone hold back such a div-built form only when the task quotes text that
-    no control shows yet (text to type): 'Click on the "next" button' below two unrelated
-    empty fields is a click, not an empty form."""
-    def is_part(c: Control) -> bool:
-        return c.op in ("TYPE", "SELECT") or c.value in ("checked", "not checked")
-
-    shown = {fold(t) for c in controls.values() for t in (c.name, c.value, *c.options)}
-    to_type = any(fold(q) not in shown for q in _QUOTED.findall(task))
-
-    order = {i: n for n, i in enumerate(controls)}  # page order
-    forms: dict[str, list[Control]] = {}
-    for c in controls.values():
-        if is_part(c) and c.form:
-            forms.setdefault(c.form, []).append(c)
-    pointless = {i for i, c in controls.items()
-                 if c.kind == "submit button" and c.form in forms and _unready(forms[c.form], task)}
-    for i, c in controls.items():
-        if c.kind not in BUTTONS or c.form or not c.ancestors or not c.ancestors[0]:
-            continue
-        group = c.ancestors[0]
-        parts = [f for f in controls.values() if is_part(f) and group in f.ancestors]
-        buttons = [b for b in controls.values() if b.kind in BUTTONS and group in b.ancestors]
-        if (parts and len(buttons) == 1 and all(order[f.id] < order[i] for f in parts)
-                and _unready(parts, task, all_empty=to_type)):
-            pointless.add(i)
-    return pointless
 
 
 def line_ids(text: str) -> list[str]:

@@ -1,31 +1,35 @@
 """The live agent's next action, in an action space a small model cannot get wrong.
 
 The reply schema ties each operation to the controls it fits (``agent_view.Control.op``):
-CLICK only on clickable ids and without a value, TYPE only on text fields (never with the
-field's own name as the text: a small model copies the label), SELECT only on
-a select, with ``value`` one of that select's option texts (one schema branch per select
-while there are at most ``MAX_SELECT_BRANCHES``; beyond that the option is checked after
-the reply), SCROLL/BACK/DONE without an id, BACK only when there is an earlier page of
-this run to go back to, DONE only once an action has been carried out. A llama.cpp server
-enforces the schema token by token; any other endpoint gets the same schema and the same
-check, with one re-ask when a reply falls outside it.
+CLICK only on clickable ids and without a value, TYPE only on text fields (an empty value
+clears the field), SELECT only on a select, with ``value`` one of that select's option
+texts (one schema branch per select while there are at most ``MAX_SELECT_BRANCHES``;
+beyond that the option is checked after the reply), SCROLL/BACK/DONE without an id, BACK
+only when there is an earlier page of this run to go back to. Only validity limits the
+choice: a disabled control is shown but cannot be chosen; nothing here reads the task.
+
+The schema's root is an object, ``{"action": <one of the branches>}``, as OpenAI's
+structured outputs require; a llama.cpp server enforces it token by token; any other
+endpoint gets the same schema and the same check, with one re-ask when a reply falls
+outside it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from webagent.llm.client import LLMClient, Reply
-from webagent.llm.reask import ask_until_usable
+from webagent.llm.reask import REASK_PREFIX, ask_until_usable
 from webagent.llm.replies import read_reply
 from webagent.prompts import load_prompt, render_prompt
 from webagent.web.action import MAX_ENUM_IDS, _action_from_text
-from webagent.web.agent_view import Control, fold, matching_option
+from webagent.web.agent_view import Control, matching_option
+from webagent.web.live_chat import LiveChat, fold_conversation
 
 LIVE_OPERATIONS = ("CLICK", "TYPE", "SELECT", "SCROLL", "BACK", "DONE")
 NEEDS_ELEMENT = ("CLICK", "TYPE", "SELECT")
@@ -39,14 +43,13 @@ class Choices:
 
     controls: dict[str, Control]      # the controls shown in the prompt, by id
     can_back: bool = False             # an earlier page of this run to go back to
-    can_done: bool = False             # something was done already
 
     def ids(self, op: str) -> list[str]:
-        return [i for i, c in self.controls.items() if c.op == op]
+        return [i for i, c in self.controls.items() if c.op == op and not c.disabled]
 
     def operations(self) -> list[str]:
         ops = [op for op in NEEDS_ELEMENT if self.ids(op)] + ["SCROLL"]
-        return ops + (["BACK"] if self.can_back else []) + (["DONE"] if self.can_done else [])
+        return ops + (["BACK"] if self.can_back else []) + ["DONE"]
 
 
 def _id_field(ids: list[str]) -> dict:
@@ -65,7 +68,7 @@ def live_action_schema(choices: Choices) -> dict:
     if ids := choices.ids("CLICK"):
         branches.append(_branch("CLICK", {"element_id": _id_field(ids)}, ["element_id"]))
     if ids := choices.ids("TYPE"):
-        branches.append(_branch("TYPE", {"element_id": _id_field(ids), "value": {"type": "string", "minLength": 1},
+        branches.append(_branch("TYPE", {"element_id": _id_field(ids), "value": {"type": "string"},
                                          "press_enter": {"type": "boolean"}},
                                 ["element_id", "value", "press_enter"]))
     if ids := choices.ids("SELECT"):
@@ -83,9 +86,16 @@ def live_action_schema(choices: Choices) -> dict:
     branches.append(_branch("SCROLL", {"value": {"type": "string", "enum": ["down", "up"]}}, ["value"]))
     if choices.can_back:
         branches.append(_branch("BACK"))
-    if choices.can_done:
-        branches.append(_branch("DONE", {"value": {"type": "string"}}, ["value"]))
-    return {"anyOf": branches}
+    branches.append(_branch("DONE", {"value": {"type": "string"}}, ["value"]))
+    return {"type": "object", "properties": {"action": {"anyOf": branches}}, "required": ["action"],
+            "additionalProperties": False}
+
+
+def unwrap(reply: Reply) -> Reply:
+    """The action inside ``{"action": {...}}`` (the schema's root); a bare action is kept."""
+    if isinstance(reply.data, dict) and set(reply.data) == {"action"} and isinstance(reply.data["action"], dict):
+        return replace(reply, data=reply.data["action"])
+    return reply
 
 
 class LiveAction(BaseModel):
@@ -154,7 +164,7 @@ def _live_action_from_text(text: str) -> dict | None:
 
 def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None, str | None]:
     """(action, problem): the reply checked against what ``choices`` allow."""
-    action, problem = read_reply(reply, LiveAction, _live_action_from_text)
+    action, problem = read_reply(unwrap(reply), LiveAction, _live_action_from_text)
     allowed_ops = choices.operations()
     if action is None:
         if problem and problem.startswith("operation"):
@@ -162,24 +172,22 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
         return None, problem
     op = action.operation
     if op not in allowed_ops:
-        why = {"DONE": "nothing has been done yet", "BACK": "there is no earlier page to go back to"}.get(
-            op, "it is not available on this page")
+        why = {"BACK": "there is no earlier page to go back to"}.get(op, "it is not available on this page")
         return None, f"{op} is not possible now ({why}); use one of {', '.join(allowed_ops)}"
     if op in NEEDS_ELEMENT:
         control = choices.controls.get(action.element_id)
         if not action.element_id:
             return None, f"{op} needs the element_id of the element to act on"
         if control is None:
-            return None, f"element id {action.element_id} is not one you may act on here"
+            return None, f"element id {action.element_id} is not on this page"
+        if control.disabled:
+            return None, f"[{action.element_id}] {control.kind} {control.name!r} is disabled"
         if control.op != op:
             return None, f"[{action.element_id}] is a {control.kind}: it takes {control.op}, not {op}"
         if op == "CLICK":
             return action.model_copy(update={"value": "", "press_enter": False}), None
-        if not action.value:
-            return None, f"{op} needs a value (the text to type, or the option to select)"
-        if op == "TYPE" and control.name and fold(action.value) == fold(control.name):
-            return None, (f"{action.value!r} is the name of [{action.element_id}], not what to type into it; "
-                          "type the value the task gives for it")
+        if op == "SELECT" and not action.value:
+            return None, "SELECT needs a value (the option to choose)"
         if op == "SELECT":
             option = matching_option(control.options, action.value)
             if option is None:
@@ -231,17 +239,29 @@ def live_messages(*, context: str, task: str, history: list[str], url: str, titl
 
 
 def step_message(messages: list[dict]) -> str:
-    """This step's own prompt in messages ``live_messages`` built (a re-ask appends the
-    model's reply and the problem after it): what a fake model or a harness reads."""
-    return str(messages[1 + len(_example_turns())]["content"])
+    """This step's prompt as one full step message (history, whole page, task, question),
+    what a fake model or a harness reads. In a conversation (``LiveChat``) the later turns
+    carry only results and changed lines: they are folded back into one message here (a
+    re-ask's reply and problem, appended after the step, are left out)."""
+    first = 1 + len(_example_turns())
+    users = [str(m["content"]) for m in messages[first:] if m.get("role") == "user"]
+    turns = [u for u in users if not u.startswith(REASK_PREFIX)]
+    return fold_conversation(turns) if len(turns) > 1 else turns[0]
 
 
 async def predict_live_action(
     client: LLMClient, *, context: str, task: str, history: list[str], choices: Choices,
-    url: str = "", title: str = "", warning: str = "", purpose: str = "action",
+    url: str = "", title: str = "", warning: str = "", purpose: str = "action", chat: LiveChat | None = None,
 ) -> LiveOutcome:
-    """The live agent's next action (``live_messages``), re-asked once when unusable."""
-    prompt = live_messages(context=context, task=task, history=history, url=url, title=title, warning=warning)
+    """The live agent's next action (``live_messages``, or the next turn of ``chat``),
+    re-asked once when unusable."""
+    if chat is None:
+        prompt = live_messages(context=context, task=task, history=history, url=url, title=title, warning=warning)
+    else:
+        user = chat.user_turn(context=context, task=task, history=history, url=url, title=title, warning=warning,
+                              question=NEXT_QUESTION)
+        prompt = [{"role": "system", "content": load_prompt("web_live_system").strip()}, *_example_turns(),
+                  *chat.turns, {"role": "user", "content": user}]
     outcome = LiveOutcome()
     ops = choices.operations()
     outcome.action = await ask_until_usable(
@@ -249,4 +269,16 @@ async def predict_live_action(
         schema=live_action_schema(choices), max_tokens=96, purpose=purpose, tally=outcome,
         instruction=f"Answer again with one JSON action; operation is one of {', '.join(ops)}.",
     )
+    if chat is not None:
+        chat.commit(user, _as_reply(outcome.action), outcome.replies[-1] if outcome.replies else "", url=url,
+                    context=context)
     return outcome
+
+
+def _as_reply(action: LiveAction | None) -> dict | None:
+    """The action as the schema's reply, only the fields its operation takes."""
+    if action is None:
+        return None
+    fields = {"CLICK": ("element_id",), "TYPE": ("element_id", "value", "press_enter"),
+              "SELECT": ("element_id", "value"), "SCROLL": ("value",), "DONE": ("value",)}.get(action.operation, ())
+    return {"operation": action.operation, **{f: getattr(action, f) for f in fields}}

@@ -1,0 +1,55 @@
+"""The agent's ceiling on the real-app suite: the share of tasks the whole agent (its view,
+its offered actions, its validity checks, its actions) lets a perfect model finish. The
+model is each task's gold path, found in the agent's own prompt by role and name
+(``webagent apps eval --ceiling``); success is each app's database check.
+
+    .venv/bin/python bench/apps_ceiling.py [--out DIR] [--app APP ...]
+
+Prints the report's figures and every loss (the gold step, the agent's message); exits
+non-zero below the target (100%).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = 1.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", help="results folder (resumed if it exists; default: a new temporary one)")
+    parser.add_argument("--app", action="append", default=[])
+    parser.add_argument("--max-steps", type=int, default=20)
+    args = parser.parse_args(argv)
+    out = Path(args.out or tempfile.mkdtemp(prefix="apps-ceiling-"))
+    cmd = [str(ROOT / ".venv" / "bin" / "webagent"), "apps", "eval", "--ceiling", "--out", str(out),
+           "--max-steps", str(args.max_steps)]
+    for app in args.app:
+        cmd += ["--app", app]
+    done = subprocess.run(cmd)
+    if done.returncode != 0:
+        print(f"apps eval failed (exit {done.returncode})", file=sys.stderr)
+        return done.returncode
+    summary = json.loads((out / "summary.json").read_text())
+    rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines() if line.strip()]
+    for app, figures in summary["by_app"].items():
+        print(f"{app}: {figures['success']}/{figures['tasks']}")
+    for row in rows:
+        if not row["success"]:
+            print(f"loss {row['task']}: {row['cause']}")
+    rate = summary["success_rate"]
+    verdict = "PASS" if rate >= TARGET else "FAIL"
+    print(f"[{verdict}] tasks the agent lets a perfect model finish | {summary['success']}/{summary['tasks']} "
+          f"({100 * rate:.0f}%) | target: {100 * TARGET:.0f}%  (results: {out})")
+    return 0 if rate >= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""Secrets the model can use but never sees: the task's password (or a --secret) reaches the
+model as <secret:NAME>, the model types the placeholder into as many fields as it needs,
+and the real value is put in only when the browser acts; no prompt, trace or report holds it."""
+
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from webagent.agent import AgentOptions, run_agent
+from webagent.agent.report import write_report
+from webagent.agent.secrets import mask_task, parse_secret_options, reveal
+from webagent.agent.trace import TraceWriter
+from webagent.browser import BrowserSession
+from webagent.demo_site import serve_directory
+from webagent.errors import UserError
+from webagent.llm.testing import FunctionBackend, fake_client
+
+from agent_support import context_of, find_id, history_of, prompt_of
+from browser_support import requires_chromium
+
+PAGES = Path(__file__).parent / "fixtures" / "agent_pages"
+
+
+@pytest.mark.parametrize("task, masked, secrets", [
+    ("Log in as alice (password alice-pass-1) and file it", "Log in as alice (password <secret:password>) and file it",
+     {"password": "alice-pass-1"}),
+    ('Enter the password "AU" into both text fields', 'Enter the password "<secret:password>" into both text fields',
+     {"password": "AU"}),
+    ("Type your password into the password field", "Type your password into the password field", {}),
+])
+def test_the_task_is_masked(task, masked, secrets):
+    assert mask_task(task) == (masked, secrets)
+
+
+def test_secrets_from_options_and_the_environment(monkeypatch):
+    monkeypatch.setenv("WEBAGENT_SECRET_PIN", "4242")
+    assert parse_secret_options(["bank=hunter2x"]) == {"pin": "4242", "bank": "hunter2x"}
+    assert mask_task("Pay with card pin 4242", {"pin": "4242"})[0] == "Pay with card pin <secret:pin>"
+    assert reveal("<secret:pin> and <secret:other>", {"pin": "4242"}) == "4242 and <secret:other>"
+    with pytest.raises(UserError, match="expected NAME=VALUE"):
+        parse_secret_options(["nope"])
+
+
+@pytest_asyncio.fixture
+async def browser():
+    async with BrowserSession() as browser:
+        yield browser
+
+
+@requires_chromium
+@pytest.mark.browser
+async def test_a_password_typed_twice_from_its_placeholder_never_reaches_the_model_or_the_trace(browser, tmp_path):
+    secret = "Hx9!kq2-zz"
+    base, stop = serve_directory(PAGES)
+    try:
+        browser.guard = None
+        assert (await browser.open(base + "signup.html")).ok
+        prompts: list[str] = []
+
+        def policy(messages, params, purpose):
+            prompt = prompt_of(messages)
+            prompts.append("\n".join(str(m["content"]) for m in messages))
+            context, done = context_of(prompt), history_of(prompt).count("-> ok")
+            steps = [("TYPE", "text field", "Username", "ada"), ("TYPE", "password field", "Password", "<secret:password>"),
+                     ("TYPE", "password field", "Confirm password", "<secret:password>"),
+                     ("CLICK", "submit button", "Create account", "")]
+            op, kind, name, value = steps[min(done, 3)]
+            return {"action": {"operation": op, "element_id": find_id(context, kind, name), "value": value,
+                               "press_enter": False}}
+
+        trace = TraceWriter(tmp_path / "trace")
+
+        async def created():
+            return "created" if await browser.page.evaluate("document.body.dataset.result || ''") else None
+
+        result = await run_agent(browser, fake_client(FunctionBackend(policy)), f"Sign up as ada with the password {secret}",
+                                 options=AgentOptions(max_steps=6), trace=trace, after_step=created)
+        assert result.status == "done" and result.steps == 4
+        assert await browser.page.evaluate("document.body.dataset.result") == secret  # both fields got the real value
+        assert "<secret:password>" in prompts[0] and not any(secret in p for p in prompts)
+        write_report(trace.folder)
+        for path in trace.folder.rglob("*"):
+            if path.is_file() and path.suffix in (".json", ".jsonl", ".html"):
+                assert secret not in path.read_text(encoding="utf-8"), path
+    finally:
+        stop()
