@@ -64,6 +64,7 @@ class AgentOptions:
     budget_words: int = 300
     dry_run: bool = False
     screenshots: bool = True
+    prompt: str = "chat"          # "chat": one growing conversation (prompt cache); "full": each step whole
 
 
 @dataclass
@@ -174,7 +175,8 @@ async def run_agent(
     result = AgentResult(status="max_steps", trace_dir=str(trace.folder) if trace else None)
     task, named = mask_task(task, secrets)
     state = _RunState(task, options, secrets=trace.secrets if trace else set(), named=named,
-                      chat=LiveChat(budget_words=int(options.context_tokens * CHAT_SHARE)))
+                      chat=LiveChat(budget_words=int(options.context_tokens * CHAT_SHARE))
+                      if options.prompt == "chat" else None)
     state.secrets.update(named.values())
     repeats = _Repeats()
     say = progress or (lambda message: None)
