@@ -136,3 +136,18 @@ async def test_ceiling_run_resumes_and_reports(tmp_path, apps_home):
     assert "2/2 tasks succeeded" in report and (out / "success.png").stat().st_size > 1000
     with pytest.raises(UserError, match="another configuration"):
         await evaluate([app], [], out, options=options, config=config.model_copy(update={"max_steps": 3}), ceiling=True)
+
+
+def test_the_cli_lists_apps_and_refuses_bad_input_in_one_line(tmp_path, apps_home):
+    from click.testing import CliRunner
+
+    from webagent.cli import main
+
+    runner = CliRunner()
+    listed = runner.invoke(main, ["apps", "list", "--tasks", "--app-dir", str(NOTES)])
+    assert listed.exit_code == 0
+    assert "notes        2 tasks  Notes (a test app" in listed.output and "notes-create-pinned" in listed.output
+    bad = runner.invoke(main, ["apps", "eval", "--app", "nope", "--out", str(tmp_path / "o"), "--ceiling"])
+    assert bad.exit_code == 2 and bad.output.strip().startswith("error: unknown app 'nope'")
+    shard = runner.invoke(main, ["apps", "eval", "--shard", "3/2", "--out", str(tmp_path / "o"), "--ceiling"])
+    assert shard.exit_code == 2 and "--shard 3/2" in shard.output
