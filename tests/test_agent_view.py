@@ -174,3 +174,14 @@ async def test_a_field_in_a_table_is_named_by_the_caption_beside_it_or_its_colum
         '</table></body></html>')
     assert (view.controls["7"].name, view.controls["12"].name, view.controls["25"].name) == ("Priority", "Title", "Qty")
 
+
+
+async def test_a_hidden_control_is_not_one_but_a_hidden_checkbox_is():
+    # A collapsed form's select (display:none: no box) cannot be acted on; a checkbox input
+    # hidden under a styled label can (its click goes by JS).
+    view = _in_one_div('<select is_visible="false" backend_node_id="4"><option backend_node_id="5">bob</option></select>'
+                       '<button is_visible="false" backend_node_id="6">Save</button>'
+                       '<input type="checkbox" is_visible="false" aria-label="Public" backend_node_id="7"/>'
+                       '<button is_visible="true" backend_node_id="8">Update</button>')
+    assert set(view.controls) == {"7", "8"}
+    assert "Save" in view.render()  # its text stays in the page

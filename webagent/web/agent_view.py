@@ -126,6 +126,14 @@ def _flags(el) -> list[str]:
     return flags
 
 
+def _hidden(el) -> bool:
+    """The live capture found no visible box for it. A checkbox or radio is kept: pages hide
+    the input and draw a styled label in its place (the click reaches it by JS)."""
+    if (el.get("is_visible") or "").lower() != "false":
+        return False
+    return not (_tag(el) == "input" and (el.get("type") or "").lower() in ("checkbox", "radio"))
+
+
 def _tag(el) -> str:
     return el.tag.lower() if isinstance(el.tag, str) else ""
 
@@ -353,6 +361,8 @@ class _Builder:
         if block:
             pieces.append((owner, "\n"))
         found = self.kind(el) if el.get(ID_ATTR) else None
+        if found is not None and _hidden(el):
+            found = None  # hidden (display:none, no box): nothing a person can act on; its text stays
         if found is not None:
             op, kind = found
             pieces.append((owner, "\n"))
