@@ -62,6 +62,11 @@ def find_line(page: str, step: GoldStep) -> str | None:
     return found[step.nth] if step.nth is not None and step.nth < len(found) else found[0]
 
 
+def _is_checked(page: str, element_id: str) -> bool | None:
+    line = next((m.group(0) for m in re.finditer(rf"^\[{re.escape(element_id)}\] .*$", page, re.MULTILINE)), "")
+    return None if "checked" not in line else " not checked" not in line
+
+
 def proposal(step: GoldStep, element_id: str) -> dict:
     if step.op == "type":
         return {"operation": "TYPE", "element_id": element_id, "value": step.value, "press_enter": False}
@@ -122,17 +127,20 @@ class GoldModel:
         return self.last
 
     def _propose(self, prompt: str) -> dict:
-        if self.next >= len(self.task.gold):
-            return {"operation": "DONE", "value": ""}
-        step = self.task.gold[self.next]
-        if step.op == "done":
-            self.proposed = self.next
-            return {"operation": "DONE", "value": step.value}
         page = m.group(1) if (m := _PAGE.search(prompt)) else prompt
-        element_id = find_line(page, step)
-        if element_id is None:
-            self._lose(f"no line shows {step.role} {step.name!r}")
-            self.proposed = None
-            return {"operation": "SCROLL", "value": "down"}
-        self.proposed = self.next
-        return proposal(step, element_id)
+        while self.next < len(self.task.gold):
+            step = self.task.gold[self.next]
+            if step.op == "done":
+                self.proposed = self.next
+                return {"operation": "DONE", "value": step.value}
+            element_id = find_line(page, step)
+            if element_id is None:
+                self._lose(f"no line shows {step.role} {step.name!r}")
+                self.proposed = None
+                return {"operation": "SCROLL", "value": "down"}
+            if step.op in ("check", "uncheck") and _is_checked(page, element_id) == (step.op == "check"):
+                self.next += 1  # already as the step wants it (Playwright's check() does nothing either)
+                continue
+            self.proposed = self.next
+            return proposal(step, element_id)
+        return {"operation": "DONE", "value": ""}
