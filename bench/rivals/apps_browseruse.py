@@ -1,0 +1,117 @@
+"""One real-app task (webagent's app suite) with browser-use's ``Agent``, from its own
+package. Runs in bench/rivals/.venv-browser-use:
+
+    python apps_browseruse.py SPEC.json      # written by bench/rivals/apps_peers.py
+
+SPEC: ``task_id, goal, start_url, answer_task, check`` (the app's check command: ``python``,
+``app_folder``, ``state``), ``base_url, model, max_steps, timeout_s, flash_mode``.
+
+The app instance is the harness's (already reset). browser-use gets the task text as its
+task on the task's start page, already open in Debian's Chromium (launched here, attached
+over CDP), with its OpenAI-compatible ``ChatOpenAI`` pointed at ``base_url`` (the counting
+proxy). As webagent's ``apps eval`` does, the app's own database check runs after every step
+of a task that is not an answer task, and the run stops once it passes (the site's word);
+an answer task is judged by the harness on browser-use's final answer (its ``done`` text).
+The last stdout line is one JSON object; the harness runs the check again after the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "false")
+os.environ.setdefault("BROWSER_USE_CLOUD_SYNC", "false")
+os.environ.setdefault("BROWSER_USE_LOGGING_LEVEL", "info")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "obs_rivals"))
+
+from chromium import shared_chromium  # noqa: E402
+
+
+async def app_check(check: dict, task_id: str, answer: str | None = None) -> tuple[bool, str]:
+    """The app's own check (its database), as ``AppInstance.check`` runs it."""
+    cmd = [check["python"], "app.py", "check", check["state"], task_id]
+    if answer is not None:
+        cmd += ["--answer", answer]
+    proc = await asyncio.create_subprocess_exec(*cmd, cwd=check["app_folder"], stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    lines = [x for x in out.decode(errors="replace").splitlines() if x.strip()]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"check of {task_id} failed (exit {proc.returncode}): "
+                           f"{(err.decode(errors='replace').strip().splitlines() or ['no output'])[-1]}")
+    verdict = json.loads(lines[-1])
+    return bool(verdict["ok"]), str(verdict.get("why", ""))
+
+
+async def episode(spec: dict, cdp_url: str) -> dict:
+    from browser_use import Agent, BrowserSession, ChatOpenAI
+
+    row = {"peer": "browser-use", "version": f"browser-use {version('browser-use')}", "task": spec["task_id"],
+           "steps": 0, "done": False, "answer": None, "stopped_by_check": False, "error": None}
+    session = BrowserSession(cdp_url=cdp_url, keep_alive=True)
+    await session.start()
+    try:
+        await session.navigate_to(spec["start_url"])
+        llm = ChatOpenAI(model=spec["model"], base_url=spec["base_url"], api_key="none",
+                         timeout=spec["timeout_s"], max_retries=1)
+        agent = Agent(task=spec["goal"], llm=llm, browser_session=session, use_vision=False, use_judge=False,
+                      calculate_cost=False, step_timeout=int(spec["timeout_s"]), llm_timeout=int(spec["timeout_s"]),
+                      directly_open_url=False, flash_mode=bool(spec.get("flash_mode", True)))
+
+        async def on_step_end(agent) -> None:  # the app's word after each step, as webagent's eval has it
+            if spec["answer_task"]:
+                return
+            try:
+                ok, why = await app_check(spec["check"], spec["task_id"])
+            except Exception as exc:  # noqa: BLE001 - the harness checks again at the end
+                row["step_check_error"] = str(exc)[:200]
+                return
+            if ok:
+                row["stopped_by_check"] = True
+                agent.stop()
+
+        t0 = time.perf_counter()
+        history = None
+        try:
+            history = await asyncio.wait_for(agent.run(max_steps=spec["max_steps"], on_step_end=on_step_end),
+                                             spec["timeout_s"])
+        except TimeoutError:
+            row["capped"] = True
+            row["error"] = f"wall-time cap of {spec['timeout_s']:g} s reached"
+        row["time_s"] = round(time.perf_counter() - t0, 1)
+        hist = history if history is not None else agent.history
+        row["steps"] = len([h for h in hist.history if h.model_output is not None])
+        row["done"] = bool(hist.is_done())
+        row["answer"] = hist.final_result() if row["done"] else None
+        row["agent_errors"] = [e[:300] for e in hist.errors() if e][:3]
+        row["actions"] = [json.dumps(a)[:200] for a in hist.model_actions()][:30]
+        row["urls"] = [u for u in hist.urls() if u][-3:]
+    finally:
+        try:
+            await asyncio.wait_for(session.stop(), 20)
+        except Exception:
+            pass
+    return row
+
+
+def main() -> None:
+    spec = json.loads(Path(sys.argv[1]).read_text())
+    logging.basicConfig(level=logging.INFO)
+    with shared_chromium() as cdp_url:
+        try:
+            row = asyncio.run(episode(spec, cdp_url))
+        except Exception as exc:  # reported as the episode's error, never a traceback only
+            row = {"peer": "browser-use", "task": spec["task_id"], "steps": 0,
+                   "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
+    sys.stdout.write("\n" + json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    main()
