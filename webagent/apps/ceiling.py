@@ -55,8 +55,11 @@ def _fits(step: GoldStep, kind: str) -> bool:
 
 def find_line(page: str, step: GoldStep) -> str | None:
     """The id of the line that shows ``step``'s element, by kind and name."""
-    found = [m.group(1) for m in _LINE.finditer(page)
-             if _fits(step, m.group(2).strip()) and _fold_name(m.group(3) or "") == _fold_name(step.name)]
+    fitting = [m for m in _LINE.finditer(page) if _fits(step, m.group(2).strip())]
+    # The name as written first ("Owner"), then as folded: a field named only by its form
+    # name ("owner") is not the one a person reads as "Owner" when that one is there too.
+    found = [m.group(1) for m in fitting if (m.group(3) or "") == step.name] or [
+        m.group(1) for m in fitting if _fold_name(m.group(3) or "") == _fold_name(step.name)]
     if not found:
         return None
     return found[step.nth] if step.nth is not None and step.nth < len(found) else found[0]
