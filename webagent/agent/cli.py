@@ -27,6 +27,9 @@ def agent_options(func):
                      help="Most snippets the look-up may read again."),
         click.option("--context-tokens", type=click.IntRange(min=512), default=8192, show_default=True,
                      help="The model's context window."),
+        click.option("--form-check/--no-form-check", default=True, show_default=True,
+                     help="Before a form is sent, a short model call checks its fields against the task; what it "
+                          "finds is told to the model (the form is sent the next time it is asked)."),
         click.option("--headed", is_flag=True, help="Show the browser window."),
         click.option("--cdp-url", help="Attach to a running Chromium (ws://... or http://host:port) instead of launching one."),
     ]):
@@ -34,9 +37,9 @@ def agent_options(func):
     return func
 
 
-def _options(max_steps, lookup, max_lookup, context_tokens, **extra) -> AgentOptions:
+def _options(max_steps, lookup, max_lookup, context_tokens, form_check=True, **extra) -> AgentOptions:
     return AgentOptions(max_steps=max_steps, lookup=lookup, max_lookup=max_lookup, context_tokens=context_tokens,
-                        **extra)
+                        form_check=form_check, **extra)
 
 
 def _default_trace_dir(task: str) -> Path:
@@ -73,7 +76,8 @@ def _progress(message: str) -> None:
 @model_options
 @run_async
 async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record_dir, as_json, accept_dialogs, secrets,
-                      save_as, params, max_steps, lookup, max_lookup, context_tokens, headed, cdp_url, **kwargs) -> None:
+                      save_as, params, max_steps, lookup, max_lookup, context_tokens, form_check, headed, cdp_url,
+                      **kwargs) -> None:
     """Do TASK in a browser starting at --url: observe, remember, act, until DONE."""
     from webagent import Agent
     from webagent.agent.secrets import parse_secret_options
@@ -85,7 +89,7 @@ async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record
         raise UserError("give --url URL (where the run starts), or --demo")
     if not task or not task.strip():
         raise UserError("the task is empty")
-    options = _options(max_steps, lookup, max_lookup, context_tokens, dry_run=dry_run)
+    options = _options(max_steps, lookup, max_lookup, context_tokens, form_check, dry_run=dry_run)
     agent = Agent(task, url=url, demo=demo, allow_domains=list(allow_domains), headed=headed, cdp_url=cdp_url,
                   trace_dir=Path(trace_dir) if trace_dir else _default_trace_dir(task), record_dir=record_dir,
                   options=options, endpoint=endpoint_options(kwargs), save_as=save_as, params=parse_params(params),

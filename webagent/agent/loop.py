@@ -42,6 +42,7 @@ from webagent.llm.client import LLMClient
 from webagent.replay.fingerprint import target_of
 from webagent.web.agent_view import LINE_ID, view_snippets
 from webagent.web.live_action import LiveAction
+from webagent.web.form_check import check_form, form_fields
 from webagent.web.live_chat import LiveChat
 from webagent.web.memory import GistReuse
 
@@ -65,6 +66,7 @@ class AgentOptions:
     dry_run: bool = False
     screenshots: bool = True
     prompt: str = "chat"          # "chat": one growing conversation (prompt cache); "full": each step whole
+    form_check: bool = False      # a short model call before a form is sent (webagent.web.form_check; the CLI's default)
 
 
 @dataclass
@@ -128,6 +130,7 @@ class _RunState:
     secrets: set[str] = field(default_factory=set)  # values never written anywhere (traces scrub them)
     named: dict[str, str] = field(default_factory=dict)  # the model's placeholders: name -> value
     chat: LiveChat | None = None         # the conversation the prompt cache keeps (``webagent.web.live_chat``)
+    forms_checked: set = field(default_factory=set)  # (page, form id) checked before sending
     _view: tuple | None = None           # (observation, snippets, view) of the last rendering
 
     def view(self, obs):
@@ -280,10 +283,13 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
     fatal = finished = None
     if decision is not None and decision.endpoint_failed:
         fatal = f"the model endpoint failed: {problem}"
+    held = await _check_form(step_client, state, controls, control, action, record) if not options.dry_run else None
     executed: ActionResult | None = None
     ok = changed = False
     if action is None:
         result_text = "failed: no usable action"
+    elif held is not None:
+        result_text = f"not sent: a check of the form before sending says: {held} (send it again if the form is right)"
     elif action.operation == "DONE":
         ok, changed, result_text = True, True, "done" + (f": {scrub(action.value, secrets)}" if action.value else "")
     elif options.dry_run:
@@ -374,6 +380,20 @@ def _changed(before: list[str], during: list[str], after: list[str]) -> bool:
         return True
     moving = {i for i, (a, b) in enumerate(zip(before, during)) if a != b} if len(before) == len(during) else set()
     return any(a != b for i, (a, b) in enumerate(zip(during, after)) if i not in moving)
+
+
+async def _check_form(client, state: _RunState, controls: dict, control, action, record: dict) -> str | None:
+    """Before a form is sent, once per page state: a short model call on the task and the
+    form's fields (``webagent.web.form_check``); what it finds missing, or None to send."""
+    if not (state.options.form_check and action is not None and action.operation == "CLICK" and control is not None):
+        return None
+    fields = form_fields(controls, control)
+    if not fields or (state.page, control.form) in state.forms_checked:
+        return None
+    state.forms_checked.add((state.page, control.form))
+    check = await check_form(client, state.task, fields)
+    record["form_check"] = {"ready": check.ready, "fix": check.fix, "calls": check.calls, "failures": check.failures}
+    return None if check.ready else (check.fix or "a field does not hold what the task asks yet")
 
 
 def _news(before: list[str], after: list[str], new_page: bool, acted_on: str = "") -> str:

@@ -111,6 +111,8 @@ class GoldModel:
         self.losses.append({"gold_step": self.next + 1, "step": step.describe(), "message": message})
 
     def reply(self, messages: list[dict], params: dict, purpose: str):
+        if purpose == "form_check":  # a perfect model sends the form the gold path sends
+            return {"ready": True, "fix": ""}
         if purpose.startswith("gist"):
             text = str(messages[-1]["content"])
             return "\n".join(m.group(0).strip() for m in _LINE.finditer(text))[:2000] or "text"

@@ -97,7 +97,7 @@ async def eval_command(app_names, task_ids, out, ceiling, shard, app_dirs, heade
     if headed or cdp_url:
         raise UserError("apps eval starts its own headless browser per task (--headed/--cdp-url are for `run`)")
     options = _options(kwargs.pop("max_steps"), kwargs.pop("lookup"), kwargs.pop("max_lookup"),
-                       kwargs.pop("context_tokens"))
+                       kwargs.pop("context_tokens"), kwargs.pop("form_check"))
     endpoint = endpoint_options(kwargs)
     apps = load_apps(list(app_names), extra=app_dirs)
     out = Path(out)

@@ -1,0 +1,66 @@
+"""A check before the live agent sends a form: one short model call that sees the task and
+the form's fields as they are now, and says whether a field still differs from what the
+task asks ("Shipping should be Pick up in store"). It informs, it never refuses: a form
+the check finds not ready is not sent this once, and the model is told why; sending the
+same form again goes through. The calls are counted (purpose ``form_check``) and kept in
+the trace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from webagent.llm.client import LLMClient, Reply
+from webagent.llm.reask import ask_until_usable
+from webagent.prompts import render_prompt
+from webagent.web.agent_view import Control
+
+SCHEMA = {"type": "object", "properties": {"ready": {"type": "boolean"}, "fix": {"type": "string"}},
+          "required": ["ready", "fix"], "additionalProperties": False}
+SUBMITS = ("submit button",)
+
+
+@dataclass
+class FormCheck:
+    ready: bool = True
+    fix: str = ""
+    calls: int = 0
+    failures: int = 0
+    problem: str | None = None
+    replies: list[str] = field(default_factory=list)
+    endpoint_failed: bool = False
+
+
+def form_fields(controls: dict[str, Control], button: Control) -> list[Control]:
+    """The fields of the <form> ``button`` sends (none when it sends no form)."""
+    if button.kind not in SUBMITS or not button.form:
+        return []
+    return [c for c in controls.values()
+            if c.form == button.form and (c.op in ("TYPE", "SELECT") or c.value in ("checked", "not checked"))]
+
+
+def _field_line(c: Control) -> str:
+    name = c.name or c.kind
+    if c.op == "SELECT":
+        return f'- {name}: "{c.value}" (options: {", ".join(c.options)})'
+    if c.op == "TYPE":
+        shown = "(hidden, filled in)" if c.kind == "password field" and c.value else (f'"{c.value}"' if c.value else "empty")
+        return f"- {name}: {shown}"
+    return f"- {name}: {c.value}"
+
+
+def _parse(reply: Reply) -> tuple[tuple[bool, str] | None, str | None]:
+    data = reply.data if isinstance(reply.data, dict) else None
+    if data is None or not isinstance(data.get("ready"), bool):
+        return None, 'answer {"ready": true or false, "fix": "..."}'
+    return (data["ready"], str(data.get("fix") or "").strip()), None
+
+
+async def check_form(client: LLMClient, task: str, fields: list[Control]) -> FormCheck:
+    outcome = FormCheck()
+    prompt = render_prompt("web_form_check", task=task, fields="\n".join(_field_line(c) for c in fields))
+    verdict = await ask_until_usable(client, prompt, parse=_parse, schema=SCHEMA, max_tokens=64,
+                                     instruction="Answer with the JSON object only.", purpose="form_check",
+                                     tally=outcome)
+    if verdict is not None:  # an unusable answer holds nothing back
+        outcome.ready, outcome.fix = verdict
+    return outcome
