@@ -60,7 +60,7 @@ def write_report(out: Path, beside: Path | None = None) -> Path:
     if other:
         summary["beside"] = {"folder": str(beside), **summarise(other)}
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    label = "ceiling" if other else ""
+    label = beside.name if other else ""
     lines = [f"# Real-app suite: {config.get('model', '?')}", "",
              f"{summary['success']}/{summary['tasks']} tasks succeeded (the app's database check)"
              + (f"; beside: {_share(other)} ({beside})" if other else "") + ".",
@@ -85,11 +85,11 @@ def write_report(out: Path, beside: Path | None = None) -> Path:
                      f"{r['steps']} ({r['gold_steps']}) | {r.get('time_s', 0):.0f} | {r.get('prompt_tokens', 0)} | "
                      f"{ended.replace('|', '/')} |")
     (out / "report.md").write_text("\n".join(lines) + "\n")
-    _plot(out / "success.png", rows, other, config.get("model", "?"))
+    _plot(out / "success.png", rows, other, config.get("model", "?"), label)
     return out / "report.md"
 
 
-def _plot(path: Path, rows: list[dict], other: list[dict], model: str) -> None:
+def _plot(path: Path, rows: list[dict], other: list[dict], model: str, other_label: str = "") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -105,7 +105,7 @@ def _plot(path: Path, rows: list[dict], other: list[dict], model: str) -> None:
     ax.bar([x - (width / 2 if other else 0) for x in xs], mine, width, label=model)
     if other:
         theirs = [rate([r for r in other if r["app"] == a]) for a in apps] + [rate(other)]
-        ax.bar([x + width / 2 for x in xs], theirs, width, label="ceiling (gold-path model)")
+        ax.bar([x + width / 2 for x in xs], theirs, width, label=other_label)
     ax.set_xticks(list(xs), names)
     ax.set_ylabel("tasks the app confirms (%)")
     ax.set_ylim(0, 105)
