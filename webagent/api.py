@@ -1,0 +1,267 @@
+"""The Python API: ``Agent`` (one task in a browser), ``replay`` (a saved run again, without
+the model) and ``ask`` (a question about a document), each with a ``*_sync`` twin, and the
+``RunResult`` they return. Re-exported by ``webagent``: use ``from webagent import Agent``
+(see its docstring for an example). Importing this module loads nothing heavy: the browser,
+the model client and the readers are imported on use.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers only
+    from webagent.agent.loop import AgentOptions
+    from webagent.llm.client import LLMClient
+    from webagent.llm.endpoint import EndpointOptions
+
+__all__ = ["Agent", "Progress", "RunResult", "ask", "ask_sync", "default_trace_dir", "replay", "replay_sync"]
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class RunResult:
+    """How a run or a replay ended.
+
+    ``status``: ``done`` | ``max_steps`` | ``stuck`` | ``error`` (``interrupted`` in the
+    trace after Ctrl-C); ``answer``: the DONE value; ``final_url``: the page the run
+    ended on; ``steps``: steps taken; ``usage``: model calls and tokens; ``trace_dir``:
+    the folder with ``steps.jsonl``, screenshots, ``report.html`` and ``run.json``.
+    A replay also fills ``replayed`` / ``repaired`` (steps) and ``misses`` (why a step
+    could not be replayed as recorded).
+    """
+
+    status: str
+    answer: str | None = None
+    final_url: str = ""
+    steps: int = 0
+    usage: dict = field(default_factory=dict)
+    trace_dir: Path | None = None
+    error: str | None = None
+    failed_steps: int = 0
+    wall_s: float = 0.0
+    final_title: str = ""
+    replayed: int = 0
+    repaired: int = 0
+    misses: list[dict] = field(default_factory=list)
+    saved_as: str | None = None         # the workflow name this run was saved under
+    save_error: str | None = None       # why --save-as did not save
+    demo_order_placed: bool | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "done"
+
+    @property
+    def model_calls(self) -> int:
+        return int(self.usage.get("calls", 0))
+
+    def to_json(self) -> dict:
+        out = {k: getattr(self, k) for k in ("status", "answer", "final_url", "final_title", "steps", "usage", "error",
+                                              "failed_steps", "wall_s", "replayed", "repaired", "misses", "saved_as",
+                                              "save_error", "demo_order_placed")}
+        out["trace_dir"] = str(self.trace_dir) if self.trace_dir else None
+        out["model_calls"] = self.model_calls
+        return out
+
+
+def _endpoint(endpoint, model, base_url, api_key, gguf) -> "EndpointOptions":
+    from webagent.llm.endpoint import EndpointOptions
+
+    if endpoint is not None:
+        return endpoint
+    return EndpointOptions(base_url=base_url, model=model, api_key=api_key, gguf=gguf)
+
+
+def default_trace_dir(task: str, kind: str = "agent") -> Path:
+    slug = re.sub(r"[^a-z0-9]+", "-", task.lower()).strip("-")[:40] or "run"
+    return Path("runs") / kind / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
+
+
+class Agent:
+    """One task in a browser: ``await Agent(task, url=...).run()`` → ``RunResult``.
+
+    ``allow_domains``: other sites top-level navigation may go to, ``host`` (any port) or
+    ``host:port`` (default: the start URL's host and port only). ``accept_dialogs``:
+    accept confirm/prompt/beforeunload dialogs instead of dismissing them. ``secrets``: values
+    the model may type but never sees (it reads and types ``<secret:NAME>``; a password in
+    the task is one too). ``save_as``: keep the run, when it ends ``done``, as a workflow
+    for ``replay(name)``. ``params``: typed values to save as named parameters
+    (``{"name": "Ada Lovelace"}``); values that appear in the task are found anyway.
+    ``demo=True`` serves the bundled demo shop and starts there. ``options`` and
+    ``endpoint`` take the full ``AgentOptions`` / ``EndpointOptions`` (what the CLI uses).
+    """
+
+    def __init__(self, task: str, *, url: str | None = None, model: str | None = None, base_url: str | None = None,
+                 api_key: str | None = None, gguf: str | None = None, llm: "LLMClient | None" = None,
+                 allow_domains: Sequence[str] = (), max_steps: int = 15, trace_dir: str | Path | None = None,
+                 save_as: str | None = None, params: Mapping[str, str] | None = None, demo: bool = False,
+                 headed: bool = False, cdp_url: str | None = None, record_dir: str | Path | None = None,
+                 options: "AgentOptions | None" = None, endpoint: "EndpointOptions | None" = None,
+                 accept_dialogs: bool = False, secrets: Mapping[str, str] | None = None):
+        self.task, self.url, self.demo = task, url, demo
+        self.secrets = dict(secrets or {})  # name -> value: the model sees <secret:name> only
+        self.accept_dialogs = accept_dialogs  # confirm/prompt/beforeunload: accept instead of dismiss
+        self.llm = llm
+        self.endpoint = _endpoint(endpoint, model, base_url, api_key, gguf)
+        self.allow_domains = list(allow_domains)
+        self.max_steps = max_steps
+        self.options = options
+        self.trace_dir = Path(trace_dir) if trace_dir else default_trace_dir(task or "demo")
+        self.save_as, self.params = save_as, dict(params or {})
+        self.headed, self.cdp_url = headed, cdp_url
+        self.record_dir = Path(record_dir) if record_dir else None
+        self.live = None  # the LiveRun, after run()
+
+    async def run(self, progress: Progress | None = None) -> RunResult:
+        from webagent.agent.live import LiveRun
+        from webagent.agent.loop import AgentOptions
+        from webagent.demo_site import DEMO_TASK
+        from webagent.errors import UserError
+
+        task = self.task or (DEMO_TASK if self.demo else "")
+        if not task.strip():
+            raise UserError("the task is empty")
+        if not self.url and not self.demo:
+            raise UserError("give url= (where the run starts), or demo=True")
+        if self.save_as:
+            from webagent.replay.store import check_name
+
+            check_name(self.save_as)
+        options = self.options or AgentOptions(max_steps=self.max_steps)
+        self.trace_dir.mkdir(parents=True, exist_ok=True)
+        if self.params:  # declared parameters, read when the trace becomes a workflow
+            (self.trace_dir / "params.json").write_text(json.dumps(self.params, ensure_ascii=False), encoding="utf-8")
+        self.live = live = LiveRun(task=task, url=self.url, demo=self.demo, allow_domains=self.allow_domains,
+                                   headed=self.headed, cdp_url=self.cdp_url, trace_dir=self.trace_dir,
+                                   record_dir=self.record_dir, options=options, endpoint=self.endpoint,
+                                   client=self.llm, accept_dialogs=self.accept_dialogs, secrets=self.secrets)
+        started = time.perf_counter()
+        done = await live.run(progress=progress)
+        result = RunResult(status=done.status, answer=done.answer, final_url=live.final_url or "", steps=done.steps,
+                           usage=done.usage, trace_dir=Path(done.trace_dir) if done.trace_dir else None,
+                           error=done.error, failed_steps=done.failed_steps, wall_s=time.perf_counter() - started,
+                           final_title=live.final_title or "", demo_order_placed=live.demo_done)
+        self._note_run(result)
+        if self.save_as:
+            self._save(result, options)
+        return result
+
+    def run_sync(self, progress: Progress | None = None) -> RunResult:
+        import asyncio
+
+        return asyncio.run(self.run(progress))
+
+    def _note_run(self, result: RunResult) -> None:
+        """What a replay needs besides the loop's run.json: domains, the last page, time."""
+        path = self.trace_dir / "run.json"
+        if path.is_file():
+            run = json.loads(path.read_text(encoding="utf-8"))
+            run.setdefault("allow_domains", self.allow_domains)
+            run.setdefault("final_url", result.final_url)
+            run.setdefault("final_title", result.final_title)
+            run.setdefault("wall_s", round(result.wall_s, 3))
+            path.write_text(json.dumps(run, indent=2, ensure_ascii=False), encoding="utf-8")
+
+    def _save(self, result: RunResult, options) -> None:
+        from webagent.errors import UserError
+        from webagent.replay import store, workflow
+
+        if result.status != "done" or options.dry_run:
+            result.save_error = f"not saved as {self.save_as!r}: the run ended {result.status!r}" + \
+                (" (dry run)" if options.dry_run else "")
+            return
+        try:
+            store.save(self.save_as, workflow.from_trace(self.trace_dir, self.params))
+            result.saved_as = self.save_as
+        except UserError as exc:
+            result.save_error = f"not saved as {self.save_as!r}: {exc}"
+
+
+async def replay(trace_or_name: str | Path, params: Mapping[str, str] | None = None, *, url: str | None = None,
+                 demo: bool = False, no_model: bool = False, model: str | None = None, base_url: str | None = None,
+                 api_key: str | None = None, gguf: str | None = None, llm: "LLMClient | None" = None,
+                 allow_domains: Sequence[str] | None = None, trace_dir: str | Path | None = None,
+                 headed: bool = False, cdp_url: str | None = None, options: "AgentOptions | None" = None,
+                 endpoint: "EndpointOptions | None" = None, progress: Progress | None = None) -> RunResult:
+    """Replay a finished run (a trace folder, or a workflow saved with ``save_as``) in a
+    fresh browser without the model; a step whose page or element changed goes to the
+    model alone (``no_model=True``: the replay fails there instead, naming the step).
+    ``params`` replace the recorded values of the workflow's parameters; ``url`` starts
+    elsewhere (another host or port of the same site); ``demo=True`` serves the bundled
+    demo shop and starts there (for runs made with ``demo=True``)."""
+    from webagent.replay.runner import Replay
+    from webagent.replay.store import resolve
+
+    workflow, name = resolve(trace_or_name)
+    folder = Path(trace_dir) if trace_dir else default_trace_dir(name or Path(trace_or_name).name, "replay")
+    shop = None
+    if demo:
+        from webagent.demo_site import DemoShop
+
+        shop = DemoShop.start()
+        url = url or shop.base + "index.html"
+    try:
+        runner = Replay(workflow, trace_dir=folder, params=dict(params or {}), url=url,
+                        endpoint=_endpoint(endpoint, model, base_url, api_key, gguf), client=llm, no_model=no_model,
+                        allow_domains=list(allow_domains) if allow_domains else None, headed=headed,
+                        cdp_url=cdp_url, options=options, store_name=name, progress=progress)
+        done = await runner.run()
+    finally:
+        if shop is not None:
+            shop.stop()
+    # The shop's own record of the order its task asks for, as for a run (None: not the demo).
+    placed = shop.confirms(runner.task) if shop is not None else None
+    return RunResult(status=done.status, answer=done.answer, final_url=done.final_url, steps=done.steps,
+                     usage=done.usage, trace_dir=Path(done.trace_dir), error=done.error,
+                     failed_steps=done.failed_steps, wall_s=done.wall_s, final_title=done.final_title,
+                     replayed=done.replayed, repaired=done.repaired, misses=done.misses,
+                     saved_as=name if done.saved_to else None, demo_order_placed=placed)
+
+
+def replay_sync(trace_or_name: str | Path, params: Mapping[str, str] | None = None, **kwargs: Any) -> RunResult:
+    import asyncio
+
+    return asyncio.run(replay(trace_or_name, params, **kwargs))
+
+
+async def ask(path: str | Path, question: str, *, method: str = "readagent-p", max_pages: int = 5,
+              model: str | None = None, base_url: str | None = None, api_key: str | None = None,
+              gguf: str | None = None, llm: "LLMClient | None" = None, endpoint: "EndpointOptions | None" = None,
+              context_tokens: int = 8192):
+    """Answer ``question`` about the document at ``path`` (.txt, .md, .html) with a
+    reading method: ``readagent-p`` / ``readagent-s`` (gist memory, parallel or
+    sequential look-up) or any of ``webagent qa-eval``'s (``full``, ``bm25@k``,
+    ``memwalker``, ...). Returns the answer record (``.answer``, pages read, usage)."""
+    from contextlib import nullcontext
+
+    from webagent.llm.endpoint import open_client
+
+    base, _, k = method.partition("@")
+    opened = nullcontext(llm) if llm is not None else open_client(_endpoint(endpoint, model, base_url, api_key, gguf))
+    async with opened as client:
+        if base in ("readagent-p", "readagent-s"):
+            from webagent.docqa.ask import AskOptions, ask as ask_gist
+
+            opts = AskOptions(lookup="parallel" if base == "readagent-p" else "sequential",
+                              max_pages=int(k) if k else max_pages, context_tokens=context_tokens)
+            return await ask_gist(client, path, question, opts)
+        from webagent.docqa.ask import AskOptions
+        from webagent.docqa.ask_method import WORDS_PER_TOKEN, ask_method
+        from webagent.docqa.reading import ReadSettings
+
+        opts = AskOptions(context_tokens=context_tokens)
+        settings = ReadSettings(opts.min_words, opts.max_words, opts.pagination, int(context_tokens * WORDS_PER_TOKEN))
+        return await ask_method(client, path, question, method, max_pages=max_pages, settings=settings)
+
+
+def ask_sync(path: str | Path, question: str, **kwargs: Any):
+    import asyncio
+
+    return asyncio.run(ask(path, question, **kwargs))
