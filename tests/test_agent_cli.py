@@ -10,11 +10,11 @@ import pytest
 from browser_support import requires_chromium
 
 
-def _run(*args, env=None, timeout=120):
+def _run(*args, env=None, timeout=120, cwd=None):
     import os
 
     return subprocess.run([sys.executable, "-m", "webagent.cli", "run", *args], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+                          timeout=timeout, env={**os.environ, **(env or {})}, cwd=cwd)
 
 
 def _one_error_line(proc):
@@ -24,14 +24,16 @@ def _one_error_line(proc):
     return lines[-1]
 
 
-def test_needs_a_url():
-    proc = _run("do something", "--model", "fake:heuristic")
+def test_needs_a_url(tmp_path):
+    proc = _run("do something", "--model", "fake:heuristic", cwd=tmp_path)
     assert proc.returncode == 2 and "--url" in _one_error_line(proc)
+    assert list(tmp_path.iterdir()) == []
 
 
-def test_rejects_a_url_that_is_not_http_or_file():
-    proc = _run("--url", "ftp://example.test/", "x", "--model", "fake:heuristic")
+def test_rejects_a_url_that_is_not_http_or_file(tmp_path):
+    proc = _run("--url", "ftp://example.test/", "x", "--model", "fake:heuristic", cwd=tmp_path)
     assert proc.returncode == 2 and "not an http(s) or file URL" in _one_error_line(proc)
+    assert list(tmp_path.iterdir()) == []  # a run refused before it starts leaves no runs/agent/<time>-x/ behind
 
 
 def test_missing_browser_is_one_line(tmp_path):

@@ -43,3 +43,16 @@ def test_import_is_light():
             "'asyncio', 'webagent.agent', 'webagent.llm') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("url", ["ftp://example.test/", "http://", "javascript:alert(1)"])
+def test_a_run_refused_before_it_starts_leaves_no_trace_folder(tmp_path, monkeypatch, url):
+    from webagent.errors import UserError
+
+    monkeypatch.chdir(tmp_path)  # the default trace folder is runs/agent/<time>-<task> under the cwd
+    for trace_dir in (None, tmp_path / "t"):
+        with pytest.raises(UserError, match="not an http"):
+            Agent("x", url=url, model="fake:heuristic", params={"name": "Ada"}, trace_dir=trace_dir).run_sync()
+    with pytest.raises(UserError, match="workflow name"):
+        Agent("x", url="http://127.0.0.1:9/", model="fake:heuristic", save_as="../bad name").run_sync()
+    assert list(tmp_path.iterdir()) == []

@@ -120,7 +120,7 @@ class Agent:
         self.live = None  # the LiveRun, after run()
 
     async def run(self, progress: Progress | None = None) -> RunResult:
-        from webagent.agent.live import LiveRun
+        from webagent.agent.live import LiveRun, check_url
         from webagent.agent.loop import AgentOptions
         from webagent.demo_site import DEMO_TASK
         from webagent.errors import UserError
@@ -134,6 +134,8 @@ class Agent:
             from webagent.replay.store import check_name
 
             check_name(self.save_as)
+        if self.url:  # a run refused before it starts leaves no trace folder behind
+            check_url(self.url)
         options = self.options or AgentOptions(max_steps=self.max_steps)
         self.trace_dir.mkdir(parents=True, exist_ok=True)
         if self.params:  # declared parameters, read when the trace becomes a workflow

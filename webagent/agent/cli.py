@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
-import time
-from pathlib import Path
 
 import click
 
@@ -40,11 +37,6 @@ def agent_options(func):
 def _options(max_steps, lookup, max_lookup, context_tokens, form_check=True, **extra) -> AgentOptions:
     return AgentOptions(max_steps=max_steps, lookup=lookup, max_lookup=max_lookup, context_tokens=context_tokens,
                         form_check=form_check, **extra)
-
-
-def _default_trace_dir(task: str) -> Path:
-    slug = re.sub(r"[^a-z0-9]+", "-", task.lower()).strip("-")[:40] or "run"
-    return Path("runs") / "agent" / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
 
 
 def _progress(message: str) -> None:
@@ -91,7 +83,7 @@ async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record
         raise UserError("the task is empty")
     options = _options(max_steps, lookup, max_lookup, context_tokens, form_check, dry_run=dry_run)
     agent = Agent(task, url=url, demo=demo, allow_domains=list(allow_domains), headed=headed, cdp_url=cdp_url,
-                  trace_dir=Path(trace_dir) if trace_dir else _default_trace_dir(task), record_dir=record_dir,
+                  trace_dir=trace_dir, record_dir=record_dir,
                   options=options, endpoint=endpoint_options(kwargs), save_as=save_as, params=parse_params(params),
                   accept_dialogs=accept_dialogs, secrets=parse_secret_options(secrets))
     result = await agent.run(progress=_progress)
