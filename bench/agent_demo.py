@@ -21,13 +21,27 @@ import sys
 import tempfile
 from pathlib import Path
 
-PHASES = {"observe": ("observe_s", "view_s"), "screenshot": ("screenshot_s",),
-          "model": ("gist_s", "lookup_s", "action_s"), "act": ("execute_s",)}
+PHASES = {
+    "observe": ("observe_s", "view_s"),
+    "screenshot": ("screenshot_s",),
+    "model": ("gist_s", "lookup_s", "action_s"),
+    "act": ("execute_s",),
+}
 
 
 def run_demo(task: str | None, args, folder: Path) -> dict:
-    cmd = [sys.executable, "-m", "webagent.cli", "run", "--demo", "--json", "--max-steps", str(args.max_steps),
-           "--trace-dir", str(folder)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "webagent.cli",
+        "run",
+        "--demo",
+        "--json",
+        "--max-steps",
+        str(args.max_steps),
+        "--trace-dir",
+        str(folder),
+    ]
     cmd += ["--base-url", args.base_url, "--model", args.model] if args.base_url else ["--embedded", args.embedded]
     if args.threads:
         cmd += ["--threads", str(args.threads)]
@@ -43,9 +57,14 @@ def phases(folder: Path) -> dict:
     total = {name: sum(s.get("times", {}).get(k, 0.0) for s in steps for k in keys) for name, keys in PHASES.items()}
     per_step = sorted(sum(s.get("times", {}).get(k, 0.0) for keys in PHASES.values() for k in keys) for s in steps)
     run = json.loads((folder / "run.json").read_text()) if (folder / "run.json").is_file() else {}
-    return {"steps": len(steps), "seconds": total, "median_step_s": statistics.median(per_step) if per_step else 0.0,
-            "status": run.get("status"), "answer": run.get("answer"),
-            "prompt_tokens": sum(s.get("usage", {}).get("prompt_tokens", 0) for s in steps)}
+    return {
+        "steps": len(steps),
+        "seconds": total,
+        "median_step_s": statistics.median(per_step) if per_step else 0.0,
+        "status": run.get("status"),
+        "answer": run.get("answer"),
+        "prompt_tokens": sum(s.get("usage", {}).get("prompt_tokens", 0) for s in steps),
+    }
 
 
 def main() -> int:
@@ -69,22 +88,31 @@ def main() -> int:
         out = Path(tempfile.mkdtemp(prefix="bench-demo-"))
         for i, task in enumerate(DEMO_TASKS if args.all_tasks else [DEMO_TASK]):
             result = run_demo(task, args, out / f"task{i}")
-            info = phases(out / f"task{i}") if (out / f"task{i}" / "steps.jsonl").is_file() else {
-                "steps": 0, "seconds": {k: 0.0 for k in PHASES}, "prompt_tokens": 0, "median_step_s": 0.0}
+            info = (
+                phases(out / f"task{i}")
+                if (out / f"task{i}" / "steps.jsonl").is_file()
+                else {"steps": 0, "seconds": {k: 0.0 for k in PHASES}, "prompt_tokens": 0, "median_step_s": 0.0}
+            )
             rows.append((task, info, bool(result.get("demo_order_placed"))))
     print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
-    print("| run | confirmed | steps | s / step | median s / step | observe | screenshot | model | act | prompt tokens / step |")
+    print(
+        "| run | confirmed | steps | s / step | median s / step | observe | screenshot | model | act | prompt tokens / step |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, info, confirmed in rows:
         steps = info["steps"] or 1
         total = sum(info["seconds"].values()) or 1.0
         shares = " | ".join(f"{100 * info['seconds'][k] / total:.0f}%" for k in PHASES)
-        print(f"| {name} | {'yes' if confirmed else 'NO'} | {info['steps']} | {total / steps:.1f} | "
-              f"{info['median_step_s']:.1f} | {shares} | "
-              f"{info['prompt_tokens'] / steps:.0f} |")
+        print(
+            f"| {name} | {'yes' if confirmed else 'NO'} | {info['steps']} | {total / steps:.1f} | "
+            f"{info['median_step_s']:.1f} | {shares} | "
+            f"{info['prompt_tokens'] / steps:.0f} |"
+        )
     ok = all(confirmed for _, _, confirmed in rows)
-    print(f"target: the shop confirms every order; figure {sum(c for *_, c in rows)}/{len(rows)}; "
-          f"{'PASS' if ok else 'FAIL'}")
+    print(
+        f"target: the shop confirms every order; figure {sum(c for *_, c in rows)}/{len(rows)}; "
+        f"{'PASS' if ok else 'FAIL'}"
+    )
     return 0 if ok else 1
 
 

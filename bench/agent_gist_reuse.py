@@ -25,11 +25,15 @@ STEPS, TARGET = 4, 2
 
 
 def page() -> str:
-    sections = "\n".join(f"<section><h2>Chapter {i}</h2><p>" + " ".join(f"word{i}x{j}" for j in range(60))
-                         + "</p></section>" for i in range(8))
-    return ("<!DOCTYPE html><html><head><title>Counter</title></head><body><div>"
-            "<button type=button onclick=\"var c=document.getElementById('n');c.textContent=+c.textContent+1\">"
-            f"Add one</button> <span id=n>0</span></div>{sections}</body></html>")
+    sections = "\n".join(
+        f"<section><h2>Chapter {i}</h2><p>" + " ".join(f"word{i}x{j}" for j in range(60)) + "</p></section>"
+        for i in range(8)
+    )
+    return (
+        "<!DOCTYPE html><html><head><title>Counter</title></head><body><div>"
+        "<button type=button onclick=\"var c=document.getElementById('n');c.textContent=+c.textContent+1\">"
+        f"Add one</button> <span id=n>0</span></div>{sections}</body></html>"
+    )
 
 
 def policy(messages, params, purpose):
@@ -39,8 +43,10 @@ def policy(messages, params, purpose):
     if purpose == "lookup":
         return {"pages": [0], "reason": "the button"}
     # the button in either page rendering: one line per control, or the simplified HTML
-    button = (re.search(r"^\[([A-Za-z0-9_-]+)\][^\n]*Add one", prompt, re.MULTILINE)
-              or re.search(r"<button id=([A-Za-z0-9_-]+)", prompt)).group(1)
+    button = (
+        re.search(r"^\[([A-Za-z0-9_-]+)\][^\n]*Add one", prompt, re.MULTILINE)
+        or re.search(r"<button id=([A-Za-z0-9_-]+)", prompt)
+    ).group(1)
     return {"operation": "CLICK", "element_id": button, "value": ""}
 
 
@@ -53,9 +59,13 @@ async def main() -> int:
             async with BrowserSession() as browser:
                 await browser.open(base + "index.html")
                 trace = TraceWriter(Path(tmp) / "trace")
-                await run_agent(browser, fake_client(FunctionBackend(policy)), "add one", trace=trace,
-                                options=AgentOptions(max_steps=STEPS, lookup="always", budget_words=60,
-                                                     screenshots=False))
+                await run_agent(
+                    browser,
+                    fake_client(FunctionBackend(policy)),
+                    "add one",
+                    trace=trace,
+                    options=AgentOptions(max_steps=STEPS, lookup="always", budget_words=60, screenshots=False),
+                )
         finally:
             stop()
         steps = trace.steps()
@@ -64,11 +74,18 @@ async def main() -> int:
     print(f"gist calls per step: {calls} (reused: {[s['gists_reused'] for s in steps]})")
     worst = max(calls[1:])
     targets = Targets("agent_gist_reuse")
-    targets.check(f"gist calls per later step <= {TARGET}", f"at most {worst} ({calls[1:]})",
-                  f"no reuse: every snippet gisted again, {steps[1]['snippets']} calls per step "
-                  f"(step 1 made {calls[0]})", worst <= TARGET)
-    targets.check("step 1 gists every snippet once", f"{calls[0]} calls",
-                  f"floor: its {steps[0]['snippets']} snippets", calls[0] == steps[0]["snippets"])
+    targets.check(
+        f"gist calls per later step <= {TARGET}",
+        f"at most {worst} ({calls[1:]})",
+        f"no reuse: every snippet gisted again, {steps[1]['snippets']} calls per step (step 1 made {calls[0]})",
+        worst <= TARGET,
+    )
+    targets.check(
+        "step 1 gists every snippet once",
+        f"{calls[0]} calls",
+        f"floor: its {steps[0]['snippets']} snippets",
+        calls[0] == steps[0]["snippets"],
+    )
     return targets.report()
 
 

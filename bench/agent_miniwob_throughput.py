@@ -36,9 +36,18 @@ async def measure(shared, episodes: int, concurrency: int) -> tuple[float, int, 
     with tempfile.TemporaryDirectory() as out:
         finished: list[float] = []
         start = time.perf_counter()
-        rows = await run_miniwob(client, tasks=list(SCRIPTED_TASKS), episodes=episodes, concurrency=concurrency,
-                                 out=Path(out), config=config, options=AgentOptions(max_steps=6, screenshots=False),
-                                 browser=shared, traces=False, progress=lambda _: finished.append(time.perf_counter()))
+        rows = await run_miniwob(
+            client,
+            tasks=list(SCRIPTED_TASKS),
+            episodes=episodes,
+            concurrency=concurrency,
+            out=Path(out),
+            config=config,
+            options=AgentOptions(max_steps=6, screenshots=False),
+            browser=shared,
+            traces=False,
+            progress=lambda _: finished.append(time.perf_counter()),
+        )
         wall = time.perf_counter() - start
     first = finished[0] - start if finished else float("nan")
     return 60 * len(rows) / wall, len(rows), sum(r["success"] for r in rows), first
@@ -56,10 +65,18 @@ async def main() -> int:
     print(f"concurrency 4: {four:.1f} episodes/min ({ok4}/{n4} succeeded; first episode done after {first4:.2f} s)")
     ratio = four / one
     targets = Targets("agent_miniwob_throughput")
-    targets.check(f"episodes per minute at concurrency 4 >= {TARGET}x concurrency 1", f"{ratio:.2f}x ({four:.1f}/min)",
-                  f"concurrency 1: {one:.1f} episodes/min, same tasks and seeds", ratio >= TARGET)
-    targets.check("every episode succeeds with the scripted model (the harness check)",
-                  f"{ok1}/{n1} at 1, {ok4}/{n4} at 4", "floor: 100%", ok1 == n1 and ok4 == n4)
+    targets.check(
+        f"episodes per minute at concurrency 4 >= {TARGET}x concurrency 1",
+        f"{ratio:.2f}x ({four:.1f}/min)",
+        f"concurrency 1: {one:.1f} episodes/min, same tasks and seeds",
+        ratio >= TARGET,
+    )
+    targets.check(
+        "every episode succeeds with the scripted model (the harness check)",
+        f"{ok1}/{n1} at 1, {ok4}/{n4} at 4",
+        "floor: 100%",
+        ok1 == n1 and ok4 == n4,
+    )
     return targets.report()
 
 

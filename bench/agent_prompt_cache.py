@@ -41,16 +41,23 @@ async def one_layout(client, base: str, layout: str, steps: int, folder: Path) -
         browser.guard = None
         assert (await browser.open(base + "long_shop.html")).ok
         trace = TraceWriter(folder / layout)
-        await run_agent(browser, client, TASK, options=AgentOptions(max_steps=steps, prompt=layout, screenshots=False),
-                        trace=trace)
+        await run_agent(
+            browser, client, TASK, options=AgentOptions(max_steps=steps, prompt=layout, screenshots=False), trace=trace
+        )
         rows = []
         for step in trace.steps():
             usage = step["usage"]
-            rows.append({"step": step["step"], "prompt": usage.get("prompt_tokens", 0),
-                         "cached": usage.get("prompt_cached_tokens", 0),
-                         "new": usage.get("prompt_tokens", 0) - usage.get("prompt_cached_tokens", 0),
-                         "seconds": step["times"].get("action_s", 0.0), "action": step["action_text"],
-                         "result": step["result_text"][:80]})
+            rows.append(
+                {
+                    "step": step["step"],
+                    "prompt": usage.get("prompt_tokens", 0),
+                    "cached": usage.get("prompt_cached_tokens", 0),
+                    "new": usage.get("prompt_tokens", 0) - usage.get("prompt_cached_tokens", 0),
+                    "seconds": step["times"].get("action_s", 0.0),
+                    "action": step["action_text"],
+                    "result": step["result_text"][:80],
+                }
+            )
         return rows
 
 
@@ -67,21 +74,28 @@ async def main_async(args) -> int:
                 results[layout] = await one_layout(client, base, layout, args.steps, folder)
                 print(f"{layout}: {time.perf_counter() - t0:.0f} s")
                 for r in results[layout]:
-                    print(f"  step {r['step']}: {r['prompt']} prompt tokens, {r['cached']} cached, {r['new']} evaluated, "
-                          f"{r['seconds']:.1f} s | {r['action']} -> {r['result']}")
+                    print(
+                        f"  step {r['step']}: {r['prompt']} prompt tokens, {r['cached']} cached, {r['new']} evaluated, "
+                        f"{r['seconds']:.1f} s | {r['action']} -> {r['result']}"
+                    )
     finally:
         stop()
     chat_later = [r["new"] for r in results["chat"][1:]]
     full_med = statistics.median(r["seconds"] for r in results["full"])
     chat_med = statistics.median(r["seconds"] for r in results["chat"])
     targets = Targets("agent_prompt_cache")
-    targets.check(f"new prompt tokens a later step evaluates (conversation) <= {MAX_NEW_TOKENS}",
-                  f"max {max(chat_later) if chat_later else '-'} over steps 2..{args.steps}",
-                  f"whole step each time: {[r['new'] for r in results['full'][1:]]}",
-                  bool(chat_later) and max(chat_later) <= MAX_NEW_TOKENS)
-    targets.check("median step seconds, conversation / whole step <= 0.5",
-                  f"{chat_med:.1f} s / {full_med:.1f} s = {chat_med / full_med:.2f}", "the whole-step layout",
-                  chat_med <= 0.5 * full_med)
+    targets.check(
+        f"new prompt tokens a later step evaluates (conversation) <= {MAX_NEW_TOKENS}",
+        f"max {max(chat_later) if chat_later else '-'} over steps 2..{args.steps}",
+        f"whole step each time: {[r['new'] for r in results['full'][1:]]}",
+        bool(chat_later) and max(chat_later) <= MAX_NEW_TOKENS,
+    )
+    targets.check(
+        "median step seconds, conversation / whole step <= 0.5",
+        f"{chat_med:.1f} s / {full_med:.1f} s = {chat_med / full_med:.2f}",
+        "the whole-step layout",
+        chat_med <= 0.5 * full_med,
+    )
     print(f"traces: {folder}")
     return targets.report()
 

@@ -26,9 +26,24 @@ NON_FLIGHT = TASKS[:5]
 
 def run(args) -> Path:
     out = Path(args.out)
-    cmd = [sys.executable, "-m", "webagent.cli", "miniwob", "--tasks", ",".join(TASKS), "--episodes",
-           str(args.episodes), "--seed", str(args.seed), "--max-steps", str(args.max_steps), "--out", str(out),
-           "--model-concurrency", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "webagent.cli",
+        "miniwob",
+        "--tasks",
+        ",".join(TASKS),
+        "--episodes",
+        str(args.episodes),
+        "--seed",
+        str(args.seed),
+        "--max-steps",
+        str(args.max_steps),
+        "--out",
+        str(out),
+        "--model-concurrency",
+        "1",
+    ]
     if args.base_url:
         cmd += ["--base-url", args.base_url, "--model", args.model]
     else:
@@ -47,12 +62,18 @@ def summarise(folder: Path, seeds: set[int] | None = None) -> dict:
         if not mine:
             continue
         steps = sum(e["steps"] for e in mine) or 1
-        rows[task] = {"episodes": len(mine), "success": sum(bool(e["success"]) for e in mine) / len(mine),
-                      "prompt_tokens_per_step": sum(e["usage"].get("prompt_tokens", 0) for e in mine) / steps,
-                      "seconds_per_step": sum(e["usage"].get("wall_time_s", 0) for e in mine) / steps}
+        rows[task] = {
+            "episodes": len(mine),
+            "success": sum(bool(e["success"]) for e in mine) / len(mine),
+            "prompt_tokens_per_step": sum(e["usage"].get("prompt_tokens", 0) for e in mine) / steps,
+            "seconds_per_step": sum(e["usage"].get("wall_time_s", 0) for e in mine) / steps,
+        }
     five = [e for e in episodes if e["task"] in NON_FLIGHT]
-    return {"tasks": rows, "five_success": sum(bool(e["success"]) for e in five) / len(five) if five else 0.0,
-            "episodes": len(episodes)}
+    return {
+        "tasks": rows,
+        "five_success": sum(bool(e["success"]) for e in five) / len(five) if five else 0.0,
+        "episodes": len(episodes),
+    }
 
 
 def main() -> int:
@@ -72,11 +93,15 @@ def main() -> int:
     summary = summarise(folder, {int(x) for x in args.seeds.split(",")} if args.seeds else None)
     print(f"| task | episodes | success | prompt tokens / step | s / step |\n|---|---|---|---|---|")
     for task, row in summary["tasks"].items():
-        print(f"| {task} | {row['episodes']} | {row['success']:.0%} | {row['prompt_tokens_per_step']:.0f} | "
-              f"{row['seconds_per_step']:.1f} |")
+        print(
+            f"| {task} | {row['episodes']} | {row['success']:.0%} | {row['prompt_tokens_per_step']:.0f} | "
+            f"{row['seconds_per_step']:.1f} |"
+        )
     ok = summary["five_success"] >= args.target
-    print(f"target: success on the five non-flight tasks >= {args.target:.0%}; figure {summary['five_success']:.0%} "
-          f"({folder}); {'PASS' if ok else 'FAIL'}")
+    print(
+        f"target: success on the five non-flight tasks >= {args.target:.0%}; figure {summary['five_success']:.0%} "
+        f"({folder}); {'PASS' if ok else 'FAIL'}"
+    )
     return 0 if ok else 1
 
 

@@ -29,8 +29,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=20)
     args = parser.parse_args(argv)
     out = Path(args.out or tempfile.mkdtemp(prefix="apps-ceiling-"))
-    cmd = [str(ROOT / ".venv" / "bin" / "webagent"), "apps", "eval", "--ceiling", "--out", str(out),
-           "--max-steps", str(args.max_steps)]
+    cmd = [
+        str(ROOT / ".venv" / "bin" / "webagent"),
+        "apps",
+        "eval",
+        "--ceiling",
+        "--out",
+        str(out),
+        "--max-steps",
+        str(args.max_steps),
+    ]
     for app in args.app:
         cmd += ["--app", app]
     done = subprocess.run(cmd)
@@ -46,8 +54,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"loss {row['task']}: {row['cause']}")
     rate = summary["success_rate"]
     verdict = "PASS" if rate >= TARGET else "FAIL"
-    print(f"[{verdict}] tasks the agent lets a perfect model finish | {summary['success']}/{summary['tasks']} "
-          f"({100 * rate:.0f}%) | target: {100 * TARGET:.0f}%  (results: {out})")
+    print(
+        f"[{verdict}] tasks the agent lets a perfect model finish | {summary['success']}/{summary['tasks']} "
+        f"({100 * rate:.0f}%) | target: {100 * TARGET:.0f}%  (results: {out})"
+    )
     return 0 if rate >= TARGET else 1
 
 

@@ -34,9 +34,16 @@ REPLY_WORDS = 40
 LATENCY_S = 0.002
 METHODS = "readagent-p@5,readagent-s@5,gistmem,full,truncate-first,truncate-last,bm25@3,memwalker,summary-tree,kv-memory,kv-memory-rolling"
 # What each method builds once per document (and shares).
-BUILDS = {"readagent-p": ("pages", "gists"), "readagent-s": ("pages", "gists"), "gistmem": ("pages", "gists"),
-          "bm25": ("pages",), "memwalker": ("pages", "gists", "memwalker-tree"), "summary-tree": ("pages", "summary-tree"),
-          "kv-memory": ("pages", "kv-memory"), "kv-memory-rolling": ("pages", "kv-memory-rolling")}
+BUILDS = {
+    "readagent-p": ("pages", "gists"),
+    "readagent-s": ("pages", "gists"),
+    "gistmem": ("pages", "gists"),
+    "bm25": ("pages",),
+    "memwalker": ("pages", "gists", "memwalker-tree"),
+    "summary-tree": ("pages", "summary-tree"),
+    "kv-memory": ("pages", "kv-memory"),
+    "kv-memory-rolling": ("pages", "kv-memory-rolling"),
+}
 FILLER = " ".join(f"word{i}" for i in range(REPLY_WORDS))
 
 
@@ -74,19 +81,34 @@ async def measure(data: str, docs: int | None) -> dict:
     documents = loaded.documents[:docs] if docs else loaded.documents
     settings, opts = ReadSettings(280, 600), MethodOptions()
     variants = parse_methods(METHODS)
-    client = LLMClient(SlowBackend(fixed_reply, name="fake:fixed", record=False), cache=None, concurrency=16,
-                       structured=False)
+    client = LLMClient(
+        SlowBackend(fixed_reply, name="fake:fixed", record=False), cache=None, concurrency=16, structured=False
+    )
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         config = make_config("qmsum", data, variants, client.model_name, settings, opts)
-        await run_eval(client, select(documents, None, (0, 1)), variants, out, config, settings, opts,
-                       quiet=True, rate=False, doc_concurrency=4)
+        await run_eval(
+            client,
+            select(documents, None, (0, 1)),
+            variants,
+            out,
+            config,
+            settings,
+            opts,
+            quiet=True,
+            rate=False,
+            doc_concurrency=4,
+        )
         rows, doc_rows = read_jsonl(out / "results.jsonl"), read_jsonl(out / "documents.jsonl")
     questions = sum(len(d.questions) for d in documents)
     doc_words = sum(d.words for d in documents)
-    build_words = {k: sum(d["builds"].get(k, {}).get("prompt_words", 0) + d["builds"].get(k, {}).get("reply_words", 0)
-                          for d in doc_rows) for k in ("pages", "gists", "memwalker-tree", "summary-tree",
-                                                        "kv-memory", "kv-memory-rolling")}
+    build_words = {
+        k: sum(
+            d["builds"].get(k, {}).get("prompt_words", 0) + d["builds"].get(k, {}).get("reply_words", 0)
+            for d in doc_rows
+        )
+        for k in ("pages", "gists", "memwalker-tree", "summary-tree", "kv-memory", "kv-memory-rolling")
+    }
     build_calls = {k: sum(d["builds"].get(k, {}).get("calls", 0) for d in doc_rows) for k in build_words}
     table = {}
     for v in variants:
@@ -95,14 +117,22 @@ async def measure(data: str, docs: int | None) -> dict:
         own_calls = sum(r["calls"] for r in mine) / len(mine)
         builds = BUILDS.get(v.method, ())
         table[v.name] = {
-            "calls_per_q": own_calls, "words_per_q": own_words,
+            "calls_per_q": own_calls,
+            "words_per_q": own_words,
             "build_calls_per_q": sum(build_calls[b] for b in builds) / questions,
             "build_words_per_q": sum(build_words[b] for b in builds) / questions,
             "failures": sum(r["failures"] for r in mine),
         }
-    return {"documents": len(documents), "questions": questions, "doc_words": doc_words, "table": table,
-            "pagination_ratio": build_words["pages"] / doc_words, "gisting_ratio": build_words["gists"] / doc_words,
-            "words_per_doc": doc_words / len(documents), "max_over_min": settings.max_words / settings.min_words}
+    return {
+        "documents": len(documents),
+        "questions": questions,
+        "doc_words": doc_words,
+        "table": table,
+        "pagination_ratio": build_words["pages"] / doc_words,
+        "gisting_ratio": build_words["gists"] / doc_words,
+        "words_per_doc": doc_words / len(documents),
+        "max_over_min": settings.max_words / settings.min_words,
+    }
 
 
 def main() -> int:
@@ -114,25 +144,40 @@ def main() -> int:
         print(f"error: {args.data} not found (pass --data PATH to QMSum val.jsonl)", file=sys.stderr)
         return 2
     m = asyncio.run(measure(args.data, args.docs))
-    print(f"QMSum val: {m['documents']} meetings, {m['questions']} questions, {m['words_per_doc']:.0f} words per meeting; "
-          f"fake model: {LATENCY_S * 1000:.0f} ms, {REPLY_WORDS}-word replies\n")
-    print("| method | calls/q | words/q | build calls/q (amortised) | build words/q (amortised) | total words/q | failures |")
+    print(
+        f"QMSum val: {m['documents']} meetings, {m['questions']} questions, {m['words_per_doc']:.0f} words per meeting; "
+        f"fake model: {LATENCY_S * 1000:.0f} ms, {REPLY_WORDS}-word replies\n"
+    )
+    print(
+        "| method | calls/q | words/q | build calls/q (amortised) | build words/q (amortised) | total words/q | failures |"
+    )
     print("|---|---|---|---|---|---|---|")
     for name, t in m["table"].items():
-        print(f"| {name} | {t['calls_per_q']:.1f} | {t['words_per_q']:.0f} | {t['build_calls_per_q']:.1f} | "
-              f"{t['build_words_per_q']:.0f} | {t['words_per_q'] + t['build_words_per_q']:.0f} | {t['failures']} |")
+        print(
+            f"| {name} | {t['calls_per_q']:.1f} | {t['words_per_q']:.0f} | {t['build_calls_per_q']:.1f} | "
+            f"{t['build_words_per_q']:.0f} | {t['words_per_q'] + t['build_words_per_q']:.0f} | {t['failures']} |"
+        )
     rp = m["table"]["readagent-p@5"]["words_per_q"]
     full = m["table"]["full"]["words_per_q"]
     targets = Targets("docqa_cost")
-    targets.check(f"pagination words / document words <= max_words / min_words = {m['max_over_min']:.2f}",
-                  f"{m['pagination_ratio']:.2f}", "the paper's bound (section 3.3)",
-                  m["pagination_ratio"] <= m["max_over_min"])
-    targets.check("gisting words / document words <= 1.25", f"{m['gisting_ratio']:.2f}",
-                  "floor: one pass over the text (1.00) plus the prompt", m["gisting_ratio"] <= 1.25)
-    targets.check("readagent-p look-up + answer words per question < document words",
-                  f"{rp:.0f} words ({rp / m['words_per_doc']:.2f}x)",
-                  f"the document, {m['words_per_doc']:.0f} words; full text reads {full:.0f} per question",
-                  rp < m["words_per_doc"])
+    targets.check(
+        f"pagination words / document words <= max_words / min_words = {m['max_over_min']:.2f}",
+        f"{m['pagination_ratio']:.2f}",
+        "the paper's bound (section 3.3)",
+        m["pagination_ratio"] <= m["max_over_min"],
+    )
+    targets.check(
+        "gisting words / document words <= 1.25",
+        f"{m['gisting_ratio']:.2f}",
+        "floor: one pass over the text (1.00) plus the prompt",
+        m["gisting_ratio"] <= 1.25,
+    )
+    targets.check(
+        "readagent-p look-up + answer words per question < document words",
+        f"{rp:.0f} words ({rp / m['words_per_doc']:.2f}x)",
+        f"the document, {m['words_per_doc']:.0f} words; full text reads {full:.0f} per question",
+        rp < m["words_per_doc"],
+    )
     return targets.report()
 
 

@@ -39,8 +39,9 @@ def loadavg() -> str:
 
 def qmsum_meeting(n: int, folder: Path) -> tuple[Path, str]:
     rec = json.loads(QMSUM.read_text().splitlines()[n])
-    paragraphs = [f"{t['speaker']}: {' '.join(t['content'].split())}" for t in rec["meeting_transcripts"]
-                  if t["content"].strip()]
+    paragraphs = [
+        f"{t['speaker']}: {' '.join(t['content'].split())}" for t in rec["meeting_transcripts"] if t["content"].strip()
+    ]
     path = folder / f"qmsum-val-{n}.txt"
     path.write_text("\n\n".join(paragraphs) + "\n")
     query = (rec["specific_query_list"] or rec["general_query_list"])[0]["query"]
@@ -61,28 +62,45 @@ def excerpt(doc: Path, words: int, folder: Path) -> Path:
 
 
 def ask(doc: Path, question: str, home: Path, extra: list[str]) -> dict:
-    env = {**os.environ, "WEBAGENT_HOME": str(home),
-           "WEBAGENT_MODELS": os.environ.get("WEBAGENT_MODELS", str(Path.home() / ".cache" / "webagent" / "models"))}
+    env = {
+        **os.environ,
+        "WEBAGENT_HOME": str(home),
+        "WEBAGENT_MODELS": os.environ.get("WEBAGENT_MODELS", str(Path.home() / ".cache" / "webagent" / "models")),
+    }
     cmd = [sys.executable, "-m", "webagent.cli", "ask", str(doc), question, "--json", *extra]
     before, start = loadavg(), time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode or not lines:
-        return {"error": done.stderr.strip()[-500:], "seconds": round(seconds, 1), "load_before": before,
-                "load_after": loadavg()}
+        return {
+            "error": done.stderr.strip()[-500:],
+            "seconds": round(seconds, 1),
+            "load_before": before,
+            "load_after": loadavg(),
+        }
     result = json.loads(lines[-1])
     by = result["usage"].get("by_purpose", {})
     return {
-        "seconds": round(seconds, 1), "load_before": before, "load_after": loadavg(),
-        "calls": result["usage"]["calls"], "prompt_tokens": result["usage"]["prompt_tokens"],
+        "seconds": round(seconds, 1),
+        "load_before": before,
+        "load_after": loadavg(),
+        "calls": result["usage"]["calls"],
+        "prompt_tokens": result["usage"]["prompt_tokens"],
         "completion_tokens": result["usage"]["completion_tokens"],
-        "by_purpose": {p: {k: by.get(p, {}).get(k, 0) for k in ("calls", "cached_calls", "prompt_tokens",
-                                                                 "completion_tokens")} for p in PURPOSES},
-        "num_pages": result["num_pages"], "document_words": result["document_words"],
-        "pages_looked_up": result["pages_looked_up"], "memory_from_cache": result["memory_from_cache"],
-        "pagination_fallbacks": result["pagination_fallbacks"], "gist_failures": result["gist_failures"],
-        "answer": result["answer"], "model": result["model"], "gist_model": result.get("gist_model"),
+        "by_purpose": {
+            p: {k: by.get(p, {}).get(k, 0) for k in ("calls", "cached_calls", "prompt_tokens", "completion_tokens")}
+            for p in PURPOSES
+        },
+        "num_pages": result["num_pages"],
+        "document_words": result["document_words"],
+        "pages_looked_up": result["pages_looked_up"],
+        "memory_from_cache": result["memory_from_cache"],
+        "pagination_fallbacks": result["pagination_fallbacks"],
+        "gist_failures": result["gist_failures"],
+        "answer": result["answer"],
+        "model": result["model"],
+        "gist_model": result.get("gist_model"),
         "progress": [line for line in done.stderr.splitlines() if line.startswith("…")][-12:],
     }
 
@@ -100,14 +118,30 @@ def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="docqa-speed-") as tmp:
         home = Path(tmp) / "home"
-        doc, question = (qmsum_meeting(args.qmsum, Path(tmp)) if args.qmsum is not None else (DEMO_DOC, DEMO_QUESTION))
+        doc, question = qmsum_meeting(args.qmsum, Path(tmp)) if args.qmsum is not None else (DEMO_DOC, DEMO_QUESTION)
         if args.words:
             doc = excerpt(doc, args.words, Path(tmp))
-        rows = [{"label": args.label, "question_no": 1, "doc": doc.name, "question": question, "options": extra,
-                 **ask(doc, question, home, extra)}]
+        rows = [
+            {
+                "label": args.label,
+                "question_no": 1,
+                "doc": doc.name,
+                "question": question,
+                "options": extra,
+                **ask(doc, question, home, extra),
+            }
+        ]
         if args.second:
-            rows.append({"label": args.label, "question_no": 2, "doc": doc.name, "question": SECOND_QUESTION,
-                         "options": extra, **ask(doc, SECOND_QUESTION, home, extra)})
+            rows.append(
+                {
+                    "label": args.label,
+                    "question_no": 2,
+                    "doc": doc.name,
+                    "question": SECOND_QUESTION,
+                    "options": extra,
+                    **ask(doc, SECOND_QUESTION, home, extra),
+                }
+            )
     with open(OUT / "runs.jsonl", "a", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps({"time": time.strftime("%Y-%m-%d %H:%M:%S"), **row}, ensure_ascii=False) + "\n")
@@ -115,12 +149,16 @@ def main() -> int:
         if "error" in row:
             print(f"{row['label']} q{row['question_no']}: error after {row['seconds']} s: {row['error']}")
             continue
-        parts = ", ".join(f"{p} {v['calls']} calls {v['prompt_tokens']:,}+{v['completion_tokens']:,}"
-                          for p, v in row["by_purpose"].items())
-        print(f"{row['label']} q{row['question_no']}: {row['seconds']:.0f} s ({row['document_words']:,} words, "
-              f"{row['num_pages']} pages; load {row['load_before']} -> {row['load_after']}); "
-              f"{row['prompt_tokens']:,} prompt + {row['completion_tokens']:,} completion tokens; {parts}; "
-              f"memory from cache: {row['memory_from_cache']}\n  answer: {row['answer'][:300]}")
+        parts = ", ".join(
+            f"{p} {v['calls']} calls {v['prompt_tokens']:,}+{v['completion_tokens']:,}"
+            for p, v in row["by_purpose"].items()
+        )
+        print(
+            f"{row['label']} q{row['question_no']}: {row['seconds']:.0f} s ({row['document_words']:,} words, "
+            f"{row['num_pages']} pages; load {row['load_before']} -> {row['load_after']}); "
+            f"{row['prompt_tokens']:,} prompt + {row['completion_tokens']:,} completion tokens; {parts}; "
+            f"memory from cache: {row['memory_from_cache']}\n  answer: {row['answer'][:300]}"
+        )
     return 0
 
 

@@ -47,17 +47,30 @@ def prompt(words: int, salt: int) -> str:
 
 
 def call(server: LocalServer, text: str, n_predict: int) -> dict:
-    body = {"model": server.model, "messages": [{"role": "user", "content": text}], "max_tokens": n_predict,
-            "temperature": 0, "ignore_eos": True, "cache_prompt": False}
-    req = urllib.request.Request(server.base_url + "/chat/completions", data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
+    body = {
+        "model": server.model,
+        "messages": [{"role": "user", "content": text}],
+        "max_tokens": n_predict,
+        "temperature": 0,
+        "ignore_eos": True,
+        "cache_prompt": False,
+    }
+    req = urllib.request.Request(
+        server.base_url + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     start = time.perf_counter()
     with urllib.request.urlopen(req, timeout=900) as resp:
         reply = json.loads(resp.read())
     t = reply.get("timings", {})
-    return {"wall_s": round(time.perf_counter() - start, 2), "prompt_tokens": t.get("prompt_n"),
-            "prompt_tps": round(t.get("prompt_per_second", 0.0), 2), "decoded": t.get("predicted_n"),
-            "decode_tps": round(t.get("predicted_per_second", 0.0), 2)}
+    return {
+        "wall_s": round(time.perf_counter() - start, 2),
+        "prompt_tokens": t.get("prompt_n"),
+        "prompt_tps": round(t.get("prompt_per_second", 0.0), 2),
+        "decoded": t.get("predicted_n"),
+        "decode_tps": round(t.get("predicted_per_second", 0.0), 2),
+    }
 
 
 def busy_process() -> subprocess.Popen:
@@ -69,9 +82,12 @@ def main() -> int:
     parser.add_argument("--embedded", default=None, help="registry model (default: the registry's default)")
     parser.add_argument("--threads", default="1,2", help="thread counts to try (both n_threads and n_threads_batch)")
     parser.add_argument("--pairs", default="", help="extra decode:batch pairs, e.g. 1:2")
-    parser.add_argument("--conditions", default="as-is,busy",
-                        help="as-is: the machine as it is (quiet or not: its load average is recorded); "
-                             "busy: plus one CPU-bound process")
+    parser.add_argument(
+        "--conditions",
+        default="as-is,busy",
+        help="as-is: the machine as it is (quiet or not: its load average is recorded); "
+        "busy: plus one CPU-bound process",
+    )
     parser.add_argument("--words", type=int, default=700, help="document words in the prompt (~1,000 tokens)")
     parser.add_argument("--n-predict", type=int, default=48)
     parser.add_argument("--repeats", type=int, default=2)
@@ -92,8 +108,15 @@ def main() -> int:
                         salt += 1
                         before = loadavg()
                         m = call(server, prompt(args.words, salt), args.n_predict)
-                        row = {"condition": condition, "n_threads": decode, "n_threads_batch": batch, "repeat": r,
-                               "load_before": before, "load_after": loadavg(), **m}
+                        row = {
+                            "condition": condition,
+                            "n_threads": decode,
+                            "n_threads_batch": batch,
+                            "repeat": r,
+                            "load_before": before,
+                            "load_after": loadavg(),
+                            **m,
+                        }
                         rows.append(row)
                         print(json.dumps(row), flush=True)
                         with open(OUT / "threads-rows.jsonl", "a") as f:  # every row as it comes
@@ -104,19 +127,30 @@ def main() -> int:
                     hog.wait()
     OUT.mkdir(parents=True, exist_ok=True)
     out = OUT / f"threads-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    meta = {"model": gguf.name, "cpus": os.cpu_count(), "words": args.words, "n_predict": args.n_predict,
-            "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()}
+    meta = {
+        "model": gguf.name,
+        "cpus": os.cpu_count(),
+        "words": args.words,
+        "n_predict": args.n_predict,
+        "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
+    }
     out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     print(f"\nmodel {gguf.name}; {args.words} document words, {args.n_predict} decoded tokens; wrote {out}\n")
-    print("| condition | n_threads | n_threads_batch | prompt tok/s (median) | decode tok/s (median) | wall s | load avg (1/5/15 min) |")
+    print(
+        "| condition | n_threads | n_threads_batch | prompt tok/s (median) | decode tok/s (median) | wall s | load avg (1/5/15 min) |"
+    )
     print("|---|---|---|---|---|---|---|")
-    keys = sorted({(r["condition"], r["n_threads"], r["n_threads_batch"]) for r in rows},
-                  key=lambda k: (args.conditions.split(",").index(k[0]), k[1], k[2]))
+    keys = sorted(
+        {(r["condition"], r["n_threads"], r["n_threads_batch"]) for r in rows},
+        key=lambda k: (args.conditions.split(",").index(k[0]), k[1], k[2]),
+    )
     for key in keys:
         part = [r for r in rows if (r["condition"], r["n_threads"], r["n_threads_batch"]) == key]
-        print(f"| {key[0]} | {key[1]} | {key[2]} | {statistics.median(r['prompt_tps'] for r in part):.1f} | "
-              f"{statistics.median(r['decode_tps'] for r in part):.1f} | "
-              f"{statistics.median(r['wall_s'] for r in part):.1f} | {part[-1]['load_after']} |")
+        print(
+            f"| {key[0]} | {key[1]} | {key[2]} | {statistics.median(r['prompt_tps'] for r in part):.1f} | "
+            f"{statistics.median(r['decode_tps'] for r in part):.1f} | "
+            f"{statistics.median(r['wall_s'] for r in part):.1f} | {part[-1]['load_after']} |"
+        )
     return 0
 
 

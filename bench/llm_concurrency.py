@@ -66,21 +66,36 @@ def main() -> None:
     server.stop_thread()
     ideal = math.ceil(PAGES / CONCURRENCY) * DELAY_S
     ratio = cold_s / ideal
-    print(f"gist {PAGES} pages, concurrency {CONCURRENCY}, server delay {DELAY_S * 1000:.0f} ms; cold = best of "
-          f"{COLD_RUNS} ({', '.join(f'{c[0]:.3f}' for c in colds)} s)")
+    print(
+        f"gist {PAGES} pages, concurrency {CONCURRENCY}, server delay {DELAY_S * 1000:.0f} ms; cold = best of "
+        f"{COLD_RUNS} ({', '.join(f'{c[0]:.3f}' for c in colds)} s)"
+    )
     print(f"{'run':<6}{'wall s':>8}{'calls':>7}{'cached':>8}{'max in flight':>15}")
     print(f"{'cold':<6}{cold_s:>8.3f}{cold.usage.total.calls:>7}{cold.usage.total.cached_calls:>8}{max_in_flight:>15}")
     print(f"{'warm':<6}{warm_s:>8.3f}{warm.usage.total.calls:>7}{warm.usage.total.cached_calls:>8}{'-':>15}")
     print(f"ideal = ceil({PAGES}/{CONCURRENCY}) x {DELAY_S} s = {ideal:.2f} s")
     print(f"warm/cold wall ratio = {warm_s / cold_s:.3f}")
     targets = Targets("llm_concurrency")
-    targets.check("gisting wall time <= 1.3x the ideal", f"{ratio:.3f}x ({cold_s:.3f} s)",
-                  f"floor: ideal = ceil({PAGES}/{CONCURRENCY}) x {DELAY_S} s = {ideal:.2f} s", ratio <= 1.3)
-    targets.check(f"calls in flight at the server <= {CONCURRENCY}", str(max_in_flight),
-                  f"the concurrency limit ({CONCURRENCY}); {PAGES} calls wanted at once", max_in_flight <= CONCURRENCY)
-    targets.check("warm re-run makes 0 model calls", str(warm.usage.total.calls),
-                  f"the cold run's {cold.usage.total.calls} calls", warm.usage.total.calls == 0)
+    targets.check(
+        "gisting wall time <= 1.3x the ideal",
+        f"{ratio:.3f}x ({cold_s:.3f} s)",
+        f"floor: ideal = ceil({PAGES}/{CONCURRENCY}) x {DELAY_S} s = {ideal:.2f} s",
+        ratio <= 1.3,
+    )
+    targets.check(
+        f"calls in flight at the server <= {CONCURRENCY}",
+        str(max_in_flight),
+        f"the concurrency limit ({CONCURRENCY}); {PAGES} calls wanted at once",
+        max_in_flight <= CONCURRENCY,
+    )
+    targets.check(
+        "warm re-run makes 0 model calls",
+        str(warm.usage.total.calls),
+        f"the cold run's {cold.usage.total.calls} calls",
+        warm.usage.total.calls == 0,
+    )
     sys.exit(targets.report())
+
 
 if __name__ == "__main__":
     main()

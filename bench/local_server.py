@@ -52,30 +52,60 @@ QUESTIONS = [
     "How should the remote control look?",
     "What did the marketing expert report?",
 ]
-LOOKUP_SCHEMA = {"type": "object", "properties": {"pages": {"type": "array", "items": {"type": "integer"}}},
-                 "required": ["pages"]}
-ACTION_SCHEMA = {"type": "object", "properties": {
-    "element_id": {"type": "string"}, "operation": {"type": "string", "enum": ["CLICK", "TYPE", "SELECT"]},
-    "value": {"type": "string"}}, "required": ["element_id", "operation", "value"]}
+LOOKUP_SCHEMA = {
+    "type": "object",
+    "properties": {"pages": {"type": "array", "items": {"type": "integer"}}},
+    "required": ["pages"],
+}
+ACTION_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "element_id": {"type": "string"},
+        "operation": {"type": "string", "enum": ["CLICK", "TYPE", "SELECT"]},
+        "value": {"type": "string"},
+    },
+    "required": ["element_id", "operation", "value"],
+}
 
 
 def build_batch() -> list[dict]:
     """(purpose, prompt, schema, max_tokens) for every request, in a fixed order."""
     words = MEETING.read_text(encoding="utf-8").split()
-    pages = [" ".join(words[i:i + PAGE_WORDS]) for i in range(0, len(words), PAGE_WORDS)][:6]
-    batch = [{"purpose": "gist", "prompt": render_prompt("gist", page_text=p), "schema": None, "max_tokens": 96}
-             for p in pages]
+    pages = [" ".join(words[i : i + PAGE_WORDS]) for i in range(0, len(words), PAGE_WORDS)][:6]
+    batch = [
+        {"purpose": "gist", "prompt": render_prompt("gist", page_text=p), "schema": None, "max_tokens": 96}
+        for p in pages
+    ]
     memory = "\n".join(f"<Page {i}>\n{' '.join(p.split()[:60])}" for i, p in enumerate(pages))
-    batch += [{"purpose": "lookup", "schema": LOOKUP_SCHEMA, "max_tokens": 24,
-               "prompt": render_prompt("lookup_parallel", memory=memory, question=q, max_pages=2,
-                                       last_index=len(pages) - 1)} for q in QUESTIONS]
+    batch += [
+        {
+            "purpose": "lookup",
+            "schema": LOOKUP_SCHEMA,
+            "max_tokens": 24,
+            "prompt": render_prompt(
+                "lookup_parallel", memory=memory, question=q, max_pages=2, last_index=len(pages) - 1
+            ),
+        }
+        for q in QUESTIONS
+    ]
     task = json.loads(TASK_FILE.read_text())[0]
     for i, action in enumerate(task["actions"]):
         context = re.sub(r"\s+", " ", action["cleaned_html"])[:6000]
         previous = "\n".join(task["action_reprs"][:i]) or "None"
-        batch.append({"purpose": "action", "schema": ACTION_SCHEMA, "max_tokens": 48,
-                      "prompt": render_prompt("web_action", context=context, task=task["confirmed_task"],
-                                              previous_actions=previous, target_hint="")})
+        batch.append(
+            {
+                "purpose": "action",
+                "schema": ACTION_SCHEMA,
+                "max_tokens": 48,
+                "prompt": render_prompt(
+                    "web_action",
+                    context=context,
+                    task=task["confirmed_task"],
+                    previous_actions=previous,
+                    target_hint="",
+                ),
+            }
+        )
     return batch
 
 
@@ -92,13 +122,21 @@ KINDS = ("gist", "lookup", "action")
 
 
 async def run_batch(base_url: str, model: str, batch: list[dict], *, dialect: str) -> tuple[float, LLMClient, dict]:
-    client = LLMClient(OpenAIBackend(base_url, model, None, timeout_s=900, schema_dialect=dialect),
-                       concurrency=CONCURRENCY, max_retries=0)
+    client = LLMClient(
+        OpenAIBackend(base_url, model, None, timeout_s=900, schema_dialect=dialect),
+        concurrency=CONCURRENCY,
+        max_retries=0,
+    )
     start, phases = time.perf_counter(), {}
     for kind in KINDS:
         t0 = time.perf_counter()
-        await asyncio.gather(*(client.complete(r["prompt"], purpose=r["purpose"], schema=r["schema"],
-                                               max_tokens=r["max_tokens"]) for r in batch if r["purpose"] == kind))
+        await asyncio.gather(
+            *(
+                client.complete(r["prompt"], purpose=r["purpose"], schema=r["schema"], max_tokens=r["max_tokens"])
+                for r in batch
+                if r["purpose"] == kind
+            )
+        )
         phases[kind] = time.perf_counter() - t0
     wall = time.perf_counter() - start
     await client.close()
@@ -114,12 +152,31 @@ class OldServer:
         self.proc: subprocess.Popen | None = None
 
     def __enter__(self) -> "OldServer":
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf), "--model_alias", "old",
-               "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(N_CTX), "--verbose", "False",
-               # the same compute threads as the new server: the comparison is of the servers
-               "--n_threads", str(server_threads()[0]), "--n_threads_batch", str(server_threads()[1])]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     preexec_fn=_die_with_parent)
+        cmd = [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(self.gguf),
+            "--model_alias",
+            "old",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(N_CTX),
+            "--verbose",
+            "False",
+            # the same compute threads as the new server: the comparison is of the servers
+            "--n_threads",
+            str(server_threads()[0]),
+            "--n_threads_batch",
+            str(server_threads()[1]),
+        ]
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent
+        )
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -141,8 +198,10 @@ def row(name: str, wall: float, client: LLMClient, hit_ratio: float | None, phas
     completion_tps = t.completion_tokens / wall
     total_tps = (t.prompt_tokens + t.completion_tokens) / wall
     hits = "n/a" if hit_ratio is None else f"{hit_ratio:.1%}"
-    print(f"{name:<5}{wall:>9.1f}{t.calls:>7}{t.prompt_tokens:>9}{t.completion_tokens:>8}"
-          f"{completion_tps:>11.1f}{total_tps:>10.1f}{hits:>11}" + "".join(f"{phases[k]:>9.1f}" for k in KINDS))
+    print(
+        f"{name:<5}{wall:>9.1f}{t.calls:>7}{t.prompt_tokens:>9}{t.completion_tokens:>8}"
+        f"{completion_tps:>11.1f}{total_tps:>10.1f}{hits:>11}" + "".join(f"{phases[k]:>9.1f}" for k in KINDS)
+    )
     return completion_tps, total_tps
 
 
@@ -150,8 +209,10 @@ def main() -> None:
     gguf = find_default_gguf()
     batch = build_batch()
     kinds = {k: sum(r["purpose"] == k for r in batch) for k in ("gist", "lookup", "action")}
-    print(f"{len(batch)} requests ({', '.join(f'{n} {k}' for k, n in kinds.items())}), {gguf.name}, "
-          f"concurrency {CONCURRENCY}, n_ctx {N_CTX} per request")
+    print(
+        f"{len(batch)} requests ({', '.join(f'{n} {k}' for k, n in kinds.items())}), {gguf.name}, "
+        f"concurrency {CONCURRENCY}, n_ctx {N_CTX} per request"
+    )
     with LocalServer(gguf, n_ctx=N_CTX, slots=embedded_slots(CONCURRENCY)) as server:
         print(f"new server: {server.slots} slot(s), as the embedded model gets them here (embedded_slots)")
         new_wall, new, new_phases = asyncio.run(run_batch(server.base_url, server.model, batch, dialect="json_schema"))
@@ -162,7 +223,10 @@ def main() -> None:
     if importlib.util.find_spec("llama_cpp") is not None:
         with OldServer(gguf) as old_server:
             old_wall, old, old_phases = asyncio.run(run_batch(old_server.base_url, "old", batch, dialect="json_object"))
-    print(f"{'':<5}{'wall s':>9}{'calls':>7}{'prompt':>9}{'compl.':>8}{'compl. t/s':>11}{'total t/s':>10}{'cache hits':>11}" + "".join(f"{k + ' s':>9}" for k in KINDS))
+    print(
+        f"{'':<5}{'wall s':>9}{'calls':>7}{'prompt':>9}{'compl.':>8}{'compl. t/s':>11}{'total t/s':>10}{'cache hits':>11}"
+        + "".join(f"{k + ' s':>9}" for k in KINDS)
+    )
     _, new_tps = row("new", new_wall, new, new_hits, new_phases)
     checks = {f"new-server prompt-cache hit ratio = {new_hits:.1%}  (target > 0)": new_hits > 0}
     if old is None:
@@ -170,7 +234,9 @@ def main() -> None:
     else:
         _, old_tps = row("old", old_wall, old, None, old_phases)
         ratio = new_tps / old_tps
-        checks[f"new/old total tokens/s = {ratio:.2f}x, wall old/new = {old_wall / new_wall:.2f}x  (target >= 1.0)"] = ratio >= 1.0
+        checks[f"new/old total tokens/s = {ratio:.2f}x, wall old/new = {old_wall / new_wall:.2f}x  (target >= 1.0)"] = (
+            ratio >= 1.0
+        )
     for text, ok in checks.items():
         print(f"{text}: {'PASS' if ok else 'FAIL'}")
     if not all(checks.values()):

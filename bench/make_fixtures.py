@@ -47,33 +47,37 @@ def _miniwob_dir() -> Path:
 
 @dataclass(frozen=True)
 class Page:
-    file: str          # name in tests/fixtures/html/
-    source: str        # where --refresh copies it from
-    origin: str        # what the page is
+    file: str  # name in tests/fixtures/html/
+    source: str  # where --refresh copies it from
+    origin: str  # what the page is
     licence: str
 
 
 PAGES = {
     "aa": Page(
-        "aa_find_flights.html", "miniwob:AA/original.html",
+        "aa_find_flights.html",
+        "miniwob:AA/original.html",
         "aa.com mobile 'Find flights' page (American Airlines), saved by the "
         "MiniWoB++ authors; `miniwob` 1.1.0 wheel, `html/flight/AA/original.html`",
         "MIT (miniwob package metadata: `License: MIT License`; LICENSE in the wheel)",
     ),
     "alaska": Page(
-        "alaska_search.html", "miniwob:Alaska/original.html",
+        "alaska_search.html",
+        "miniwob:Alaska/original.html",
         "alaskaair.com mobile flight search page (Alaska Airlines), saved by the "
         "MiniWoB++ authors; `miniwob` 1.1.0 wheel, `html/flight/Alaska/original.html`",
         "MIT (miniwob package metadata: `License: MIT License`; LICENSE in the wheel)",
     ),
     "nodejs_os": Page(
-        "nodejs_os.html", "/usr/share/doc/nodejs/api/os.html",
+        "nodejs_os.html",
+        "/usr/share/doc/nodejs/api/os.html",
         "Node.js v20.20.2 API documentation, 'OS' module page (nodejs.org/api/os.html "
         "as shipped by Debian's `nodejs` package in /usr/share/doc/nodejs/api/)",
         "MIT (Node.js licence, /usr/share/doc/nodejs/copyright)",
     ),
     "simple_form": Page(
-        "browsergym_simple_form.html", "/work/shared/data/web_pages/browsergym/test_page.html",
+        "browsergym_simple_form.html",
+        "/work/shared/data/web_pages/browsergym/test_page.html",
         "BrowserGym test page 'Simple Form' (browsergym core test pages, test_page.html)",
         "Apache-2.0 (Copyright 2024 ServiceNow)",
     ),
@@ -82,9 +86,9 @@ PAGES = {
 
 @dataclass(frozen=True)
 class Step:
-    xpath: str         # locates the target in the raw page; must match exactly one element
-    op: str            # CLICK | TYPE | SELECT
-    label: str         # the element's name as an annotator reads it (action_repr)
+    xpath: str  # locates the target in the raw page; must match exactly one element
+    op: str  # CLICK | TYPE | SELECT
+    label: str  # the element's name as an annotator reads it (action_repr)
     value: str = ""
     original_op: str = ""
 
@@ -109,51 +113,130 @@ AL_FROM = "//input[@id='geo-from']"
 AL_TO = "//input[@id='geo-to']"
 
 TASKS = (
-    Task("test_task", 0, "aa-oneway-nyc-chi", "aa", "aa", "Travel", "Airlines",
-         "Search for a one-way flight from New York to Chicago",
-         (Step("//li[@aria-controls='oneway']/a", "CLICK", "One way"),
-          Step(AA_FROM, "TYPE", "From", "New York"),
-          Step(AA_TO, "TYPE", "To", "Chicago"),
-          Step(AA_SEARCH, "CLICK", "Search"))),
-    Task("test_task", 0, "aa-business-dfw-mia", "aa", "aa", "Travel", "Airlines",
-         "Find Business or First class flights from Dallas to Miami",
-         (Step(AA_FROM, "TYPE", "From", "Dallas"),
-          Step(AA_TO, "TYPE", "To", "Miami"),
-          Step("//select[@id='cabin']", "SELECT", "Class", "Business / First"),
-          Step(AA_SEARCH, "CLICK", "Search"))),
-    Task("test_task", 0, "aa-refundable-bos-lax", "aa", "aa", "Travel", "Airlines",
-         "Look for refundable fares for 3 passengers from Boston to Los Angeles",
-         (Step(AA_FROM, "TYPE", "From", "Boston"),
-          Step(AA_TO, "TYPE", "To", "Los Angeles"),
-          Step("//select[@id='passengerCount']", "SELECT", "Passengers", "3"),
-          Step("//input[@id='refundable1']", "CLICK", "Show refundable only"))),
-    Task("test_website", 0, "alaska-oneway-sea-bos", "alaska", "alaskaair", "Travel", "Airlines",
-         "Find one-way flights from Seattle to Boston",
-         (Step("//input[@id='srh-isow']", "CLICK", "One-way"),
-          Step(AL_FROM, "TYPE", "From", "Seattle"),
-          Step(AL_TO, "TYPE", "To", "Boston"),
-          Step("//input[@type='submit' and @value='Find Flights']", "CLICK", "Find Flights"))),
-    Task("test_website", 0, "alaska-miles-first-pdx-anc", "alaska", "alaskaair", "Travel", "Airlines",
-         "Search award flights with miles from Portland to Anchorage for two travelers",
-         (Step("//input[@id='srh-is-miles']", "CLICK", "Use miles"),
-          Step(AL_FROM, "TYPE", "From", "Portland"),
-          Step(AL_TO, "TYPE", "To", "Anchorage"),
-          Step("//div[@class='tnum-button' and normalize-space(.)='+']", "CLICK", "+"),
-          )),
-    Task("test_domain", 0, "nodejs-os-uptime", "nodejs_os", "nodejs", "Info", "Technology",
-         "Check what os.uptime() returns in the Node.js OS module documentation",
-         (Step("//a[normalize-space(.)='Table of contents']", "CLICK", "Table of contents"),
-          Step("//ul[@id='toc-picker']//a[normalize-space(.)='os.uptime()']", "CLICK", "os.uptime()"))),
-    Task("test_domain", 0, "nodejs-os-v22", "nodejs_os", "nodejs", "Info", "Technology",
-         "Open the OS module documentation for Node.js 22 LTS",
-         (Step("//a[normalize-space(.)='Other versions']", "CLICK", "Other versions"),
-          Step("//a[starts-with(normalize-space(.), '22.x')]", "CLICK", "22.x LTS"))),
-    Task("test_domain", 1, "simple-form-newsletter", "simple_form", "browsergym-form", "Service", "Other",
-         "Subscribe Jane Doe (jane.doe@example.com) to the newsletter",
-         (Step("//input[@id='name']", "TYPE", "Name:", "Jane Doe"),
-          Step("//input[@id='email']", "TYPE", "Email:", "jane.doe@example.com"),
-          Step("//input[@id='subscribe']", "CLICK", "Subscribe to newsletter"),
-          Step("//input[@type='submit']", "CLICK", "Submit"))),
+    Task(
+        "test_task",
+        0,
+        "aa-oneway-nyc-chi",
+        "aa",
+        "aa",
+        "Travel",
+        "Airlines",
+        "Search for a one-way flight from New York to Chicago",
+        (
+            Step("//li[@aria-controls='oneway']/a", "CLICK", "One way"),
+            Step(AA_FROM, "TYPE", "From", "New York"),
+            Step(AA_TO, "TYPE", "To", "Chicago"),
+            Step(AA_SEARCH, "CLICK", "Search"),
+        ),
+    ),
+    Task(
+        "test_task",
+        0,
+        "aa-business-dfw-mia",
+        "aa",
+        "aa",
+        "Travel",
+        "Airlines",
+        "Find Business or First class flights from Dallas to Miami",
+        (
+            Step(AA_FROM, "TYPE", "From", "Dallas"),
+            Step(AA_TO, "TYPE", "To", "Miami"),
+            Step("//select[@id='cabin']", "SELECT", "Class", "Business / First"),
+            Step(AA_SEARCH, "CLICK", "Search"),
+        ),
+    ),
+    Task(
+        "test_task",
+        0,
+        "aa-refundable-bos-lax",
+        "aa",
+        "aa",
+        "Travel",
+        "Airlines",
+        "Look for refundable fares for 3 passengers from Boston to Los Angeles",
+        (
+            Step(AA_FROM, "TYPE", "From", "Boston"),
+            Step(AA_TO, "TYPE", "To", "Los Angeles"),
+            Step("//select[@id='passengerCount']", "SELECT", "Passengers", "3"),
+            Step("//input[@id='refundable1']", "CLICK", "Show refundable only"),
+        ),
+    ),
+    Task(
+        "test_website",
+        0,
+        "alaska-oneway-sea-bos",
+        "alaska",
+        "alaskaair",
+        "Travel",
+        "Airlines",
+        "Find one-way flights from Seattle to Boston",
+        (
+            Step("//input[@id='srh-isow']", "CLICK", "One-way"),
+            Step(AL_FROM, "TYPE", "From", "Seattle"),
+            Step(AL_TO, "TYPE", "To", "Boston"),
+            Step("//input[@type='submit' and @value='Find Flights']", "CLICK", "Find Flights"),
+        ),
+    ),
+    Task(
+        "test_website",
+        0,
+        "alaska-miles-first-pdx-anc",
+        "alaska",
+        "alaskaair",
+        "Travel",
+        "Airlines",
+        "Search award flights with miles from Portland to Anchorage for two travelers",
+        (
+            Step("//input[@id='srh-is-miles']", "CLICK", "Use miles"),
+            Step(AL_FROM, "TYPE", "From", "Portland"),
+            Step(AL_TO, "TYPE", "To", "Anchorage"),
+            Step("//div[@class='tnum-button' and normalize-space(.)='+']", "CLICK", "+"),
+        ),
+    ),
+    Task(
+        "test_domain",
+        0,
+        "nodejs-os-uptime",
+        "nodejs_os",
+        "nodejs",
+        "Info",
+        "Technology",
+        "Check what os.uptime() returns in the Node.js OS module documentation",
+        (
+            Step("//a[normalize-space(.)='Table of contents']", "CLICK", "Table of contents"),
+            Step("//ul[@id='toc-picker']//a[normalize-space(.)='os.uptime()']", "CLICK", "os.uptime()"),
+        ),
+    ),
+    Task(
+        "test_domain",
+        0,
+        "nodejs-os-v22",
+        "nodejs_os",
+        "nodejs",
+        "Info",
+        "Technology",
+        "Open the OS module documentation for Node.js 22 LTS",
+        (
+            Step("//a[normalize-space(.)='Other versions']", "CLICK", "Other versions"),
+            Step("//a[starts-with(normalize-space(.), '22.x')]", "CLICK", "22.x LTS"),
+        ),
+    ),
+    Task(
+        "test_domain",
+        1,
+        "simple-form-newsletter",
+        "simple_form",
+        "browsergym-form",
+        "Service",
+        "Other",
+        "Subscribe Jane Doe (jane.doe@example.com) to the newsletter",
+        (
+            Step("//input[@id='name']", "TYPE", "Name:", "Jane Doe"),
+            Step("//input[@id='email']", "TYPE", "Email:", "jane.doe@example.com"),
+            Step("//input[@id='subscribe']", "CLICK", "Subscribe to newsletter"),
+            Step("//input[@type='submit']", "CLICK", "Submit"),
+        ),
+    ),
 )
 
 
@@ -253,26 +336,32 @@ def build_task(task: Task, raw: str) -> dict:
         negatives = [
             _candidate(el, False)
             for el in tree.iter(tag=etree.Element)
-            if el is not target and el.tag not in ("option", "label")
+            if el is not target
+            and el.tag not in ("option", "label")
             and is_interactive(el.tag, el.get("role"), el.get("is_clickable"))
         ]
-        actions.append({
-            "action_uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{annotation_id}/{n}")),
-            "raw_html": raw_now if len(raw) <= RAW_INLINE_LIMIT else "",
-            "cleaned_html": cleaned,
-            "operation": {"op": step.op, "original_op": step.original_op or step.op,
-                          "value": step.value},
-            "pos_candidates": [_candidate(target, True)],
-            "neg_candidates": negatives,
-        })
+        actions.append(
+            {
+                "action_uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{annotation_id}/{n}")),
+                "raw_html": raw_now if len(raw) <= RAW_INLINE_LIMIT else "",
+                "cleaned_html": cleaned,
+                "operation": {"op": step.op, "original_op": step.original_op or step.op, "value": step.value},
+                "pos_candidates": [_candidate(target, True)],
+                "neg_candidates": negatives,
+            }
+        )
         arrow = f"{step.op}: {step.value}" if step.op != "CLICK" else "CLICK"
         reprs.append(f"[{_role(target)}]  {step.label} -> {arrow}")
         _apply(state, step, where)
         raw_now = etree.tostring(state.getroottree(), method="html", encoding="unicode")
     return {
-        "annotation_id": annotation_id, "website": task.website, "domain": task.domain,
-        "subdomain": task.subdomain, "confirmed_task": task.confirmed_task,
-        "action_reprs": reprs, "actions": actions,
+        "annotation_id": annotation_id,
+        "website": task.website,
+        "domain": task.domain,
+        "subdomain": task.subdomain,
+        "confirmed_task": task.confirmed_task,
+        "action_reprs": reprs,
+        "actions": actions,
     }
 
 
@@ -295,7 +384,7 @@ def _readme(rows: list[dict], files: dict[str, int]) -> str:
         "Differences from the real dataset, on purpose or by necessity:",
         "",
         f"- `raw_html` is inlined only for raw pages up to {RAW_INLINE_LIMIT // 1000} KB; larger raw pages",
-        "  are stored once in `tests/fixtures/html/` and their records carry `\"\"`.",
+        '  are stored once in `tests/fixtures/html/` and their records carry `""`.',
         "- No `bounding_box_rect`: the pages were not rendered in a browser, and a made-up",
         "  box would be worse than none.",
         "- The largest cleaned page is the Node.js page (see sizes below, > 100 KB). The",
@@ -318,8 +407,9 @@ def _readme(rows: list[dict], files: dict[str, int]) -> str:
         "|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r['file']} | {r['task']} | {r['page']} | {r['steps']} | {r['ops']} "
-                     f"| {r['cleaned'] / 1000:.1f} KB |")
+        lines.append(
+            f"| {r['file']} | {r['task']} | {r['page']} | {r['steps']} | {r['ops']} | {r['cleaned'] / 1000:.1f} KB |"
+        )
     lines += ["", "## Files", "", "| file | size |", "|---|---|"]
     for name, size in files.items():
         lines.append(f"| {name} | {size / 1000:.1f} KB |")
@@ -329,8 +419,9 @@ def _readme(rows: list[dict], files: dict[str, int]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--refresh", action="store_true",
-                        help="re-copy the raw pages from their original sources first")
+    parser.add_argument(
+        "--refresh", action="store_true", help="re-copy the raw pages from their original sources first"
+    )
     args = parser.parse_args()
     if args.refresh:
         refresh_sources()
@@ -341,10 +432,16 @@ def main() -> None:
         record = build_task(task, raws[task.page])
         name = f"{task.split}/{task.split}_{task.file_index}.json"
         by_file.setdefault(name, []).append(record)
-        rows.append({"file": name, "task": task.confirmed_task, "page": PAGES[task.page].file,
-                     "steps": len(task.steps),
-                     "ops": ", ".join(s.op for s in task.steps),
-                     "cleaned": len(record["actions"][0]["cleaned_html"].encode())})
+        rows.append(
+            {
+                "file": name,
+                "task": task.confirmed_task,
+                "page": PAGES[task.page].file,
+                "steps": len(task.steps),
+                "ops": ", ".join(s.op for s in task.steps),
+                "cleaned": len(record["actions"][0]["cleaned_html"].encode()),
+            }
+        )
     files = {}
     for split in ("test_task", "test_website", "test_domain"):
         folder = OUT_DIR / split

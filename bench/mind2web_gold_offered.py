@@ -43,7 +43,9 @@ def check(step) -> str | None:
     action = step.action
     view = build_view(action.cleaned_html)
     targets = [c.backend_node_id for c in action.pos_candidates]
-    shown = [t for t in targets if t in view.controls] or [a for t in targets if (a := _control_around(action, view, t))]
+    shown = [t for t in targets if t in view.controls] or [
+        a for t in targets if (a := _control_around(action, view, t))
+    ]
     if not shown:
         return f"not offered: no control line for the gold element(s) {targets} ({action.pos_candidates[0].tag})"
     op, value = action.operation.op, action.operation.value
@@ -56,14 +58,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(ROOT / "tests" / "fixtures" / "mind2web"))
     args = parser.parse_args(argv)
-    steps = [s for split in ("test_task", "test_website", "test_domain")
-             for s in iter_steps(load_tasks(args.data, split=split))]
+    steps = [
+        s
+        for split in ("test_task", "test_website", "test_domain")
+        for s in iter_steps(load_tasks(args.data, split=split))
+    ]
     refused = [(s, why) for s in steps if (why := check(s)) is not None]
     for s, why in refused:
         print(f"{s.annotation_id} step {s.index + 1} ({s.action.operation.op} {s.action.operation.value!r}): {why}")
     ok = not refused
-    print(f"[{'PASS' if ok else 'FAIL'}] gold actions refused or not offered by the live agent | "
-          f"{len(refused)}/{len(steps)} | target: 0")
+    print(
+        f"[{'PASS' if ok else 'FAIL'}] gold actions refused or not offered by the live agent | "
+        f"{len(refused)}/{len(steps)} | target: 0"
+    )
     return 0 if ok else 1
 
 

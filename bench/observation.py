@@ -66,7 +66,10 @@ TARGET_BYTES = 1_000_000
 MINIWOB_TASKS = ("click-button", "enter-text", "book-flight")
 RIVALS = {
     "BrowserGym": (ROOT / "bench" / "rivals" / ".venv-agentlab", ROOT / "bench" / "obs_rivals" / "browsergym_obs.py"),
-    "browser-use": (ROOT / "bench" / "rivals" / ".venv-browser-use", ROOT / "bench" / "obs_rivals" / "browseruse_obs.py"),
+    "browser-use": (
+        ROOT / "bench" / "rivals" / ".venv-browser-use",
+        ROOT / "bench" / "obs_rivals" / "browseruse_obs.py",
+    ),
 }
 TARGETS = {"BrowserGym": 0.5, "browser-use": 1.0}
 PYTHON_SIDE_TARGET = 0.5
@@ -87,7 +90,11 @@ def build_page(target_bytes: int = TARGET_BYTES) -> str:
         parts.append(f'<section class="copy-{k}">{chunk}</section>')
         size += len(chunk.encode())
         k += 1
-    return "<!DOCTYPE html><html><head><meta charset='utf-8'><title>bench</title></head><body>" + "".join(parts) + "</body></html>"
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>bench</title></head><body>"
+        + "".join(parts)
+        + "</body></html>"
+    )
 
 
 def fixture_pages() -> list[Path]:
@@ -100,12 +107,18 @@ def page_set(base: str) -> list[dict]:
     big_url, fixtures_url, miniwob_url, shop_url = base, base + "fixtures/", base + "miniwob-html/", base + "shop/"
     seed0 = f"({START_EPISODE})([0, 3600000, 10000])"
     pages = [{"name": "1 MB page", "group": "big", "url": big_url + "big.html"}]
-    pages += [{"name": str(p.relative_to(FIXTURES)), "group": "fixtures", "url": fixtures_url + str(p.relative_to(FIXTURES))}
-              for p in fixture_pages()]
-    pages += [{"name": f"miniwob/{t}", "group": "miniwob", "url": f"{miniwob_url}miniwob/{t}.html", "setup_js": seed0}
-              for t in MINIWOB_TASKS]
-    pages += [{"name": "shop/index", "group": "shop", "url": shop_url + "index.html"},
-              {"name": "shop/order", "group": "shop", "url": shop_url + "order.html?item=b6"}]
+    pages += [
+        {"name": str(p.relative_to(FIXTURES)), "group": "fixtures", "url": fixtures_url + str(p.relative_to(FIXTURES))}
+        for p in fixture_pages()
+    ]
+    pages += [
+        {"name": f"miniwob/{t}", "group": "miniwob", "url": f"{miniwob_url}miniwob/{t}.html", "setup_js": seed0}
+        for t in MINIWOB_TASKS
+    ]
+    pages += [
+        {"name": "shop/index", "group": "shop", "url": shop_url + "index.html"},
+        {"name": "shop/order", "group": "shop", "url": shop_url + "order.html?item=b6"},
+    ]
     return pages
 
 
@@ -146,10 +159,17 @@ async def _time_page(browser, spec: dict, entry: dict, repeat: int) -> None:
         split_snippets(clean_html(html))
         landed_s.append(time.perf_counter() - t0)
     med = statistics.median
-    entry.update(observe_s=med(observe_s), content_s=med(content_s), snapshot_s=med(snap_s),
-                 python_s=med(python_s), landed_s=med(landed_s), snippets=len(snippets),
-                 ids=len(obs.elements), cleaned_bytes=len(obs.cleaned_html.encode()),
-                 content_bytes=len(html.encode()))
+    entry.update(
+        observe_s=med(observe_s),
+        content_s=med(content_s),
+        snapshot_s=med(snap_s),
+        python_s=med(python_s),
+        landed_s=med(landed_s),
+        snippets=len(snippets),
+        ids=len(obs.elements),
+        cleaned_bytes=len(obs.cleaned_html.encode()),
+        content_bytes=len(html.encode()),
+    )
 
 
 def time_rival(name: str, cdp_url: str, pages: list[dict], repeat: int, tmp: Path) -> dict:
@@ -200,13 +220,24 @@ def main(repeat: int) -> int:
 
 def report(pages: list[dict], ours: dict, rivals: dict, page_html: str) -> int:
     big = ours["1 MB page"]
-    print(f"1 MB page: {len(page_html.encode()) / 1e6:.2f} MB built, page.content() {big.get('content_bytes', 0) / 1e6:.2f} MB, "
-          f"{big.get('ids')} ids, {big.get('snippets')} snippets, cleaned {big.get('cleaned_bytes', 0) / 1e6:.2f} MB")
+    print(
+        f"1 MB page: {len(page_html.encode()) / 1e6:.2f} MB built, page.content() {big.get('content_bytes', 0) / 1e6:.2f} MB, "
+        f"{big.get('ids')} ids, {big.get('snippets')} snippets, cleaned {big.get('cleaned_bytes', 0) / 1e6:.2f} MB"
+    )
     for name, r in rivals.items():
-        print(f"{name}: " + (f"cannot run here: {r['error']}" if "error" in r else
-                             f"{r.get('rival')} {r.get('version')}" + (f" (playwright {r['playwright']})" if r.get("playwright") else "")))
-    head = (f"{'page':46s} {'webagent':>9s} {'BrowserGym':>11s} {'ratio':>6s} {'browser-use':>11s} {'ratio':>6s} "
-            f"{'floor:snap':>10s} {'floor:clean+split':>17s} {'content()':>9s}")
+        print(
+            f"{name}: "
+            + (
+                f"cannot run here: {r['error']}"
+                if "error" in r
+                else f"{r.get('rival')} {r.get('version')}"
+                + (f" (playwright {r['playwright']})" if r.get("playwright") else "")
+            )
+        )
+    head = (
+        f"{'page':46s} {'webagent':>9s} {'BrowserGym':>11s} {'ratio':>6s} {'browser-use':>11s} {'ratio':>6s} "
+        f"{'floor:snap':>10s} {'floor:clean+split':>17s} {'content()':>9s}"
+    )
     print("\nmedian ms per observation (ratio = webagent / rival)\n" + head + "\n" + "-" * len(head))
     totals = {g: {"webagent": 0.0, "BrowserGym": 0.0, "browser-use": 0.0, "n": {}} for g in ("big", "fixtures")}
 
@@ -218,9 +249,11 @@ def report(pages: list[dict], ours: dict, rivals: dict, page_html: str) -> int:
         p, w = spec["name"], ours.get(spec["name"], {})
         cells = [w.get("observe_s"), rival_s("BrowserGym", p), rival_s("browser-use", p)]
         ratio = lambda x: "–" if x is None or cells[0] is None else f"{cells[0] / x:.2f}"  # noqa: E731
-        print(f"{p:46s} {ms(cells[0]):>9s} {ms(cells[1]):>11s} {ratio(cells[1]):>6s} {ms(cells[2]):>11s} {ratio(cells[2]):>6s} "
-              f"{ms(w.get('snapshot_s')):>10s} {ms(w.get('landed_s')):>17s} {ms(w.get('content_s')):>9s}"
-              + (f"  [{w['error']}]" if w.get("error") else ""))
+        print(
+            f"{p:46s} {ms(cells[0]):>9s} {ms(cells[1]):>11s} {ratio(cells[1]):>6s} {ms(cells[2]):>11s} {ratio(cells[2]):>6s} "
+            f"{ms(w.get('snapshot_s')):>10s} {ms(w.get('landed_s')):>17s} {ms(w.get('content_s')):>9s}"
+            + (f"  [{w['error']}]" if w.get("error") else "")
+        )
         for name in RIVALS:
             err = None if "error" in rivals[name] else rivals[name]["pages"].get(p, {}).get("error")
             if err:
@@ -244,18 +277,28 @@ def report(pages: list[dict], ours: dict, rivals: dict, page_html: str) -> int:
                 targets.check(goal, "not measured (a page failed, see above)", name, False)
             else:
                 ratio = t["webagent"] / t[name]
-                targets.check(goal, f"{ms(t['webagent'])} ms / {ms(t[name])} ms = {ratio:.2f}x",
-                              f"{name} {rivals[name].get('version')} (floors: captureSnapshot "
-                              f"{ms(totals_floor(pages, ours, group, 'snapshot_s'))} ms, clean+split of content() "
-                              f"{ms(totals_floor(pages, ours, group, 'landed_s'))} ms)", ratio <= target)
+                targets.check(
+                    goal,
+                    f"{ms(t['webagent'])} ms / {ms(t[name])} ms = {ratio:.2f}x",
+                    f"{name} {rivals[name].get('version')} (floors: captureSnapshot "
+                    f"{ms(totals_floor(pages, ours, group, 'snapshot_s'))} ms, clean+split of content() "
+                    f"{ms(totals_floor(pages, ours, group, 'landed_s'))} ms)",
+                    ratio <= target,
+                )
     if big.get("snapshot_s"):
         side = big["python_s"] / big["snapshot_s"]
-        targets.check(f"our Python side (snapshot -> HTML, clean, split) <= {PYTHON_SIDE_TARGET:g}x captureSnapshot "
-                      "on the 1 MB page", f"{ms(big['python_s'])} ms / {ms(big['snapshot_s'])} ms = {side:.2f}x",
-                      "floor: Chromium's captureSnapshot call it follows", side <= PYTHON_SIDE_TARGET)
-        print(f"for scale, on the 1 MB page: observation = {big['observe_s'] / big['content_s']:.1f}x page.content(); "
-              f"floors: captureSnapshot alone {big['snapshot_s'] / big['content_s']:.1f}x, "
-              f"clean_html + split_snippets of content()'s HTML {big['landed_s'] / big['content_s']:.1f}x")
+        targets.check(
+            f"our Python side (snapshot -> HTML, clean, split) <= {PYTHON_SIDE_TARGET:g}x captureSnapshot "
+            "on the 1 MB page",
+            f"{ms(big['python_s'])} ms / {ms(big['snapshot_s'])} ms = {side:.2f}x",
+            "floor: Chromium's captureSnapshot call it follows",
+            side <= PYTHON_SIDE_TARGET,
+        )
+        print(
+            f"for scale, on the 1 MB page: observation = {big['observe_s'] / big['content_s']:.1f}x page.content(); "
+            f"floors: captureSnapshot alone {big['snapshot_s'] / big['content_s']:.1f}x, "
+            f"clean_html + split_snippets of content()'s HTML {big['landed_s'] / big['content_s']:.1f}x"
+        )
     return targets.report()
 
 

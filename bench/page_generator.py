@@ -18,8 +18,28 @@ SEED = 20240613
 
 
 def _vocabulary(rng: random.Random) -> list[str]:
-    syllables = ["ka", "lo", "mi", "tra", "ven", "so", "pel", "dor", "qui", "an", "est", "ru",
-                 "flo", "ber", "zin", "ga", "te", "mon", "shi", "ap"]
+    syllables = [
+        "ka",
+        "lo",
+        "mi",
+        "tra",
+        "ven",
+        "so",
+        "pel",
+        "dor",
+        "qui",
+        "an",
+        "est",
+        "ru",
+        "flo",
+        "ber",
+        "zin",
+        "ga",
+        "te",
+        "mon",
+        "shi",
+        "ap",
+    ]
     words = {"".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))) for _ in range(3000)}
     words |= {"&", "<b>", "a>b", "Zürich", "東京", "CAFÉ", "$129.00", "10:45", "'quoted'", '"x"'}
     return sorted(words)
@@ -52,20 +72,24 @@ class PageGenerator:
         rng = self.rng
         attrs = [("backend_node_id", str(self.next_id))]
         self.next_id += 1
-        pool = [("class", lambda: " ".join(rng.choice(self.words) for _ in range(rng.randint(1, 3)))),
-                ("bounding_box_rect", lambda: ",".join(str(rng.randint(0, 900)) for _ in range(4))),
-                ("aria_label", lambda: self.text(1, 9)),
-                ("title", lambda: rng.choice([self.text(1, 6), "https://example.com/" + rng.choice(self.words)])),
-                ("role", lambda: rng.choice(["button", "link", "navigation", "presentation", "tab", "region"])),
-                ("id", lambda: "x" + rng.choice(self.words)),
-                ("is_clickable", lambda: rng.choice(["true", "false"])),
-                ("aria_description", lambda: self.text(1, 4)),
-                ("label", lambda: self.text(1, 3).upper())]
+        pool = [
+            ("class", lambda: " ".join(rng.choice(self.words) for _ in range(rng.randint(1, 3)))),
+            ("bounding_box_rect", lambda: ",".join(str(rng.randint(0, 900)) for _ in range(4))),
+            ("aria_label", lambda: self.text(1, 9)),
+            ("title", lambda: rng.choice([self.text(1, 6), "https://example.com/" + rng.choice(self.words)])),
+            ("role", lambda: rng.choice(["button", "link", "navigation", "presentation", "tab", "region"])),
+            ("id", lambda: "x" + rng.choice(self.words)),
+            ("is_clickable", lambda: rng.choice(["true", "false"])),
+            ("aria_description", lambda: self.text(1, 4)),
+            ("label", lambda: self.text(1, 3).upper()),
+        ]
         for name, value in rng.sample(pool, rng.choice([0, 0, 1, 1, 2, 3])):
             attrs.append((name, value()))
         if kind == "input":
-            attrs += [("type", rng.choice(["text", "checkbox", "radio", "submit", "hidden", "email"])),
-                      ("name", rng.choice(self.words))]
+            attrs += [
+                ("type", rng.choice(["text", "checkbox", "radio", "submit", "hidden", "email"])),
+                ("name", rng.choice(self.words)),
+            ]
             if rng.random() < 0.5:
                 attrs.append(("placeholder", self.text(1, 4)))
             if rng.random() < 0.3:
@@ -113,8 +137,7 @@ class PageGenerator:
             elif r < 0.92:
                 self.emit(self.open("br", void=True))
             elif not in_link:
-                self.emit(self.open("label") + self.text(1, 5) + self.open("input", "input", void=True)
-                          + "</label>")
+                self.emit(self.open("label") + self.text(1, 5) + self.open("input", "input", void=True) + "</label>")
 
     def form(self, depth: int) -> None:
         rng = self.rng

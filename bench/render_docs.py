@@ -199,8 +199,10 @@ def render_rows(paths: list[Path], opts: dict[str, str]) -> Table:
 
 def _summary_config(s: dict) -> str:
     c = s.get("config", {})
-    return (f"Model: {c.get('model', '?')}; step limit {c.get('max_steps', '?')}, look-up {c.get('lookup', '?')}, "
-            f"context {c.get('context_tokens', '?')} tokens; success is the app's database check.")
+    return (
+        f"Model: {c.get('model', '?')}; step limit {c.get('max_steps', '?')}, look-up {c.get('lookup', '?')}, "
+        f"context {c.get('context_tokens', '?')} tokens; success is the app's database check."
+    )
 
 
 @renderer("apps-summary")
@@ -232,9 +234,19 @@ def render_apps_summary(paths: list[Path], opts: dict[str, str]) -> Table:
         rows = [[cause, n] for cause, n in sorted(causes.items(), key=lambda kv: -kv[1])] or [["(no failure)", 0]]
         return Table(["how a failed task ended", "tasks"], rows, [_summary_config(s)])
     if view == "totals":
-        return Table(["tasks", "success", "median steps", "median s / task", "median prompt tokens / task"],
-                     [[s["tasks"], frac(s["success"], s["tasks"]), s.get("median_steps"), s.get("median_seconds"),
-                       s.get("median_prompt_tokens")]], [_summary_config(s)])
+        return Table(
+            ["tasks", "success", "median steps", "median s / task", "median prompt tokens / task"],
+            [
+                [
+                    s["tasks"],
+                    frac(s["success"], s["tasks"]),
+                    s.get("median_steps"),
+                    s.get("median_seconds"),
+                    s.get("median_prompt_tokens"),
+                ]
+            ],
+            [_summary_config(s)],
+        )
     raise RenderError(f"apps-summary: unknown view {view!r} (by-app, by-kind, causes, totals)")
 
 
@@ -247,11 +259,34 @@ def render_apps_peers(paths: list[Path], opts: dict[str, str]) -> Table:
     rows = []
     for setting, peers in d["summary"].items():
         for peer, p in sorted(peers.items()):
-            rows.append([setting, peer, p["tasks"], frac(p["success"], p["tasks"]), p["failure"], p["capped"],
-                         p["error"], round(p["calls"], 1), round(p["prompt_tokens"]), round(p["completion_tokens"]),
-                         round(p["wall_s"])])
-    header = ["setting", "peer", "tasks", "success", "failure", "capped", "error", "model calls / task",
-              "prompt tokens / task", "completion tokens / task", "s / task"]
+            rows.append(
+                [
+                    setting,
+                    peer,
+                    p["tasks"],
+                    frac(p["success"], p["tasks"]),
+                    p["failure"],
+                    p["capped"],
+                    p["error"],
+                    round(p["calls"], 1),
+                    round(p["prompt_tokens"]),
+                    round(p["completion_tokens"]),
+                    round(p["wall_s"]),
+                ]
+            )
+    header = [
+        "setting",
+        "peer",
+        "tasks",
+        "success",
+        "failure",
+        "capped",
+        "error",
+        "model calls / task",
+        "prompt tokens / task",
+        "completion tokens / task",
+        "s / task",
+    ]
     return Table(header, rows, [f"Tasks: {', '.join(d.get('tasks', []))}."])
 
 
@@ -263,15 +298,37 @@ def render_miniwob_peers(paths: list[Path], opts: dict[str, str]) -> Table:
     d = load_json(path)
     rows = []
     for agent, a in d["summary"].items():
-        rows.append([agent, a["episodes"], frac(a["successes"], a["episodes"]), round(a["mean_steps"], 1),
-                     round(a["mean_calls"], 1), round(a["mean_prompt_tokens"]), round(a["mean_cached_tokens"]),
-                     round(a["prompt_tokens_per_success"]) if a.get("prompt_tokens_per_success") else None,
-                     a["timeouts"], a["errors"]])
-    header = ["agent", "episodes", "success", "mean steps", "model calls / episode", "prompt tokens / episode",
-              "of which from the prompt cache", "prompt tokens / success", "capped by wall time", "errors"]
-    after = [f"Model {d.get('model')}; tasks {', '.join(d.get('tasks', []))}; seeds "
-             f"{', '.join(str(s) for s in d.get('seeds', []))}; at most {d.get('max_steps')} steps and "
-             f"{d.get('episode_timeout_s')} s per episode."]
+        rows.append(
+            [
+                agent,
+                a["episodes"],
+                frac(a["successes"], a["episodes"]),
+                round(a["mean_steps"], 1),
+                round(a["mean_calls"], 1),
+                round(a["mean_prompt_tokens"]),
+                round(a["mean_cached_tokens"]),
+                round(a["prompt_tokens_per_success"]) if a.get("prompt_tokens_per_success") else None,
+                a["timeouts"],
+                a["errors"],
+            ]
+        )
+    header = [
+        "agent",
+        "episodes",
+        "success",
+        "mean steps",
+        "model calls / episode",
+        "prompt tokens / episode",
+        "of which from the prompt cache",
+        "prompt tokens / success",
+        "capped by wall time",
+        "errors",
+    ]
+    after = [
+        f"Model {d.get('model')}; tasks {', '.join(d.get('tasks', []))}; seeds "
+        f"{', '.join(str(s) for s in d.get('seeds', []))}; at most {d.get('max_steps')} steps and "
+        f"{d.get('episode_timeout_s')} s per episode."
+    ]
     return Table(header, rows, after + [f"target: {t}" for t in d.get("targets", [])])
 
 
@@ -303,9 +360,11 @@ def render_miniwob(paths: list[Path], opts: dict[str, str]) -> Table:
             row.append(f"{sum(bool(e['success']) for e in mine)}/{len(mine)}" if mine else "–")
         five = [e for e in eps if e["task"] in NON_FLIGHT]
         steps = sum(e["steps"] for e in five) or 1
-        row += [f"**{sum(bool(e['success']) for e in five) / len(five):.0%}**" if five else "–",
-                round(sum(e["usage"].get("prompt_tokens", 0) for e in five) / steps),
-                round(sum(e["usage"].get("wall_time_s", 0) for e in five) / steps, 1)]
+        row += [
+            f"**{sum(bool(e['success']) for e in five) / len(five):.0%}**" if five else "–",
+            round(sum(e["usage"].get("prompt_tokens", 0) for e in five) / steps),
+            round(sum(e["usage"].get("wall_time_s", 0) for e in five) / steps, 1),
+        ]
         rows.append(row)
     return Table(header, rows, ["Success is MiniWoB's own raw reward > 0; seconds are model-call wall time."])
 
@@ -317,29 +376,53 @@ def render_docqa_report(paths: list[Path], opts: dict[str, str]) -> Table:
     (path,) = paths
     r = load_json(path)
     view = opts.get("view", "methods")
-    about = (f"{r['dataset']}: {r['documents']} document(s), {r['questions']} question(s); "
-             f"model {r['model'].split('@')[0]}.")
+    about = (
+        f"{r['dataset']}: {r['documents']} document(s), {r['questions']} question(s); model {r['model'].split('@')[0]}."
+    )
     if view == "building":
-        rows = [[name, b["documents"], b["from_cache"], b["calls"], b["prompt_words"] + b["reply_words"],
-                 round(b["words_per_question"], 1), b["failures"]] for name, b in r["memory_building"].items()]
-        return Table(["artefact", "documents", "from cache", "calls", "words", "words / question (amortised)",
-                      "failures"], rows, [about])
+        rows = [
+            [
+                name,
+                b["documents"],
+                b["from_cache"],
+                b["calls"],
+                b["prompt_words"] + b["reply_words"],
+                round(b["words_per_question"], 1),
+                b["failures"],
+            ]
+            for name, b in r["memory_building"].items()
+        ]
+        return Table(
+            ["artefact", "documents", "from cache", "calls", "words", "words / question (amortised)", "failures"],
+            rows,
+            [about],
+        )
     if view != "methods":
         raise RenderError(f"docqa-report: unknown view {view!r} (methods, building)")
     quality = r["dataset"] == "quality"
-    header = ["method", "CR (# LU)"] + (["accuracy", "unparsed"] if quality else
-                                        ["LR-1", "LR-2", "R-1", "R-2", "R-L"]) + ["calls / q", "words / q",
-                                                                                  "failures"]
+    header = (
+        ["method", "CR (# LU)"]
+        + (["accuracy", "unparsed"] if quality else ["LR-1", "LR-2", "R-1", "R-2", "R-L"])
+        + ["calls / q", "words / q", "failures"]
+    )
     rows = []
     for name, m in r["methods"].items():
         row: list[Any] = [name, f"{m['compression_rate']:.2f}% ({m['lookups']:.2f})"]
         if quality:
             row += [f"{m['accuracy']:.2f}%", m.get("unparsed_options", 0)]
         else:
-            row += [f"{m['lr1']:.2f}%" if m.get("rated") else "–", f"{m['lr2']:.2f}%" if m.get("rated") else "–",
-                    m["rouge1"], m["rouge2"], m["rougeL"]]
-        row += [m["calls_per_question"], round(m["prompt_words_per_question"] + m["reply_words_per_question"]),
-                f"{m['failures']} ({m['questions_with_failures']} q)"]
+            row += [
+                f"{m['lr1']:.2f}%" if m.get("rated") else "–",
+                f"{m['lr2']:.2f}%" if m.get("rated") else "–",
+                m["rouge1"],
+                m["rouge2"],
+                m["rougeL"],
+            ]
+        row += [
+            m["calls_per_question"],
+            round(m["prompt_words_per_question"] + m["reply_words_per_question"]),
+            f"{m['failures']} ({m['questions_with_failures']} q)",
+        ]
         rows.append(row)
     return Table(header, rows, [about + " CR: compression rate; # LU: pages looked up."])
 
@@ -354,18 +437,40 @@ def render_docqa_speed(paths: list[Path], opts: dict[str, str]) -> Table:
         if not p:
             return "–"
         calls = p.get("calls", 0)
-        return (f"{calls} call{'' if calls == 1 else 's'}, "
-                f"{p.get('prompt_tokens', 0):,} + {p.get('completion_tokens', 0):,}")
+        return (
+            f"{calls} call{'' if calls == 1 else 's'}, "
+            f"{p.get('prompt_tokens', 0):,} + {p.get('completion_tokens', 0):,}"
+        )
 
     rows = []
     for r in jsonl(path):
         by = r.get("by_purpose", {})
-        rows.append([f"{r['label']} (question {r['question_no']})", f"`{' '.join(r.get('options', []))}`",
-                     round(r["seconds"]), f"{r['load_before'].split()[0]} → {r['load_after'].split()[0]}",
-                     r.get("num_pages"), tok(by.get("pagination")), tok(by.get("gist")), tok(by.get("lookup")),
-                     tok(by.get("answer")), f"{r['prompt_tokens']:,} + {r['completion_tokens']:,}"])
-    header = ["run", "options", "seconds", "load average before → after", "pages", "pagination", "gist", "look-up",
-              "answer", "total tokens"]
+        rows.append(
+            [
+                f"{r['label']} (question {r['question_no']})",
+                f"`{' '.join(r.get('options', []))}`",
+                round(r["seconds"]),
+                f"{r['load_before'].split()[0]} → {r['load_after'].split()[0]}",
+                r.get("num_pages"),
+                tok(by.get("pagination")),
+                tok(by.get("gist")),
+                tok(by.get("lookup")),
+                tok(by.get("answer")),
+                f"{r['prompt_tokens']:,} + {r['completion_tokens']:,}",
+            ]
+        )
+    header = [
+        "run",
+        "options",
+        "seconds",
+        "load average before → after",
+        "pages",
+        "pagination",
+        "gist",
+        "look-up",
+        "answer",
+        "total tokens",
+    ]
     return Table(header, rows, ["Tokens are prompt + completion."])
 
 
@@ -427,8 +532,12 @@ def render_block(args: str, root: Path, page: Path) -> str:
 
 def blocks(page: Path) -> list[Block]:
     text = page.read_text(encoding="utf-8")
-    return [Block(page, text.count("\n", 0, m.start()) + 1, m.group("args"), m.start("body"), m.end("body"),
-                  m.group("body")) for m in MARKER.finditer(text)]
+    return [
+        Block(
+            page, text.count("\n", 0, m.start()) + 1, m.group("args"), m.start("body"), m.end("body"), m.group("body")
+        )
+        for m in MARKER.finditer(text)
+    ]
 
 
 def default_pages(root: Path) -> list[Path]:
@@ -452,11 +561,14 @@ def process(pages: list[Path], root: Path, write: bool) -> list[str]:
                 problems.append(f"{where}: {exc}")
                 body = b.body
             if body != b.body and not write:
-                diff = difflib.unified_diff(b.body.splitlines(), body.splitlines(), "committed", "rendered",
-                                            lineterm="", n=0)
-                problems.append(f"{where} is stale (run: .venv/bin/python bench/render_docs.py --write)\n  "
-                                + "\n  ".join(list(diff)[2:8]))
-            new += [text[pos:b.start], body]
+                diff = difflib.unified_diff(
+                    b.body.splitlines(), body.splitlines(), "committed", "rendered", lineterm="", n=0
+                )
+                problems.append(
+                    f"{where} is stale (run: .venv/bin/python bench/render_docs.py --write)\n  "
+                    + "\n  ".join(list(diff)[2:8])
+                )
+            new += [text[pos : b.start], body]
             pos = b.end
         new.append(text[pos:])
         if write and "".join(new) != text:

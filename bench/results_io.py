@@ -56,8 +56,11 @@ def git_commit(root: Path = ROOT) -> tuple[str | None, bool | None]:
 
 def machine() -> dict[str, Any]:
     """This machine, now: CPUs, CPU model, memory, platform, Python, load average."""
-    info: dict[str, Any] = {"cpus": os.cpu_count(), "platform": platform.platform(),
-                            "python": platform.python_version()}
+    info: dict[str, Any] = {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -87,19 +90,34 @@ def default_command() -> str:
     return shlex.join([".venv/bin/python", *argv])
 
 
-def provenance(command: str | None = None, commit: str | None = None,
-               machine_info: Mapping[str, Any] | str | None = None, date: str | None = None) -> dict[str, Any]:
+def provenance(
+    command: str | None = None,
+    commit: str | None = None,
+    machine_info: Mapping[str, Any] | str | None = None,
+    date: str | None = None,
+) -> dict[str, Any]:
     head, dirty = git_commit()
-    return {"command": command or default_command(), "commit": commit or head,
-            "dirty": dirty if commit is None else None,
-            "machine": machine_info if machine_info is not None else machine(),
-            "date": date or _dt.datetime.now().replace(microsecond=0).isoformat()}
+    return {
+        "command": command or default_command(),
+        "commit": commit or head,
+        "dirty": dirty if commit is None else None,
+        "machine": machine_info if machine_info is not None else machine(),
+        "date": date or _dt.datetime.now().replace(microsecond=0).isoformat(),
+    }
 
 
-def write_result(path: str | Path, rows: Iterable[Mapping[str, Any]], *, command: str | None = None,
-                 commit: str | None = None, machine_info: Mapping[str, Any] | str | None = None,
-                 date: str | None = None, notes: str | None = None, targets: Iterable[str] = (),
-                 **extra: Any) -> Path:
+def write_result(
+    path: str | Path,
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    command: str | None = None,
+    commit: str | None = None,
+    machine_info: Mapping[str, Any] | str | None = None,
+    date: str | None = None,
+    notes: str | None = None,
+    targets: Iterable[str] = (),
+    **extra: Any,
+) -> Path:
     """Write ``rows`` (a list of flat dicts) as a results file at ``path`` (JSON), with the
     command, commit and machine; ``extra`` keys are kept as they are. Returns the path."""
     path = Path(path)
@@ -117,8 +135,14 @@ def write_result(path: str | Path, rows: Iterable[Mapping[str, Any]], *, command
     return path
 
 
-def append_row(path: str | Path, row: Mapping[str, Any], *, command: str | None = None,
-               commit: str | None = None, machine_info: Mapping[str, Any] | str | None = None) -> Path:
+def append_row(
+    path: str | Path,
+    row: Mapping[str, Any],
+    *,
+    command: str | None = None,
+    commit: str | None = None,
+    machine_info: Mapping[str, Any] | str | None = None,
+) -> Path:
     """Append one row to a JSONL results file, the row carrying its own provenance."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -39,13 +39,13 @@ from verdict import Targets  # noqa: E402
 
 from webagent.html import split_snippets  # noqa: E402  (the code under test)
 
-PAPER_DEPTH = 6    # inside the paper's 5-7
+PAPER_DEPTH = 6  # inside the paper's 5-7
 BUDGET = 300
 
 # Targets, set after measuring on the dev machine (2 shared cores, lxml 6.1.3 /
 # libxml2 2.14.6, bs4 4.15): speed-up 4.4-8.4x, memory 0.17-0.19x the rival's
 # and 3.8-4.3x the input, over the four cells; the margins absorb load noise.
-MIN_SPEEDUP = 3.0       # ours at least this many times faster than the rival
+MIN_SPEEDUP = 3.0  # ours at least this many times faster than the rival
 MAX_MEM_VS_RIVAL = 0.3  # our peak RSS growth at most this fraction of the rival's
 MAX_MEM_VS_INPUT = 6.0  # our peak RSS growth at most this many times the input size
 
@@ -85,8 +85,9 @@ def _measure(impl: str, depth: str, path: str) -> None:
 
 
 def peak_rss_growth(impl: str, depth, path: str) -> int:
-    proc = subprocess.run([sys.executable, __file__, "--measure", impl, str(depth), path],
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--measure", impl, str(depth), path], capture_output=True, text=True, check=True
+    )
     return int(proc.stdout.strip().splitlines()[-1])
 
 
@@ -109,7 +110,7 @@ def _first_difference(a: list, b: list) -> str:
             return f"snippet {n}: ids {x[0][:5]}... vs {y[0][:5]}..."
         if x[1] != y[1]:
             k = next((k for k, (p, q) in enumerate(zip(x[1], y[1])) if p != q), 0)
-            return f"snippet {n}: text ...{x[1][max(0, k - 30):k + 30]!r} vs ...{y[1][max(0, k - 30):k + 30]!r}"
+            return f"snippet {n}: text ...{x[1][max(0, k - 30) : k + 30]!r} vs ...{y[1][max(0, k - 30) : k + 30]!r}"
     return f"{len(a)} vs {len(b)} snippets"
 
 
@@ -128,12 +129,15 @@ def main() -> int:
         pinned = "not pinned"
 
     sizes = [1_000_000] if args.quick else [1_000_000, 10_000_000]
-    print(f"generated pages (seed {SEED}); paper cut depth={PAPER_DEPTH}; auto budget={BUDGET} words; "
-          f"{pinned}")
-    print("time = best of N alternating runs incl. parsing; mem = peak RSS growth of one split, "
-          "fresh subprocess per cell\n")
-    header = (f"{'input':<8}{'MB':>6}{'elements':>9}{'depth':>7}  {'impl':<6}{'time s':>8}{'mem MB':>8}"
-              f"{'mem/in':>7}{'snippets':>9}{'words min/med/max':>20}")
+    print(f"generated pages (seed {SEED}); paper cut depth={PAPER_DEPTH}; auto budget={BUDGET} words; {pinned}")
+    print(
+        "time = best of N alternating runs incl. parsing; mem = peak RSS growth of one split, "
+        "fresh subprocess per cell\n"
+    )
+    header = (
+        f"{'input':<8}{'MB':>6}{'elements':>9}{'depth':>7}  {'impl':<6}{'time s':>8}{'mem MB':>8}"
+        f"{'mem/in':>7}{'snippets':>9}{'words min/med/max':>20}"
+    )
     print(header)
     print("-" * len(header))
     targets = Targets("snippets")
@@ -152,24 +156,40 @@ def main() -> int:
                 for impl in IMPLS:
                     words = sorted(len(text.split()) for _, text in out[impl])
                     spread = f"{words[0]}/{statistics.median(words):g}/{words[-1]}"
-                    print(f"{label:<8}{size / 1e6:>6.2f}{elements:>9}{str(depth):>7}  {impl:<6}"
-                          f"{secs[impl]:>8.3f}{mem[impl] / 1e6:>8.1f}{mem[impl] / size:>6.1f}x"
-                          f"{len(out[impl]):>9}{spread:>20}")
+                    print(
+                        f"{label:<8}{size / 1e6:>6.2f}{elements:>9}{str(depth):>7}  {impl:<6}"
+                        f"{secs[impl]:>8.3f}{mem[impl] / 1e6:>8.1f}{mem[impl] / size:>6.1f}x"
+                        f"{len(out[impl]):>9}{spread:>20}"
+                    )
                 cell = f"{label} depth={depth}"
                 rival = f"BeautifulSoup(lxml) split, {secs['rival']:.3f} s, {mem['rival'] / 1e6:.1f} MB"
                 same = out["ours"] == out["rival"]
-                targets.check(f"{cell}: same snippets (ids and text) as the rival",
-                              f"{len(out['ours'])} identical" if same else _first_difference(out["ours"], out["rival"]),
-                              f"{len(out['rival'])} rival snippets", same)
+                targets.check(
+                    f"{cell}: same snippets (ids and text) as the rival",
+                    f"{len(out['ours'])} identical" if same else _first_difference(out["ours"], out["rival"]),
+                    f"{len(out['rival'])} rival snippets",
+                    same,
+                )
                 speedup = secs["rival"] / secs["ours"]
-                targets.check(f"{cell}: ours >= {MIN_SPEEDUP:g}x faster than the rival",
-                              f"{speedup:.1f}x ({secs['ours']:.3f} s)", rival, speedup >= MIN_SPEEDUP)
+                targets.check(
+                    f"{cell}: ours >= {MIN_SPEEDUP:g}x faster than the rival",
+                    f"{speedup:.1f}x ({secs['ours']:.3f} s)",
+                    rival,
+                    speedup >= MIN_SPEEDUP,
+                )
                 mem_ratio = mem["ours"] / max(1, mem["rival"])
-                targets.check(f"{cell}: our peak memory <= {MAX_MEM_VS_RIVAL:g}x the rival's",
-                              f"{mem_ratio:.2f}x ({mem['ours'] / 1e6:.1f} MB)", rival, mem_ratio <= MAX_MEM_VS_RIVAL)
-                targets.check(f"{cell}: our peak memory <= {MAX_MEM_VS_INPUT:g}x the input",
-                              f"{mem['ours'] / size:.1f}x", f"floor: the input, {size / 1e6:.2f} MB",
-                              mem["ours"] <= MAX_MEM_VS_INPUT * size)
+                targets.check(
+                    f"{cell}: our peak memory <= {MAX_MEM_VS_RIVAL:g}x the rival's",
+                    f"{mem_ratio:.2f}x ({mem['ours'] / 1e6:.1f} MB)",
+                    rival,
+                    mem_ratio <= MAX_MEM_VS_RIVAL,
+                )
+                targets.check(
+                    f"{cell}: our peak memory <= {MAX_MEM_VS_INPUT:g}x the input",
+                    f"{mem['ours'] / size:.1f}x",
+                    f"floor: the input, {size / 1e6:.2f} MB",
+                    mem["ours"] <= MAX_MEM_VS_INPUT * size,
+                )
     return targets.report()
 
 

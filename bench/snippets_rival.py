@@ -12,15 +12,44 @@ from bs4 import BeautifulSoup, NavigableString, Tag
 
 BUDGET = 300
 
-R_ORDER = ("role", "aria_role", "type", "alt", "aria_description", "aria_label", "label", "title",
-           "name", "text_value", "value", "placeholder", "input_checked", "input_value",
-           "option_selected")
+R_ORDER = (
+    "role",
+    "aria_role",
+    "type",
+    "alt",
+    "aria_description",
+    "aria_label",
+    "label",
+    "title",
+    "name",
+    "text_value",
+    "value",
+    "placeholder",
+    "input_checked",
+    "input_value",
+    "option_selected",
+)
 R_RANK = {name: n for n, name in enumerate(R_ORDER)}
 R_SKIP = {"hidden", "none", "presentation", "null", "undefined", ""}
 R_WIDGET_TAGS = {"a", "button", "input", "select", "option", "textarea", "label"}
-R_WIDGET_ROLES = {"button", "link", "checkbox", "radio", "menuitem", "menuitemcheckbox",
-                  "menuitemradio", "option", "tab", "combobox", "textbox", "searchbox", "switch",
-                  "slider", "spinbutton", "treeitem"}
+R_WIDGET_ROLES = {
+    "button",
+    "link",
+    "checkbox",
+    "radio",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "option",
+    "tab",
+    "combobox",
+    "textbox",
+    "searchbox",
+    "switch",
+    "slider",
+    "spinbutton",
+    "treeitem",
+}
 
 
 def _rival_attr_text(tag: Tag) -> str:
@@ -40,15 +69,17 @@ def _rival_attr_text(tag: Tag) -> str:
 
 def _rival_widget(tag: Tag) -> bool:
     role, click = tag.get("role"), tag.get("is_clickable")
-    return (tag.name in R_WIDGET_TAGS or (click is not None and click.strip().lower() == "true")
-            or (role is not None and role.strip().lower() in R_WIDGET_ROLES))
+    return (
+        tag.name in R_WIDGET_TAGS
+        or (click is not None and click.strip().lower() == "true")
+        or (role is not None and role.strip().lower() in R_WIDGET_ROLES)
+    )
 
 
 class RivalNode:
     """One element: its rendered pieces (open token, tails of its children, close token)."""
 
-    __slots__ = ("tag", "bid", "depth", "kids", "open", "tails", "close", "widget", "own_w", "all_w",
-                 "deepest")
+    __slots__ = ("tag", "bid", "depth", "kids", "open", "tails", "close", "widget", "own_w", "all_w", "deepest")
 
     def __init__(self, tag: Tag, depth: int) -> None:
         self.tag, self.bid, self.depth = tag, tag.get("backend_node_id"), depth
@@ -70,7 +101,7 @@ def _rival_tree(html: str) -> RivalNode:
         meta = _rival_attr_text(node.tag)
         if meta:
             head += " " + meta
-        runs: list[list[str]] = [[]]   # text before the first child, then after each child
+        runs: list[list[str]] = [[]]  # text before the first child, then after each child
         for c in node.tag.contents:
             if isinstance(c, Tag):
                 node.kids.append(RivalNode(c, node.depth + 1))

@@ -23,6 +23,8 @@ class Targets:
         for target, figure, against, ok in self.rows:
             print(f"  [{'PASS' if ok else 'FAIL'}] {target} | figure: {figure} | against: {against}")
         missed = sum(not ok for *_, ok in self.rows)
-        print(f"{'FAIL' if missed else 'PASS'}: " + (f"{missed} of {len(self.rows)} targets missed" if missed
-                                                    else f"all {len(self.rows)} targets met"))
+        print(
+            f"{'FAIL' if missed else 'PASS'}: "
+            + (f"{missed} of {len(self.rows)} targets missed" if missed else f"all {len(self.rows)} targets met")
+        )
         return 1 if missed else 0

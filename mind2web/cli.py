@@ -35,8 +35,10 @@ def _load(data: str, split: str | None, skip_bad: bool):
     bad: list = []
     tasks = load_tasks(data, split=split, skip_bad=skip_bad, bad_log=bad)
     for problem in bad:
-        click.echo(f"skipped: {problem['file']}, {problem.get('record')}, field {problem.get('field')}: "
-                   f"{problem['message']}", err=True)
+        click.echo(
+            f"skipped: {problem['file']}, {problem.get('record')}, field {problem.get('field')}: {problem['message']}",
+            err=True,
+        )
     if not tasks:
         raise UserError(f"no tasks found in {data}" + (f" (split {split})" if split else ""))
     return tasks, bad
@@ -50,15 +52,25 @@ def main() -> None:
 @main.command("snippets")
 @click.argument("file", type=click.Path())
 @click.option("--action-uid", help="Which action's page, for a Mind2Web file (default: the first).")
-@click.option("--depth", default="auto", show_default=True,
-              help="N: the paper's cut (App. E.1, which tests 5-7): each element at depth N "
-                   "(<html> = 0, <body> = 1) with its descendants is one snippet, the rest above "
-                   "depth N kept in leftover snippets, no word budget. 'auto' (ours): a "
-                   "budget-driven cut (--budget-words) at a depth chosen per page.")
-@click.option("--budget-words", type=click.IntRange(min=10), default=300, show_default=True,
-              help="Snippet word budget of --depth auto (unused with an integer depth).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Only the JSON lines, one object per snippet (no summary line on stderr).")
+@click.option(
+    "--depth",
+    default="auto",
+    show_default=True,
+    help="N: the paper's cut (App. E.1, which tests 5-7): each element at depth N "
+    "(<html> = 0, <body> = 1) with its descendants is one snippet, the rest above "
+    "depth N kept in leftover snippets, no word budget. 'auto' (ours): a "
+    "budget-driven cut (--budget-words) at a depth chosen per page.",
+)
+@click.option(
+    "--budget-words",
+    type=click.IntRange(min=10),
+    default=300,
+    show_default=True,
+    help="Snippet word budget of --depth auto (unused with an integer depth).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Only the JSON lines, one object per snippet (no summary line on stderr)."
+)
 @user_errors
 def snippets_command(file, action_uid, depth, budget_words, as_json) -> None:
     """Print the snippets of a page: a Mind2Web JSON/JSONL file or an .html file.
@@ -86,8 +98,9 @@ def snippets_command(file, action_uid, depth, budget_words, as_json) -> None:
         html = actions[0].cleaned_html
     snippets = split_snippets(html, depth=depth, budget_words=budget_words)
     for s in snippets:
-        click.echo(json.dumps({"index": s.index, "ids": list(s.ids), "text": s.text, "words": s.words},
-                              ensure_ascii=False))
+        click.echo(
+            json.dumps({"index": s.index, "ids": list(s.ids), "text": s.text, "words": s.words}, ensure_ascii=False)
+        )
     if as_json:
         return
     if depth == "auto":
@@ -97,48 +110,112 @@ def snippets_command(file, action_uid, depth, budget_words, as_json) -> None:
     else:
         how = f"paper's cut at depth {depth}"
     sizes = sorted(s.words for s in snippets)
-    click.echo(f"{len(snippets)} snippets, {how}; words min {sizes[0]} / median "
-               f"{statistics.median(sizes):g} / max {sizes[-1]}", err=True)
+    click.echo(
+        f"{len(snippets)} snippets, {how}; words min {sizes[0]} / median "
+        f"{statistics.median(sizes):g} / max {sizes[-1]}",
+        err=True,
+    )
 
 
 @main.command("eval")
-@click.option("--data", required=True,
-              help="Folder in the official layout (DIR/test_website/*.json ...), a JSON/JSONL file, or "
-                   "hf:NAME:SPLIT (the hub's osunlp/Mind2Web holds only train).")
-@click.option("--split", help="Split to use: a subfolder of --data, e.g. test_website (default: all), or the hub split.")
-@click.option("--method", "methods", default="readagent-p", show_default=True,
-              help="Comma-separated: raw, bm25, neural, ranker, gistmem, readagent-p (or name@k), or 'all' (all but ranker).")
+@click.option(
+    "--data",
+    required=True,
+    help="Folder in the official layout (DIR/test_website/*.json ...), a JSON/JSONL file, or "
+    "hf:NAME:SPLIT (the hub's osunlp/Mind2Web holds only train).",
+)
+@click.option(
+    "--split", help="Split to use: a subfolder of --data, e.g. test_website (default: all), or the hub split."
+)
+@click.option(
+    "--method",
+    "methods",
+    default="readagent-p",
+    show_default=True,
+    help="Comma-separated: raw, bm25, neural, ranker, gistmem, readagent-p (or name@k), or 'all' (all but ranker).",
+)
 @click.option("--max-lookup", default="1,5", show_default=True, help="readagent-p: most snippets looked up (list).")
 @click.option("--top-k", default="1,5", show_default=True, help="bm25/neural/ranker: snippets retrieved (list).")
-@click.option("--depth", default="auto", show_default=True,
-              help="N: the paper's DOM cut at depth N (App. E.1 tests 5-7; <html> = 0, <body> = 1; "
-                   "no word budget), or 'auto' (ours: budget-driven cut, --budget-words).")
-@click.option("--budget-words", type=click.IntRange(min=10), default=300, show_default=True,
-              help="--depth auto: most words of one snippet (a subtree larger than this is split "
-                   "further); unused with an integer depth.")
-@click.option("--context-tokens", type=click.IntRange(min=1024), default=8192, show_default=True,
-              help="raw: the page is truncated to fit this context.")
-@click.option("--previous-k", type=click.IntRange(min=0), default=5, show_default=True,
-              help="Previous actions shown to the model: the last k of the gold ones (teacher-forced, as "
-                   "MindAct; 5 is its default); 0 = none.")
-@click.option("--act-on", type=click.Choice(["looked-up", "context"]), default="looked-up", show_default=True,
-              help="readagent-p: looked-up = after a look-up the action may only pick ids of the looked-up "
-                   "snippets (the paper: the model reads the retrieved snippets again and predicts the target "
-                   "element); context = any id visible in the prompt (gists included).")
-@click.option("--typed-actions", is_flag=True,
-              help="Try the live agent's typed action space: each operation only on the allowed ids of the kind "
-                   "it fits (CLICK on clickable or unclassified elements, TYPE on text fields, SELECT on selects "
-                   "with a value among their options), by schema and by check. Off: the benchmark's plain space.")
+@click.option(
+    "--depth",
+    default="auto",
+    show_default=True,
+    help="N: the paper's DOM cut at depth N (App. E.1 tests 5-7; <html> = 0, <body> = 1; "
+    "no word budget), or 'auto' (ours: budget-driven cut, --budget-words).",
+)
+@click.option(
+    "--budget-words",
+    type=click.IntRange(min=10),
+    default=300,
+    show_default=True,
+    help="--depth auto: most words of one snippet (a subtree larger than this is split "
+    "further); unused with an integer depth.",
+)
+@click.option(
+    "--context-tokens",
+    type=click.IntRange(min=1024),
+    default=8192,
+    show_default=True,
+    help="raw: the page is truncated to fit this context.",
+)
+@click.option(
+    "--previous-k",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="Previous actions shown to the model: the last k of the gold ones (teacher-forced, as "
+    "MindAct; 5 is its default); 0 = none.",
+)
+@click.option(
+    "--act-on",
+    type=click.Choice(["looked-up", "context"]),
+    default="looked-up",
+    show_default=True,
+    help="readagent-p: looked-up = after a look-up the action may only pick ids of the looked-up "
+    "snippets (the paper: the model reads the retrieved snippets again and predicts the target "
+    "element); context = any id visible in the prompt (gists included).",
+)
+@click.option(
+    "--typed-actions",
+    is_flag=True,
+    help="Try the live agent's typed action space: each operation only on the allowed ids of the kind "
+    "it fits (CLICK on clickable or unclassified elements, TYPE on text fields, SELECT on selects "
+    "with a value among their options), by schema and by check. Off: the benchmark's plain space.",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
 @click.option("--shard", help="i/n: every n-th task starting at i (merge the shards' folders with `merge`).")
-@click.option("--out", type=click.Path(file_okay=False),
-              help="Output folder (default runs/m2w-SPLIT); running again resumes into it.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    help="Output folder (default runs/m2w-SPLIT); running again resumes into it.",
+)
 @click.option("--skip-bad", is_flag=True, help="Skip malformed records (reported) instead of stopping.")
-@click.option("--scores", type=click.Path(dir_okay=False), help="MindAct ranker scores (scores_all_data.pkl), for the ranker method.")
+@click.option(
+    "--scores",
+    type=click.Path(dir_okay=False),
+    help="MindAct ranker scores (scores_all_data.pkl), for the ranker method.",
+)
 @model_options
 @run_async
-async def eval_command(data, split, methods, max_lookup, top_k, depth, budget_words, context_tokens, previous_k,
-                       act_on, typed_actions, limit, shard, out, skip_bad, scores, **kwargs) -> None:
+async def eval_command(
+    data,
+    split,
+    methods,
+    max_lookup,
+    top_k,
+    depth,
+    budget_words,
+    context_tokens,
+    previous_k,
+    act_on,
+    typed_actions,
+    limit,
+    shard,
+    out,
+    skip_bad,
+    scores,
+    **kwargs,
+) -> None:
     """Run methods over Mind2Web steps; write steps.jsonl, report.md, report.json and a histogram."""
     from mind2web.methods import expand_variants
     from mind2web.report import summary_lines, write_report
@@ -163,12 +240,28 @@ async def eval_command(data, split, methods, max_lookup, top_k, depth, budget_wo
     out_dir = Path(out or f"runs/m2w-{split or 'all'}")
     opts = endpoint_options(kwargs)
     async with open_client(opts) as client:
-        config = EvalConfig.for_client(client, data=str(data), split=split, depth=depth, budget_words=budget_words,
-                                       context_tokens=context_tokens, previous_k=previous_k, act_on=act_on,
-                                       typed_actions=typed_actions)
+        config = EvalConfig.for_client(
+            client,
+            data=str(data),
+            split=split,
+            depth=depth,
+            budget_words=budget_words,
+            context_tokens=context_tokens,
+            previous_k=previous_k,
+            act_on=act_on,
+            typed_actions=typed_actions,
+        )
         click.echo(f"{len(tasks)} tasks; methods: {', '.join(v.name for v in variants)}; out: {out_dir}", err=True)
-        info = await run_eval(client, tasks, variants, out_dir, config, shard=shard_ix, limit=limit,
-                              step_concurrency=max(1, opts.concurrency // 2))
+        info = await run_eval(
+            client,
+            tasks,
+            variants,
+            out_dir,
+            config,
+            shard=shard_ix,
+            limit=limit,
+            step_concurrency=max(1, opts.concurrency // 2),
+        )
         usage = client.usage
     rows = read_rows(out_dir / STEPS_FILE)
     if skipped:  # --skip-bad: what was left out, kept next to the results
@@ -178,25 +271,38 @@ async def eval_command(data, split, methods, max_lookup, top_k, depth, budget_wo
     report = write_report(rows, read_manifest(out_dir), out_dir, meta)
     for line in summary_lines(report["results"]):
         click.echo(line)
-    click.echo(f"ran {info['ran']} method-steps, resumed {info['resumed']}"
-               + (f", retried {info['retried_endpoint_failures']} whose endpoint had failed"
-                  if info["retried_endpoint_failures"] else ""))
+    click.echo(
+        f"ran {info['ran']} method-steps, resumed {info['resumed']}"
+        + (
+            f", retried {info['retried_endpoint_failures']} whose endpoint had failed"
+            if info["retried_endpoint_failures"]
+            else ""
+        )
+    )
     click.echo(f"report: {out_dir / 'report.md'} (and report.json, steps.jsonl)")
     click.echo(usage.summary_line())
     if info["not_started"]:
-        raise EndpointError(f"the endpoint seems down ({info['endpoint_failures']} method-steps failed on it, the last "
-                            f"{ENDPOINT_DOWN_AFTER} in a row): stopped with {info['not_started']} method-steps not "
-                            "started; run the same command again to resume")
+        raise EndpointError(
+            f"the endpoint seems down ({info['endpoint_failures']} method-steps failed on it, the last "
+            f"{ENDPOINT_DOWN_AFTER} in a row): stopped with {info['not_started']} method-steps not "
+            "started; run the same command again to resume"
+        )
     if info["endpoint_failures"]:
-        raise EndpointError(f"{info['endpoint_failures']} method-steps failed because the endpoint was unavailable "
-                            "(scored as wrong in this report); run the same command again to retry only those")
+        raise EndpointError(
+            f"{info['endpoint_failures']} method-steps failed because the endpoint was unavailable "
+            "(scored as wrong in this report); run the same command again to retry only those"
+        )
 
 
 @main.command("score")
 @click.option("--data", required=True, help="Folder in the official layout, or a JSON/JSONL file.")
 @click.option("--split", help="Subfolder to use.")
-@click.option("--predictions", required=True, type=click.Path(dir_okay=False),
-              help='JSONL lines {"annotation_id", "action_uid", "element_id", "op", "value"}.')
+@click.option(
+    "--predictions",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help='JSONL lines {"annotation_id", "action_uid", "element_id", "op", "value"}.',
+)
 @click.option("--skip-bad", is_flag=True, help="Skip malformed records (reported) instead of stopping.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
 @user_errors
@@ -211,13 +317,17 @@ def score_command(data, split, predictions, skip_bad, as_json) -> None:
         return
     for key in ("element_acc", "op_f1", "step_sr", "task_sr"):
         click.echo(f"{key:<12} {result[key]:6.2f}   micro {result['micro_' + key]:6.2f}")
-    click.echo(f"{result['num_tasks']} tasks, {result['num_steps']} steps, "
-               f"{result['missing_predictions']} missing, {result['unknown_predictions']} unknown predictions")
+    click.echo(
+        f"{result['num_tasks']} tasks, {result['num_steps']} steps, "
+        f"{result['missing_predictions']} missing, {result['unknown_predictions']} unknown predictions"
+    )
 
 
 @main.command("merge")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(file_okay=False))
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the merged run and its report.")
+@click.option(
+    "--out", required=True, type=click.Path(file_okay=False), help="Folder for the merged run and its report."
+)
 @user_errors
 def merge_command(runs, out) -> None:
     """Join the outputs of shards (same configuration) and write one report."""
@@ -233,11 +343,13 @@ def merge_command(runs, out) -> None:
         try:
             config = EvalConfig.model_validate(stored)
         except ValueError:
-            raise UserError(f"{run}/{CONFIG_FILE}: written by another version (fields differ); "
-                            "merge runs of this version only") from None
+            raise UserError(
+                f"{run}/{CONFIG_FILE}: written by another version (fields differ); merge runs of this version only"
+            ) from None
         if configs and (diff := configs[0].differences(stored)):
-            raise UserError(f"{run} has another configuration than {runs[0]} ({'; '.join(diff)}); "
-                            "merge only shards of one run")
+            raise UserError(
+                f"{run} has another configuration than {runs[0]} ({'; '.join(diff)}); merge only shards of one run"
+            )
         configs.append(config)
         manifest = manifest.union(read_manifest(Path(run)).tasks, source=run)
         for row in read_rows(Path(run) / STEPS_FILE):  # a later run's row for a step wins
@@ -249,12 +361,15 @@ def merge_command(runs, out) -> None:
     write_manifest(out_dir, manifest)
     with open(out_dir / STEPS_FILE, "w", encoding="utf-8") as f:
         f.writelines(row.to_line() for row in rows.values())
-    report = write_report(list(rows.values()), manifest, out_dir,
-                          {**configs[0].model_dump(mode="json"), "merged_from": list(runs)})
+    report = write_report(
+        list(rows.values()), manifest, out_dir, {**configs[0].model_dump(mode="json"), "merged_from": list(runs)}
+    )
     for line in summary_lines(report["results"]):
         click.echo(line)
-    click.echo(f"merged {len(rows)} method-steps of {len(manifest.tasks)} tasks from {len(runs)} runs; "
-               f"report: {out_dir / 'report.md'}")
+    click.echo(
+        f"merged {len(rows)} method-steps of {len(manifest.tasks)} tasks from {len(runs)} runs; "
+        f"report: {out_dir / 'report.md'}"
+    )
 
 
 @main.command("report")

@@ -215,7 +215,7 @@ def _locate(err: Mapping[str, Any], record_label: str, raw: Any) -> tuple[str, s
 def _message(err: Mapping[str, Any]) -> str:
     msg = str(err.get("msg", "invalid"))
     if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
+        msg = msg[len("Value error, ") :]
     if err.get("type") == "missing":
         return "required field is missing"
     inp = err.get("input")
@@ -377,7 +377,7 @@ def load_tasks(
     only labels the tasks (default: the file's folder name).
     """
     if isinstance(source, str) and source.startswith(HF_PREFIX):
-        spec = source[len(HF_PREFIX):]
+        spec = source[len(HF_PREFIX) :]
         name, _, hf_split = spec.partition(":")
         if not name:
             raise UserError(f"{source!r}: name a dataset and split, e.g. 'hf:osunlp/Mind2Web:train'")
@@ -385,7 +385,9 @@ def load_tasks(
 
     path = Path(source)
     if not path.exists():
-        raise UserError(f"Mind2Web data not found: {path} does not exist (give a directory of split folders, a .json/.jsonl file, or hf:osunlp/Mind2Web)")
+        raise UserError(
+            f"Mind2Web data not found: {path} does not exist (give a directory of split folders, a .json/.jsonl file, or hf:osunlp/Mind2Web)"
+        )
     sink = _Sink(skip_bad, bad_log)
 
     if path.is_file():
@@ -405,4 +407,3 @@ def load_tasks(
         for f in files:
             tasks.extend(_read_file(f, name, sink))
     return tasks
-

@@ -23,7 +23,8 @@ def hub_split(source: str, name: str, in_source: str, asked: str | None) -> str:
         raise UserError(
             f"the hub's {name} holds only the train split, not {chosen!r}; the test splits (test_task, "
             "test_website, test_domain) are a separate download from the Mind2Web project: unzip it and "
-            "pass the folder, e.g. --data DIR --split test_website")
+            "pass the folder, e.g. --data DIR --split test_website"
+        )
     return chosen
 
 

@@ -33,7 +33,12 @@ from webagent.web.action import ActionOutcome, predict_action, visible_ids
 from webagent.web.agent_view import Control
 from webagent.web.typed_action import page_controls
 from webagent.web.memory import (
-    CHARS_PER_TOKEN, PROMPT_RESERVE_TOKENS, act_on_memory, build_web_memory, context_overflow, look_up,
+    CHARS_PER_TOKEN,
+    PROMPT_RESERVE_TOKENS,
+    act_on_memory,
+    build_web_memory,
+    context_overflow,
+    look_up,
 )
 
 METHODS = ("raw", "bm25", "neural", "ranker", "gistmem", "readagent-p")
@@ -121,16 +126,25 @@ def truncate_for_context(text: str, context_tokens: int) -> str:
     return text if len(text) <= budget_chars else text[:budget_chars]
 
 
-async def predict(client: LLMClient, variant: Variant, step: StepInput, *, context_tokens: int = 8192,
-                  act_on: str = "looked-up", typed_actions: bool = False) -> StepPrediction:
+async def predict(
+    client: LLMClient,
+    variant: Variant,
+    step: StepInput,
+    *,
+    context_tokens: int = 8192,
+    act_on: str = "looked-up",
+    typed_actions: bool = False,
+) -> StepPrediction:
     """One method's prediction for one step. The baselines act on the ids visible in their
     context; gistmem and readagent-p go through the shared web memory (webagent.web)."""
     controls = (await asyncio.to_thread(lambda: step.controls)) if typed_actions else None
     if variant.method in ("gistmem", "readagent-p"):
-        return await _predict_with_memory(client, variant, step, context_tokens=context_tokens, act_on=act_on,
-                                          controls=controls)
-    act = functools.partial(predict_action, client, task=step.task, previous_actions=step.previous_actions,
-                            controls=controls)
+        return await _predict_with_memory(
+            client, variant, step, context_tokens=context_tokens, act_on=act_on, controls=controls
+        )
+    act = functools.partial(
+        predict_action, client, task=step.task, previous_actions=step.previous_actions, controls=controls
+    )
     if variant.method == "raw":
         page = render_page(step.cleaned_html)
         # Characters per token vary with the tokenizer; if the endpoint still says the
@@ -157,38 +171,72 @@ def _prediction(outcome: ActionOutcome, **fields) -> StepPrediction:
     failures = fields.pop("failures", 0) + outcome.failures
     endpoint_failed = fields.pop("endpoint_failed", False) or outcome.endpoint_failed
     return StepPrediction(
-        element_id=action.element_id if action else None, op=action.operation if action else None,
-        value=action.value if action else None, failures=failures, problem=outcome.problem,
-        endpoint_failed=endpoint_failed, **fields,
+        element_id=action.element_id if action else None,
+        op=action.operation if action else None,
+        value=action.value if action else None,
+        failures=failures,
+        problem=outcome.problem,
+        endpoint_failed=endpoint_failed,
+        **fields,
     )
 
 
-async def _predict_with_memory(client: LLMClient, variant: Variant, step: StepInput, *, context_tokens: int,
-                               act_on: str, controls: dict[str, Control] | None = None) -> StepPrediction:
+async def _predict_with_memory(
+    client: LLMClient,
+    variant: Variant,
+    step: StepInput,
+    *,
+    context_tokens: int,
+    act_on: str,
+    controls: dict[str, Control] | None = None,
+) -> StepPrediction:
     memory = await build_web_memory(client, step.snippets)
     failures, endpoint_failed = len(memory.fallback_pages), memory.endpoint_failed
     gist_memory_words = memory.context_words()
     lookups: list[int] = []
     lookup_calls = lookup_failures = 0
     if variant.method == "readagent-p":
-        found = await look_up(client, memory, task=step.task, previous_actions=step.previous_actions,
-                              max_pages=variant.k)
+        found = await look_up(
+            client, memory, task=step.task, previous_actions=step.previous_actions, max_pages=variant.k
+        )
         lookups, lookup_calls, lookup_failures = found.pages, found.calls, found.failures
         failures += found.failures
         endpoint_failed = endpoint_failed or found.endpoint_failed
     typed = None
     if controls is not None:  # the same prompt as the default, in the typed action space
+
         async def typed(context: str, allowed: list[str], hint: str) -> ActionOutcome:
-            return await predict_action(client, context=context, task=step.task,
-                                        previous_actions=step.previous_actions, allowed_ids=allowed,
-                                        target_hint=hint, controls=controls)
-    decision = await act_on_memory(client, memory, looked_up=lookups, task=step.task,
-                                   previous_actions=step.previous_actions, valid_ids=step.valid_ids,
-                                   act_on=act_on, context_tokens=context_tokens, predict=typed)
+            return await predict_action(
+                client,
+                context=context,
+                task=step.task,
+                previous_actions=step.previous_actions,
+                allowed_ids=allowed,
+                target_hint=hint,
+                controls=controls,
+            )
+
+    decision = await act_on_memory(
+        client,
+        memory,
+        looked_up=lookups,
+        task=step.task,
+        previous_actions=step.previous_actions,
+        valid_ids=step.valid_ids,
+        act_on=act_on,
+        context_tokens=context_tokens,
+        predict=typed,
+    )
     # The look-up prompt saw all gists; the action prompt the gists with snippets expanded.
     context_words = max(gist_memory_words, memory.context_words(expanded=decision.expanded))
     return _prediction(
-        decision.outcome, context_words=context_words, lookups=decision.expanded, lookup_calls=lookup_calls,
-        lookup_failures=lookup_failures, failures=failures, endpoint_failed=endpoint_failed,
-        gist_memory_words=gist_memory_words, act_on=act_on if variant.method == "readagent-p" else "context",
+        decision.outcome,
+        context_words=context_words,
+        lookups=decision.expanded,
+        lookup_calls=lookup_calls,
+        lookup_failures=lookup_failures,
+        failures=failures,
+        endpoint_failed=endpoint_failed,
+        gist_memory_words=gist_memory_words,
+        act_on=act_on if variant.method == "readagent-p" else "context",
     )

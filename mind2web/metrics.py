@@ -135,8 +135,13 @@ def score_step(
 def missing_step(annotation_id: str, action_uid: str, split: str = "", **extra: Any) -> StepResult:
     """A step with no prediction: a failure on every count."""
     return StepResult(
-        annotation_id=annotation_id, action_uid=action_uid, split=split,
-        element_correct=False, op_f1=0.0, step_success=False, extra={"missing": True, **extra},
+        annotation_id=annotation_id,
+        action_uid=action_uid,
+        split=split,
+        element_correct=False,
+        op_f1=0.0,
+        step_success=False,
+        extra={"missing": True, **extra},
     )
 
 

@@ -25,10 +25,19 @@ class RankerResults:
 
 
 _SAFE_GLOBALS = {
-    ("builtins", "dict"), ("builtins", "list"), ("builtins", "tuple"), ("builtins", "set"),
-    ("builtins", "frozenset"), ("builtins", "float"), ("builtins", "int"), ("builtins", "str"),
-    ("collections", "defaultdict"), ("collections", "OrderedDict"),
-    ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
+    ("builtins", "dict"),
+    ("builtins", "list"),
+    ("builtins", "tuple"),
+    ("builtins", "set"),
+    ("builtins", "frozenset"),
+    ("builtins", "float"),
+    ("builtins", "int"),
+    ("builtins", "str"),
+    ("collections", "defaultdict"),
+    ("collections", "OrderedDict"),
+    ("numpy", "dtype"),
+    ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"),
 }
 
 
@@ -57,8 +66,10 @@ def load_ranker(path: str | Path) -> RankerResults:
     except Exception as e:  # noqa: BLE001 - any unpickling failure is a bad file
         raise UserError(f"{p}: not a readable scores pickle ({type(e).__name__}: {e})") from e
     if not isinstance(data, Mapping) or not isinstance(data.get("scores"), Mapping):
-        raise UserError(f"{p}: expected a dict with a 'scores' dict (MindAct's scores_all_data.pkl), got {type(data).__name__}"
-                        + (f" with keys {sorted(map(str, data))[:5]}" if isinstance(data, Mapping) else ""))
+        raise UserError(
+            f"{p}: expected a dict with a 'scores' dict (MindAct's scores_all_data.pkl), got {type(data).__name__}"
+            + (f" with keys {sorted(map(str, data))[:5]}" if isinstance(data, Mapping) else "")
+        )
     out = RankerResults()
     try:
         for sid, per in data["scores"].items():

@@ -46,29 +46,41 @@ def summarise(rows: list[StepRow], manifest: Manifest) -> dict:
     for split, gold in sorted(gold_by_split.items()):
         out[split or "all"] = {}
         for variant, keyed in sorted(by_variant.items()):
-            rs = [keyed[(t.annotation_id, uid)] for t in gold for uid in t.action_uids
-                  if (t.annotation_id, uid) in keyed]
-            results = [StepResult(annotation_id=r.annotation_id, action_uid=r.action_uid, split=split,
-                                  element_correct=r.element_correct, op_f1=r.op_f1, step_success=r.step_success)
-                       for r in rs]
+            rs = [
+                keyed[(t.annotation_id, uid)] for t in gold for uid in t.action_uids if (t.annotation_id, uid) in keyed
+            ]
+            results = [
+                StepResult(
+                    annotation_id=r.annotation_id,
+                    action_uid=r.action_uid,
+                    split=split,
+                    element_correct=r.element_correct,
+                    op_f1=r.op_f1,
+                    step_success=r.step_success,
+                )
+                for r in rs
+            ]
             m = aggregate(results, tasks=gold)
-            m.update({
-                "steps_run": len(rs),
-                "incomplete_tasks": sum(1 for t in gold
-                                        if any((t.annotation_id, uid) not in keyed for uid in t.action_uids)),
-                "compression_rate": _mean([r.compression_rate for r in rs]),
-                "lookups_per_step": _mean([len(r.lookups) for r in rs]),
-                "calls_per_step": _mean([r.calls for r in rs]),
-                "needed_calls_per_step": _mean([r.calls + r.cached_calls for r in rs]),
-                "cached_calls_per_step": _mean([r.cached_calls for r in rs]),
-                "prompt_tokens_per_step": _mean([r.prompt_tokens for r in rs]),
-                "completion_tokens_per_step": _mean([r.completion_tokens for r in rs]),
-                "needed_prompt_tokens_per_step": _mean([r.needed_prompt_tokens for r in rs]),
-                "needed_completion_tokens_per_step": _mean([r.needed_completion_tokens for r in rs]),
-                "failures": int(sum(r.failures for r in rs)),
-                "lookup_failures": int(sum(r.lookup_failures for r in rs)),
-                "endpoint_failures": int(sum(r.endpoint_failed for r in rs)),
-            })
+            m.update(
+                {
+                    "steps_run": len(rs),
+                    "incomplete_tasks": sum(
+                        1 for t in gold if any((t.annotation_id, uid) not in keyed for uid in t.action_uids)
+                    ),
+                    "compression_rate": _mean([r.compression_rate for r in rs]),
+                    "lookups_per_step": _mean([len(r.lookups) for r in rs]),
+                    "calls_per_step": _mean([r.calls for r in rs]),
+                    "needed_calls_per_step": _mean([r.calls + r.cached_calls for r in rs]),
+                    "cached_calls_per_step": _mean([r.cached_calls for r in rs]),
+                    "prompt_tokens_per_step": _mean([r.prompt_tokens for r in rs]),
+                    "completion_tokens_per_step": _mean([r.completion_tokens for r in rs]),
+                    "needed_prompt_tokens_per_step": _mean([r.needed_prompt_tokens for r in rs]),
+                    "needed_completion_tokens_per_step": _mean([r.needed_completion_tokens for r in rs]),
+                    "failures": int(sum(r.failures for r in rs)),
+                    "lookup_failures": int(sum(r.lookup_failures for r in rs)),
+                    "endpoint_failures": int(sum(r.endpoint_failed for r in rs)),
+                }
+            )
             out[split or "all"][variant] = m
     return out
 
@@ -118,8 +130,7 @@ def plot_histogram(stats: dict, path: Path) -> bool:
     values = np.concatenate([v for v in stats.values() if v])
     # Page sizes span orders of magnitude on real sites: log bins then.
     log = values.min() > 0 and values.max() / values.min() > 20
-    bins = (np.geomspace(values.min(), values.max() + 1, 30) if log
-            else np.histogram_bin_edges(values, bins=30))
+    bins = np.geomspace(values.min(), values.max() + 1, 30) if log else np.histogram_bin_edges(values, bins=30)
     if log:
         ax.set_xscale("log")
     for name, vals in stats.items():
@@ -144,8 +155,10 @@ def _previous_k_text(k) -> str:
 
 
 PLAIN_TEXT = "plain (any allowed id with any operation; the benchmark's)"
-TYPED_TEXT = ("typed (--typed-actions: CLICK on clickable or unclassified ids, TYPE on text fields, SELECT on "
-              "selects with a value among their options)")
+TYPED_TEXT = (
+    "typed (--typed-actions: CLICK on clickable or unclassified ids, TYPE on text fields, SELECT on "
+    "selects with a value among their options)"
+)
 ACT_ON_TEXT = {"looked-up": "ids of the looked-up snippets only", "context": "any id in the prompt (gists included)"}
 
 
@@ -159,7 +172,8 @@ def _snippet_text(meta: dict) -> str:
 def _header(meta: dict) -> list[str]:
     structured = meta.get("structured")
     return [
-        "# Mind2Web evaluation", "",
+        "# Mind2Web evaluation",
+        "",
         f"Model: `{meta.get('model')}` (endpoint `{meta.get('endpoint', meta.get('model'))}`); "
         f"data: `{meta.get('data')}`; {_snippet_text(meta)}; "
         f"context: {meta.get('context_tokens')} tokens.",
@@ -179,22 +193,34 @@ def write_report(rows: list[StepRow], manifest: Manifest, out: Path, meta: dict)
     splits = sorted(summary, key=_split_key)
     lines = _header(meta)
     header = "| Method | " + " | ".join(f"{s}: CR | Ele. Acc | Op. F1 | Step SR | SR" for s in splits) + " |"
-    lines += ["Macro averages in percent (per task, then over tasks), as the paper reports, over every planned "
-              "step: a step never run counts as wrong.", "", header, "|---" * (1 + 5 * len(splits)) + "|"]
+    lines += [
+        "Macro averages in percent (per task, then over tasks), as the paper reports, over every planned "
+        "step: a step never run counts as wrong.",
+        "",
+        header,
+        "|---" * (1 + 5 * len(splits)) + "|",
+    ]
     variants = sorted({v for s in splits for v in summary[s]}, key=_variant_key)
     for v in variants:
         cells = []
         for s in splits:
             m = summary[s].get(v)
-            cells.append(" | ".join(f"{m[k]:.1f}" for k in ("compression_rate", "element_acc", "op_f1", "step_sr", "task_sr"))
-                         if m else " | ".join(["-"] * 5))
+            cells.append(
+                " | ".join(f"{m[k]:.1f}" for k in ("compression_rate", "element_acc", "op_f1", "step_sr", "task_sr"))
+                if m
+                else " | ".join(["-"] * 5)
+            )
         lines.append(f"| {v} | " + " | ".join(cells) + " |")
-    lines += ["", "Cost and counts per method. Tokens per step: *needed* by the method (cached replies "
-              "included), *spent* in this run (calls that reached the model).", "",
-              "| Split | Method | tasks | steps run / planned | incomplete tasks | micro Step SR | look-ups/step | "
-              "calls/step | cached/step | needed prompt+completion tok/step | spent prompt+completion tok/step | "
-              "failures | look-up failures | endpoint failures |",
-              "|---" * 14 + "|"]
+    lines += [
+        "",
+        "Cost and counts per method. Tokens per step: *needed* by the method (cached replies "
+        "included), *spent* in this run (calls that reached the model).",
+        "",
+        "| Split | Method | tasks | steps run / planned | incomplete tasks | micro Step SR | look-ups/step | "
+        "calls/step | cached/step | needed prompt+completion tok/step | spent prompt+completion tok/step | "
+        "failures | look-up failures | endpoint failures |",
+        "|---" * 14 + "|",
+    ]
     for s in splits:
         for v, m in sorted(summary[s].items(), key=lambda item: _variant_key(item[0])):
             lines.append(
@@ -203,28 +229,42 @@ def write_report(rows: list[StepRow], manifest: Manifest, out: Path, meta: dict)
                 f"{m['cached_calls_per_step']:.2f} | "
                 f"{m['needed_prompt_tokens_per_step']:.0f} + {m['needed_completion_tokens_per_step']:.0f} | "
                 f"{m['prompt_tokens_per_step']:.0f} + {m['completion_tokens_per_step']:.0f} | {m['failures']} | "
-                f"{m['lookup_failures']} | {m['endpoint_failures']} |")
+                f"{m['lookup_failures']} | {m['endpoint_failures']} |"
+            )
     lines += ["", "Reference Step SR from the literature (cross-task / cross-website / cross-domain):", ""]
     lines += [f"- {name}: {a} / {b} / {c}" for name, (a, b, c) in ANCHORS.items()]
     lines += ["", "## Page sizes: raw HTML vs gist memory (cf. the paper's Figure 6)", ""]
     lines += percentile_table(stats)
     if has_png:
         lines += ["", f"![histogram]({png.name})"]
-    lines += ["", "Failures count replies still unusable after one re-ask (no pages, an id not on the page) "
-              "and calls that failed; such a step predicts nothing and is scored as wrong. Endpoint failures "
-              "(the server was unreachable through every retry) are re-run when the same command is run again.", ""]
+    lines += [
+        "",
+        "Failures count replies still unusable after one re-ask (no pages, an id not on the page) "
+        "and calls that failed; such a step predicts nothing and is scored as wrong. Endpoint failures "
+        "(the server was unreachable through every retry) are re-run when the same command is run again.",
+        "",
+    ]
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
-    report = {"meta": meta, "results": summary, "page_words": {k: {f"p{p}": float(np.percentile(v, p)) for p in PERCENTILES}
-                                                               for k, v in stats.items() if v}}
+    report = {
+        "meta": meta,
+        "results": summary,
+        "page_words": {k: {f"p{p}": float(np.percentile(v, p)) for p in PERCENTILES} for k, v in stats.items() if v},
+    }
     (out / "report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     return report
 
 
 SUMMARY_COLUMNS = (  # (heading, metric key, format)
-    ("Ele.Acc", "element_acc", "{:.1f}"), ("Op F1", "op_f1", "{:.1f}"), ("Step SR", "step_sr", "{:.1f}"),
-    ("SR", "task_sr", "{:.1f}"), ("CR", "compression_rate", "{:.1f}"), ("calls/step", "needed_calls_per_step", "{:.2f}"),
-    ("failures", "failures", "{}"), ("look-up fail.", "lookup_failures", "{}"),
-    ("endpoint fail.", "endpoint_failures", "{}"), ("incomplete", "incomplete_tasks", "{}"),
+    ("Ele.Acc", "element_acc", "{:.1f}"),
+    ("Op F1", "op_f1", "{:.1f}"),
+    ("Step SR", "step_sr", "{:.1f}"),
+    ("SR", "task_sr", "{:.1f}"),
+    ("CR", "compression_rate", "{:.1f}"),
+    ("calls/step", "needed_calls_per_step", "{:.2f}"),
+    ("failures", "failures", "{}"),
+    ("look-up fail.", "lookup_failures", "{}"),
+    ("endpoint fail.", "endpoint_failures", "{}"),
+    ("incomplete", "incomplete_tasks", "{}"),
 )
 
 
@@ -242,6 +282,10 @@ def summary_lines(summary: dict) -> list[str]:
         table += [[v, *(fmt.format(summary[split][v][key]) for _, key, fmt in SUMMARY_COLUMNS)] for v in methods]
         widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
         for row in table:
-            lines.append("  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
-                                          for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
+            lines.append(
+                "  "
+                + "  ".join(
+                    cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))
+                ).rstrip()
+            )
     return lines

@@ -100,7 +100,8 @@ class Manifest(BaseModel):
             elif (old.split, old.action_uids) != (t.split, t.action_uids):
                 raise UserError(
                     f"task {t.annotation_id} has other steps or another split than {source or 'the run'} recorded "
-                    f"in {MANIFEST_FILE}: the data changed; use another --out")
+                    f"in {MANIFEST_FILE}: the data changed; use another --out"
+                )
         return Manifest(tasks=merged)
 
 
@@ -112,8 +113,9 @@ def read_manifest(folder: Path) -> Manifest:
         return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise DataError(str(path), f"{err['msg']} (written by another version? start a new --out)",
-                        field=_field(err["loc"])) from None
+        raise DataError(
+            str(path), f"{err['msg']} (written by another version? start a new --out)", field=_field(err["loc"])
+        ) from None
 
 
 def write_manifest(folder: Path, manifest: Manifest) -> None:
@@ -129,7 +131,9 @@ def _field(loc: tuple) -> str:
 
 def _row_problem(err: dict) -> str:
     if err["type"] == "missing":
-        return "required field is missing (written by an older version? score it with that version or start a new --out)"
+        return (
+            "required field is missing (written by an older version? score it with that version or start a new --out)"
+        )
     if err["type"] == "extra_forbidden":
         return "unknown field (written by another version? start a new --out)"
     return err["msg"]

@@ -30,7 +30,14 @@ from mind2web.data import Step, Task
 from mind2web.methods import StepInput, Variant, predict
 from mind2web.metrics import score_step
 from mind2web.rows import (
-    STEPS_FILE, PlannedTask, RowKey, StepRow, drop_torn_tail, read_manifest, read_rows, write_manifest,
+    STEPS_FILE,
+    PlannedTask,
+    RowKey,
+    StepRow,
+    drop_torn_tail,
+    read_manifest,
+    read_rows,
+    write_manifest,
 )
 
 CONFIG_FILE = "config.json"
@@ -64,9 +71,13 @@ class EvalConfig(BaseModel):
 
     @classmethod
     def for_client(cls, client: LLMClient, **fields) -> "EvalConfig":
-        return cls(model=client.model_name, endpoint=str(getattr(client.backend, "identity", client.model_name)),
-                   structured=client.structured, prompts={name: prompt_hash(name) for name in PROMPTS_USED},
-                   **fields)
+        return cls(
+            model=client.model_name,
+            endpoint=str(getattr(client.backend, "identity", client.model_name)),
+            structured=client.structured,
+            prompts={name: prompt_hash(name) for name in PROMPTS_USED},
+            **fields,
+        )
 
     def differences(self, stored: dict) -> list[str]:
         """Fields of a stored config.json that differ from this one, e.g. 'depth (5 → auto)'."""
@@ -91,8 +102,9 @@ def _short(value) -> str:
 
 
 def planned_task(task: Task) -> PlannedTask:
-    return PlannedTask(annotation_id=task.annotation_id, split=task.split, website=task.website,
-                       action_uids=task.action_uids)
+    return PlannedTask(
+        annotation_id=task.annotation_id, split=task.split, website=task.website, action_uids=task.action_uids
+    )
 
 
 def read_config(folder: Path) -> dict | None:
@@ -116,8 +128,9 @@ def prepare_out_dir(out: Path, config: EvalConfig, planned: list[Task]) -> dict[
     if stored is not None:
         diff = config.differences(stored)
         if diff:
-            raise UserError(f"{out} holds results of another configuration ({'; '.join(diff)}); "
-                            "use another --out or delete it")
+            raise UserError(
+                f"{out} holds results of another configuration ({'; '.join(diff)}); use another --out or delete it"
+            )
     else:
         (out / CONFIG_FILE).write_text(config.model_dump_json(indent=2), encoding="utf-8")
     manifest = read_manifest(out).union([planned_task(t) for t in planned])
@@ -128,23 +141,49 @@ def prepare_out_dir(out: Path, config: EvalConfig, planned: list[Task]) -> dict[
 
 def _base(step: Step) -> dict:
     task = step.task
-    return {"split": step.split, "annotation_id": step.annotation_id, "action_uid": step.action_uid,
-            "step_index": step.index, "task_steps": len(task.actions), "website": task.website}
+    return {
+        "split": step.split,
+        "annotation_id": step.annotation_id,
+        "action_uid": step.action_uid,
+        "step_index": step.index,
+        "task_steps": len(task.actions),
+        "website": task.website,
+    }
 
 
-def failed_row(variant: Variant, base: dict, problem: str, *, endpoint_failed: bool = False, usage=None,
-               wall_s: float = 0.0) -> StepRow:
+def failed_row(
+    variant: Variant, base: dict, problem: str, *, endpoint_failed: bool = False, usage=None, wall_s: float = 0.0
+) -> StepRow:
     """A step that predicted nothing: scored as wrong, its failure kept visible."""
     cost = usage.to_dict() if usage is not None else {}
     return StepRow(
-        variant=variant.name, **base, element_id=None, op=None, value=None,
-        element_correct=False, op_f1=0.0, step_success=False, full_words=0, context_words=0,
-        compression_rate=0.0, num_snippets=0, gist_memory_words=None, lookups=[], lookup_calls=0, act_on=None,
-        failures=1, lookup_failures=0, endpoint_failed=endpoint_failed, problem=problem,
-        calls=cost.get("calls", 0), cached_calls=cost.get("cached_calls", 0),
-        prompt_tokens=cost.get("prompt_tokens", 0), completion_tokens=cost.get("completion_tokens", 0),
+        variant=variant.name,
+        **base,
+        element_id=None,
+        op=None,
+        value=None,
+        element_correct=False,
+        op_f1=0.0,
+        step_success=False,
+        full_words=0,
+        context_words=0,
+        compression_rate=0.0,
+        num_snippets=0,
+        gist_memory_words=None,
+        lookups=[],
+        lookup_calls=0,
+        act_on=None,
+        failures=1,
+        lookup_failures=0,
+        endpoint_failed=endpoint_failed,
+        problem=problem,
+        calls=cost.get("calls", 0),
+        cached_calls=cost.get("cached_calls", 0),
+        prompt_tokens=cost.get("prompt_tokens", 0),
+        completion_tokens=cost.get("completion_tokens", 0),
         needed_prompt_tokens=cost.get("needed_prompt_tokens", 0),
-        needed_completion_tokens=cost.get("needed_completion_tokens", 0), wall_s=wall_s,
+        needed_completion_tokens=cost.get("needed_completion_tokens", 0),
+        wall_s=wall_s,
     )
 
 
@@ -178,48 +217,83 @@ async def _run_step(client: LLMClient, step: Step, variants: list[Variant], conf
     try:
         # CPU work (up to ~1 s for a 10 MB page): off the event loop, which keeps serving calls.
         snippets = await asyncio.to_thread(
-            split_snippets, action.cleaned_html, depth=config.depth, budget_words=config.budget_words)
+            split_snippets, action.cleaned_html, depth=config.depth, budget_words=config.budget_words
+        )
     except UserError as exc:
         for v in variants:
             emit(failed_row(v, base, f"page could not be split: {exc}"))
         return
-    scores = {c.backend_node_id: c.score for c in (*action.pos_candidates, *action.neg_candidates) if c.score is not None}
-    step_input = StepInput(step.task.confirmed_task, step.last_previous_actions(config.previous_k), snippets,
-                           action.cleaned_html, scores)
+    scores = {
+        c.backend_node_id: c.score for c in (*action.pos_candidates, *action.neg_candidates) if c.score is not None
+    }
+    step_input = StepInput(
+        step.task.confirmed_task, step.last_previous_actions(config.previous_k), snippets, action.cleaned_html, scores
+    )
 
     async def one(variant: Variant) -> None:
         scoped = client.scoped()
         endpoint_errors = _watch_endpoint(scoped)
         started = time.perf_counter()
         try:
-            pred = await predict(scoped, variant, step_input, context_tokens=config.context_tokens,
-                                 act_on=config.act_on, typed_actions=config.typed_actions)
+            pred = await predict(
+                scoped,
+                variant,
+                step_input,
+                context_tokens=config.context_tokens,
+                act_on=config.act_on,
+                typed_actions=config.typed_actions,
+            )
         except EndpointUnavailable as exc:
-            emit(failed_row(variant, base, f"endpoint unavailable: {exc}", endpoint_failed=True,
-                            usage=scoped.usage.total, wall_s=round(time.perf_counter() - started, 3)))
+            emit(
+                failed_row(
+                    variant,
+                    base,
+                    f"endpoint unavailable: {exc}",
+                    endpoint_failed=True,
+                    usage=scoped.usage.total,
+                    wall_s=round(time.perf_counter() - started, 3),
+                )
+            )
             return
-        scored = score_step(action, pred.element_id, pred.op, pred.value, annotation_id=step.annotation_id,
-                            split=step.split)
+        scored = score_step(
+            action, pred.element_id, pred.op, pred.value, annotation_id=step.annotation_id, split=step.split
+        )
         usage = scoped.usage.total
         endpoint_failed = pred.endpoint_failed or bool(endpoint_errors)
         problem = pred.problem
         if endpoint_errors and not problem:
             problem = f"endpoint unavailable: {endpoint_errors[0]}"
-        emit(StepRow(
-            variant=variant.name, **base,
-            element_id=pred.element_id, op=pred.op, value=pred.value,
-            element_correct=scored.element_correct, op_f1=scored.op_f1, step_success=scored.step_success,
-            full_words=step_input.full_words, context_words=pred.context_words,
-            compression_rate=round(compression_rate(step_input.full_words, pred.context_words), 2),
-            num_snippets=len(snippets), gist_memory_words=pred.gist_memory_words,
-            lookups=pred.lookups, lookup_calls=pred.lookup_calls, act_on=pred.act_on,
-            failures=pred.failures, lookup_failures=pred.lookup_failures, endpoint_failed=endpoint_failed,
-            problem=problem,
-            calls=usage.calls, cached_calls=usage.cached_calls,
-            prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-            needed_prompt_tokens=usage.needed_prompt_tokens, needed_completion_tokens=usage.needed_completion_tokens,
-            wall_s=round(time.perf_counter() - started, 3),
-        ))
+        emit(
+            StepRow(
+                variant=variant.name,
+                **base,
+                element_id=pred.element_id,
+                op=pred.op,
+                value=pred.value,
+                element_correct=scored.element_correct,
+                op_f1=scored.op_f1,
+                step_success=scored.step_success,
+                full_words=step_input.full_words,
+                context_words=pred.context_words,
+                compression_rate=round(compression_rate(step_input.full_words, pred.context_words), 2),
+                num_snippets=len(snippets),
+                gist_memory_words=pred.gist_memory_words,
+                lookups=pred.lookups,
+                lookup_calls=pred.lookup_calls,
+                act_on=pred.act_on,
+                failures=pred.failures,
+                lookup_failures=pred.lookup_failures,
+                endpoint_failed=endpoint_failed,
+                problem=problem,
+                calls=usage.calls,
+                cached_calls=usage.cached_calls,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                needed_prompt_tokens=usage.needed_prompt_tokens,
+                needed_completion_tokens=usage.needed_completion_tokens,
+                wall_s=round(time.perf_counter() - started, 3),
+            )
+        )
 
     await asyncio.gather(*(one(v) for v in variants))
 
@@ -231,8 +305,16 @@ def choose_tasks(tasks: list[Task], *, limit: int | None, shard: tuple[int, int]
 
 
 async def run_eval(
-    client: LLMClient, tasks: list[Task], variants: list[Variant], out: Path, config: EvalConfig,
-    *, shard: tuple[int, int] = (0, 1), limit: int | None = None, step_concurrency: int = 4, quiet: bool = False,
+    client: LLMClient,
+    tasks: list[Task],
+    variants: list[Variant],
+    out: Path,
+    config: EvalConfig,
+    *,
+    shard: tuple[int, int] = (0, 1),
+    limit: int | None = None,
+    step_concurrency: int = 4,
+    quiet: bool = False,
     endpoint_down_after: int = ENDPOINT_DOWN_AFTER,
 ) -> dict:
     """Run what is left of the plan into `out`. Returns counts: planned, resumed, ran,
@@ -259,10 +341,18 @@ async def run_eval(
     endpoint_failures = [0]
     in_a_row = [0]
     not_started = [0]
-    with open(steps_path, "a", encoding="utf-8") as sink, Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        transient=False, disable=quiet, console=Console(stderr=True),  # stdout keeps the summary
-    ) as bar:
+    with (
+        open(steps_path, "a", encoding="utf-8") as sink,
+        Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            transient=False,
+            disable=quiet,
+            console=Console(stderr=True),  # stdout keeps the summary
+        ) as bar,
+    ):
         job = bar.add_task("mind2web eval", total=total, completed=skipped)
         # Without a terminal (a log file, CI) the bar is not drawn: print a line now and then.
         plain = not quiet and not bar.console.is_terminal
@@ -286,6 +376,12 @@ async def run_eval(
                 await _run_step(client, step, left, config, emit)
 
         await asyncio.gather(*(guarded(s, v) for s, v in todo))
-    return {"steps_file": str(steps_path), "planned": total, "resumed": skipped,
-            "ran": total - skipped - not_started[0], "retried_endpoint_failures": retried,
-            "endpoint_failures": endpoint_failures[0], "not_started": not_started[0]}
+    return {
+        "steps_file": str(steps_path),
+        "planned": total,
+        "resumed": skipped,
+        "ran": total - skipped - not_started[0],
+        "retried_endpoint_failures": retried,
+        "endpoint_failures": endpoint_failures[0],
+        "not_started": not_started[0],
+    }

@@ -96,7 +96,11 @@ def read_predictions(path: str | Path) -> dict[tuple[str, str], Prediction]:
             try:
                 obj = json.loads(line.strip())
             except (json.JSONDecodeError, UnicodeDecodeError) as e:
-                msg = f"invalid JSON: {e.msg} (column {e.colno})" if isinstance(e, json.JSONDecodeError) else f"not UTF-8: {e}"
+                msg = (
+                    f"invalid JSON: {e.msg} (column {e.colno})"
+                    if isinstance(e, json.JSONDecodeError)
+                    else f"not UTF-8: {e}"
+                )
                 raise DataError(file, msg, record=f"line {lineno}") from None
             pred = _parse_line(obj, file, lineno)
             if pred.key in out:
@@ -129,8 +133,13 @@ def score_steps(
             used.add(key)
             results.append(
                 score_step(
-                    action, pred.element_id, pred.op, pred.value,
-                    annotation_id=task.annotation_id, split=task.split, extra=pred.extra,
+                    action,
+                    pred.element_id,
+                    pred.op,
+                    pred.value,
+                    annotation_id=task.annotation_id,
+                    split=task.split,
+                    extra=pred.extra,
                 )
             )
     unknown = [p for k, p in predictions.items() if k not in used]

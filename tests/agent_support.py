@@ -50,16 +50,28 @@ def demo_policy(messages, params, purpose):
         return {"pages": pages[:2], "reason": "to find the element"}
     context, history, url = context_of(prompt), history_of(prompt), url_of(prompt)
     if "index.html" in url:
-        return {"operation": "TYPE", "element_id": find_id(context, "search field", "Search books"),
-                "value": "Night Trains", "press_enter": True}
+        return {
+            "operation": "TYPE",
+            "element_id": find_id(context, "search field", "Search books"),
+            "value": "Night Trains",
+            "press_enter": True,
+        }
     if "results.html" in url:
         return {"operation": "CLICK", "element_id": find_id(context, "link", "Night Trains")}
     if "order.html" in url:
         if '"Ada Lovelace"' not in history:
-            return {"operation": "TYPE", "element_id": find_id(context, "text field", "Your name"), "value": "Ada Lovelace",
-                    "press_enter": False}
+            return {
+                "operation": "TYPE",
+                "element_id": find_id(context, "text field", "Your name"),
+                "value": "Ada Lovelace",
+                "press_enter": False,
+            }
         if "SELECT" not in history:
-            return {"operation": "SELECT", "element_id": find_id(context, "select", "Shipping"), "value": "Express (1 day)"}
+            return {
+                "operation": "SELECT",
+                "element_id": find_id(context, "select", "Shipping"),
+                "value": "Express (1 day)",
+            }
         return {"operation": "CLICK", "element_id": find_id(context, "submit button", "Place order")}
     if "confirm.html" in url:
         return {"operation": "DONE", "element_id": "", "value": "ordered Night Trains"}

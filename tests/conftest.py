@@ -14,11 +14,13 @@ REQUIRE_BROWSER = "WEBAGENT_REQUIRE_BROWSER"
 # The user's models folder (where `make test` pulled the test model), kept when
 # WEBAGENT_HOME moves to a private folder: a real-model test must not download it again.
 MODELS_DIR = os.environ.get("WEBAGENT_MODELS") or os.path.join(
-    os.environ.get("WEBAGENT_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "webagent"), "models")
+    os.environ.get("WEBAGENT_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "webagent"), "models"
+)
 # The user's installed apps of the real-app suite (venvs and pristine states), likewise kept:
 # installing them is done once per machine, not once per test.
 APPS_DIR = os.environ.get("WEBAGENT_APPS") or os.path.join(
-    os.environ.get("WEBAGENT_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "webagent"), "apps")
+    os.environ.get("WEBAGENT_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "webagent"), "apps"
+)
 # Real-model tests run the fastest model: they show that paths run, not how well.
 TEST_MODEL = "smollm2-135m"
 NO_BROWSER_REASON = "no usable Chromium here"  # how browser_support.MISSING starts

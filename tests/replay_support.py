@@ -42,8 +42,10 @@ def id_of(prompt: str, text: str, html: str = "") -> str:
     "Search"``), or, in the simplified-HTML rendering, of the first element matching
     ``html`` (a regex after ``<tag id=N``; default: the tag followed by ``text``)."""
     context = prompt.split("'''")[1] if prompt.count("'''") >= 2 else prompt
-    patterns = [rf"^\[([A-Za-z0-9_-]+)\][^\n]*{re.escape(text)}",
-                rf"<\w+ id=([A-Za-z0-9_-]+)" + (html or rf"[^>]*>\s*{re.escape(text)}")]
+    patterns = [
+        rf"^\[([A-Za-z0-9_-]+)\][^\n]*{re.escape(text)}",
+        rf"<\w+ id=([A-Za-z0-9_-]+)" + (html or rf"[^>]*>\s*{re.escape(text)}"),
+    ]
     for pattern in patterns:
         m = re.search(pattern, context, re.MULTILINE)
         if m:
@@ -61,17 +63,27 @@ def demo_policy(messages, params, purpose):
         return {"pages": [int(i) for i in re.findall(r'"index": (\d+)', prompt)][:2], "reason": "to find it"}
     url, history = url_of(prompt), history_of(prompt)
     if "index.html" in url:
-        return {"operation": "TYPE", "element_id": id_of(prompt, "search field", r"[^>]*? search"),
-                "value": "Night Trains", "press_enter": True}
+        return {
+            "operation": "TYPE",
+            "element_id": id_of(prompt, "search field", r"[^>]*? search"),
+            "value": "Night Trains",
+            "press_enter": True,
+        }
     if "results.html" in url:
         return {"operation": "CLICK", "element_id": id_of(prompt, '"Night Trains"', r"[^>]*>\s*Night Trains")}
     if "order.html" in url:
         if '"Ada Lovelace"' not in history:
-            return {"operation": "TYPE", "element_id": id_of(prompt, '"Your name"', r"[^>]*? text name"),
-                    "value": "Ada Lovelace"}
+            return {
+                "operation": "TYPE",
+                "element_id": id_of(prompt, '"Your name"', r"[^>]*? text name"),
+                "value": "Ada Lovelace",
+            }
         if "SELECT" not in history:
-            return {"operation": "SELECT", "element_id": id_of(prompt, '"Shipping"', r"[^>]*? shipping"),
-                    "value": "Express (1 day)"}
+            return {
+                "operation": "SELECT",
+                "element_id": id_of(prompt, '"Shipping"', r"[^>]*? shipping"),
+                "value": "Express (1 day)",
+            }
         return {"operation": "CLICK", "element_id": id_of(prompt, '"Place order"', r"[^>]*>\s*Place order")}
     if "confirm.html" in url:
         return {"operation": "DONE", "element_id": "", "value": "ordered Night Trains"}
@@ -82,14 +94,13 @@ def confirm_button_policy(messages, params, purpose):
     """Repairs the changed shop's one changed step: the order button, now "Confirm purchase"."""
     prompt = prompt_of(messages)
     assert purpose == "action", purpose
-    assert "last time: CLICK [button] \"Place order\"" in prompt, prompt[-800:]
+    assert 'last time: CLICK [button] "Place order"' in prompt, prompt[-800:]
     return {"operation": "CLICK", "element_id": id_of(prompt, '"Confirm purchase"', r"[^>]*>\s*Confirm purchase")}
 
 
 async def record_demo(site: str, folder: Path, **kwargs):
     """The demo order, done by the function-driven fake through the public API."""
     backend = FunctionBackend(demo_policy)
-    result = await Agent(DEMO_TASK, url=site + "index.html", llm=fake_client(backend), trace_dir=folder,
-                         **kwargs).run()
+    result = await Agent(DEMO_TASK, url=site + "index.html", llm=fake_client(backend), trace_dir=folder, **kwargs).run()
     assert result.status == "done", (result.error, result.trace_dir)
     return result, backend

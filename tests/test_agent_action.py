@@ -11,8 +11,15 @@ from webagent.llm.structured import extract_json
 from webagent.llm.testing import fake_client
 from webagent.web.action import _action_from_text, action_schema, parse_action
 from webagent.web.agent_view import Control
-from webagent.web.live_action import (MAX_ENUM_IDS, NEXT_QUESTION, Choices, LiveAction, live_action_schema, parse_live_action,
-                                      predict_live_action)
+from webagent.web.live_action import (
+    MAX_ENUM_IDS,
+    NEXT_QUESTION,
+    Choices,
+    LiveAction,
+    live_action_schema,
+    parse_live_action,
+    predict_live_action,
+)
 
 SHIPPING = Control("4", "SELECT", "select", "Shipping", ("Standard (5 days)", "Express (1 day)"), "Standard (5 days)")
 CONTROLS = {
@@ -30,20 +37,29 @@ def _reply(text: str) -> Reply:
     return Reply(text=text, data=extract_json(text))
 
 
-@pytest.mark.parametrize("text, expected", [
-    ('{"operation": "CLICK", "element_id": "12"}', ("CLICK", "12", "")),
-    ('{"operation": "CLICK", "element_id": "12", "value": "Night Trains"}', ("CLICK", "12", "")),  # no value rides along
-    ('{"operation": "type", "element_id": "id=7", "value": "tea", "press_enter": true}', ("TYPE", "7", "tea")),
-    ('{"operation": "SELECT", "element_id": "4", "value": "express (1 day)"}', ("SELECT", "4", "Express (1 day)")),
-    ('{"operation": "SCROLL", "element_id": "12", "value": "up"}', ("SCROLL", "", "up")),
-    ('{"operation": "BACK", "element_id": "12"}', ("BACK", "", "")),
-    ('{"operation": "DONE", "value": "42 books"}', ("DONE", "", "42 books")),
-    ("I will CLICK on [12] now.", ("CLICK", "12", "")),
-    ('{"operation": "CLICK", "element_id": "t3-57"}', ("CLICK", "t3-57", "")),
-    ('{"action": {"operation": "CLICK", "element_id": "12"}}', ("CLICK", "12", "")),  # the schema's root object
-    ('{"operation": "TYPE", "element_id": "7", "value": ""}', ("TYPE", "7", "")),  # clears the field
-    ('{"operation": "TYPE", "element_id": "7", "value": "Name"}', ("TYPE", "7", "Name")),  # the page decides, not a rule
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('{"operation": "CLICK", "element_id": "12"}', ("CLICK", "12", "")),
+        (
+            '{"operation": "CLICK", "element_id": "12", "value": "Night Trains"}',
+            ("CLICK", "12", ""),
+        ),  # no value rides along
+        ('{"operation": "type", "element_id": "id=7", "value": "tea", "press_enter": true}', ("TYPE", "7", "tea")),
+        ('{"operation": "SELECT", "element_id": "4", "value": "express (1 day)"}', ("SELECT", "4", "Express (1 day)")),
+        ('{"operation": "SCROLL", "element_id": "12", "value": "up"}', ("SCROLL", "", "up")),
+        ('{"operation": "BACK", "element_id": "12"}', ("BACK", "", "")),
+        ('{"operation": "DONE", "value": "42 books"}', ("DONE", "", "42 books")),
+        ("I will CLICK on [12] now.", ("CLICK", "12", "")),
+        ('{"operation": "CLICK", "element_id": "t3-57"}', ("CLICK", "t3-57", "")),
+        ('{"action": {"operation": "CLICK", "element_id": "12"}}', ("CLICK", "12", "")),  # the schema's root object
+        ('{"operation": "TYPE", "element_id": "7", "value": ""}', ("TYPE", "7", "")),  # clears the field
+        (
+            '{"operation": "TYPE", "element_id": "7", "value": "Name"}',
+            ("TYPE", "7", "Name"),
+        ),  # the page decides, not a rule
+    ],
+)
 def test_usable_replies(text, expected):
     action, problem = parse_live_action(_reply(text), LATER)
     assert problem is None
@@ -52,21 +68,24 @@ def test_usable_replies(text, expected):
         assert parse_live_action(_reply(text), FIRST)[1] is None
 
 
-@pytest.mark.parametrize("text, choices, problem", [
-    ('{"operation": "CLICK", "element_id": ""}', LATER, "needs the element_id"),
-    ('{"operation": "CLICK", "element_id": "99"}', LATER, "element id 99 is not on this page"),
-    ('{"operation": "CLICK", "element_id": "9"}', LATER, "[9] button 'Pay' is disabled"),
-    ('{"operation": "SELECT", "element_id": "7", "value": "x"}', LATER, "it takes TYPE, not SELECT"),
-    ('{"operation": "CLICK", "element_id": "7", "value": "Night Trains"}', LATER, "it takes TYPE, not CLICK"),
-    ('{"operation": "TYPE", "element_id": "12", "value": "x"}', LATER, "it takes CLICK, not TYPE"),
-    ('{"operation": "SELECT", "element_id": "4", "value": ""}', LATER, "needs a value"),
-    ('{"operation": "SELECT", "element_id": "4", "value": "Overnight"}', LATER, "not an option of [4]"),
-    ('{"operation": "GOTO", "value": "http://x.test/"}', LATER, "not possible now"),
-    ('{"operation": "SCROLL", "value": "left"}', LATER, "up\" or \"down"),
-    ('{"operation": "HOVER", "element_id": "7"}', LATER, "no valid operation"),
-    ('{"operation": "BACK"}', FIRST, "no earlier page"),
-    ("no idea", LATER, "no LiveAction found"),
-])
+@pytest.mark.parametrize(
+    "text, choices, problem",
+    [
+        ('{"operation": "CLICK", "element_id": ""}', LATER, "needs the element_id"),
+        ('{"operation": "CLICK", "element_id": "99"}', LATER, "element id 99 is not on this page"),
+        ('{"operation": "CLICK", "element_id": "9"}', LATER, "[9] button 'Pay' is disabled"),
+        ('{"operation": "SELECT", "element_id": "7", "value": "x"}', LATER, "it takes TYPE, not SELECT"),
+        ('{"operation": "CLICK", "element_id": "7", "value": "Night Trains"}', LATER, "it takes TYPE, not CLICK"),
+        ('{"operation": "TYPE", "element_id": "12", "value": "x"}', LATER, "it takes CLICK, not TYPE"),
+        ('{"operation": "SELECT", "element_id": "4", "value": ""}', LATER, "needs a value"),
+        ('{"operation": "SELECT", "element_id": "4", "value": "Overnight"}', LATER, "not an option of [4]"),
+        ('{"operation": "GOTO", "value": "http://x.test/"}', LATER, "not possible now"),
+        ('{"operation": "SCROLL", "value": "left"}', LATER, 'up" or "down'),
+        ('{"operation": "HOVER", "element_id": "7"}', LATER, "no valid operation"),
+        ('{"operation": "BACK"}', FIRST, "no earlier page"),
+        ("no idea", LATER, "no LiveAction found"),
+    ],
+)
 def test_unusable_replies_say_why(text, choices, problem):
     action, found = parse_live_action(_reply(text), choices)
     assert action is None and problem in found
@@ -81,8 +100,10 @@ def _branches(choices: Choices) -> dict[str, list[dict]]:
 
 def test_schema_ties_each_operation_to_the_controls_it_fits():
     branches = _branches(LATER)
-    assert branches["CLICK"][0]["properties"] == {"operation": {"type": "string", "enum": ["CLICK"]},
-                                                  "element_id": {"type": "string", "enum": ["12", "t3-57"]}}
+    assert branches["CLICK"][0]["properties"] == {
+        "operation": {"type": "string", "enum": ["CLICK"]},
+        "element_id": {"type": "string", "enum": ["12", "t3-57"]},
+    }
     assert branches["TYPE"][0]["properties"]["element_id"]["enum"] == ["7"]
     (select,) = branches["SELECT"]
     assert select["properties"]["element_id"]["enum"] == ["4"]
@@ -115,8 +136,9 @@ def test_both_schemas_drop_the_id_enum_at_the_same_size():
     clicks = Choices({i: Control(i, "CLICK", "button", "b") for i in ids})
     assert "enum" not in _branches(clicks)["CLICK"][0]["properties"]["element_id"]
     assert "enum" not in action_schema(ids)["properties"]["element_id"]
-    assert "enum" in _branches(Choices({i: clicks.controls[i] for i in ids[:-1]}))["CLICK"][0]["properties"][
-        "element_id"]
+    assert (
+        "enum" in _branches(Choices({i: clicks.controls[i] for i in ids[:-1]}))["CLICK"][0]["properties"]["element_id"]
+    )
     assert "enum" in action_schema(ids[:-1])["properties"]["element_id"]
 
 
@@ -131,24 +153,36 @@ def test_mind2web_action_still_refuses_the_live_operations():
 
 
 def test_describe():
-    assert LiveAction(operation="TYPE", element_id="7", value="tea", press_enter=True).describe() == 'TYPE [7] "tea" + Enter'
+    assert (
+        LiveAction(operation="TYPE", element_id="7", value="tea", press_enter=True).describe()
+        == 'TYPE [7] "tea" + Enter'
+    )
     assert LiveAction(operation="SCROLL").describe() == "SCROLL down"
 
 
 async def test_reask_once_then_failure_with_history_and_examples_in_the_prompt():
     client = fake_client(['{"operation": "CLICK", "element_id": "5"}', "still nothing"])
-    outcome = await predict_live_action(client, context='[12] button "Go"', task="go",
-                                        history=["1. CLICK [3] -> failed: element 3 (button) is disabled"],
-                                        choices=Choices({"12": CONTROLS["12"]}))
+    outcome = await predict_live_action(
+        client,
+        context='[12] button "Go"',
+        task="go",
+        history=["1. CLICK [3] -> failed: element 3 (button) is disabled"],
+        choices=Choices({"12": CONTROLS["12"]}),
+    )
     assert outcome.action is None and outcome.failures == 1 and outcome.calls == 2
     messages = client.backend.requests[0]["messages"]
     assert messages[0]["role"] == "system" and "[id] kind" in messages[0]["content"]
     assert [m["role"] for m in messages[1:-1]] == ["user", "assistant"] * ((len(messages) - 2) // 2)
     step = messages[-1]["content"]
-    assert step.startswith("Previous actions and their results:\n1. CLICK [3] -> failed: element 3 (button) is disabled")
+    assert step.startswith(
+        "Previous actions and their results:\n1. CLICK [3] -> failed: element 3 (button) is disabled"
+    )
     assert step.endswith("\nTask: go\n" + NEXT_QUESTION)  # the task last, right before the question
     schema = client.backend.requests[0]["params"]["response_format"]["json_schema"]["schema"]
     assert [b["properties"]["operation"]["enum"][0] for b in schema["properties"]["action"]["anyOf"]] == [
-        "CLICK", "SCROLL", "DONE"]
+        "CLICK",
+        "SCROLL",
+        "DONE",
+    ]
     reask = client.backend.requests[1]["messages"]
-    assert reask[:len(messages)] == messages and "could not be used" in reask[-1]["content"]
+    assert reask[: len(messages)] == messages and "could not be used" in reask[-1]["content"]

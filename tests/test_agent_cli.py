@@ -13,8 +13,14 @@ from browser_support import requires_chromium
 def _run(*args, env=None, timeout=120, cwd=None):
     import os
 
-    return subprocess.run([sys.executable, "-m", "webagent.cli", "run", *args], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})}, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "webagent.cli", "run", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+    )
 
 
 def _one_error_line(proc):
@@ -37,8 +43,16 @@ def test_rejects_a_url_that_is_not_http_or_file(tmp_path):
 
 
 def test_missing_browser_is_one_line(tmp_path):
-    proc = _run("--url", "http://127.0.0.1:9/", "x", "--model", "fake:heuristic", "--trace-dir", str(tmp_path / "t"),
-                env={"WEBAGENT_CHROMIUM": str(tmp_path / "no-chrome")})
+    proc = _run(
+        "--url",
+        "http://127.0.0.1:9/",
+        "x",
+        "--model",
+        "fake:heuristic",
+        "--trace-dir",
+        str(tmp_path / "t"),
+        env={"WEBAGENT_CHROMIUM": str(tmp_path / "no-chrome")},
+    )
     assert proc.returncode == 2 and "WEBAGENT_CHROMIUM" in _one_error_line(proc)
 
 
@@ -55,8 +69,18 @@ def test_unreachable_url_is_one_line(tmp_path):
 @pytest.mark.browser
 @requires_chromium
 def test_demo_json(tmp_path):
-    proc = _run("--demo", "--model", "fake:heuristic", "--max-steps", "2", "--json", "--trace-dir", str(tmp_path / "t"),
-                "--record", str(tmp_path / "rec"))
+    proc = _run(
+        "--demo",
+        "--model",
+        "fake:heuristic",
+        "--max-steps",
+        "2",
+        "--json",
+        "--trace-dir",
+        str(tmp_path / "t"),
+        "--record",
+        str(tmp_path / "rec"),
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert set(out) >= {"status", "answer", "steps", "trace_dir", "usage"}
@@ -69,8 +93,16 @@ def test_demo_json(tmp_path):
 @pytest.mark.browser
 @requires_chromium
 def test_a_browser_that_will_not_start_is_one_line(tmp_path):
-    proc = _run("--url", "http://127.0.0.1:9/", "x", "--model", "fake:heuristic", "--trace-dir", str(tmp_path / "t"),
-                env={"WEBAGENT_CHROMIUM": "/bin/false"})
+    proc = _run(
+        "--url",
+        "http://127.0.0.1:9/",
+        "x",
+        "--model",
+        "fake:heuristic",
+        "--trace-dir",
+        str(tmp_path / "t"),
+        env={"WEBAGENT_CHROMIUM": "/bin/false"},
+    )
     assert proc.returncode == 2 and "cannot start Chromium" in _one_error_line(proc)
 
 
@@ -95,9 +127,27 @@ def test_ctrl_c_closes_the_browser_and_keeps_the_trace(tmp_path):
     # inherit that; a handler (unlike SIG_IGN) is reset to the default by exec.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "webagent.cli", "run", "--url", base + "counter.html", "add one",
-                                 "--model", "fake:heuristic", "--max-steps", "200", "--trace-dir", str(trace)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "webagent.cli",
+                "run",
+                "--url",
+                base + "counter.html",
+                "add one",
+                "--model",
+                "fake:heuristic",
+                "--max-steps",
+                "200",
+                "--trace-dir",
+                str(trace),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ),
+        )
     finally:
         signal.signal(signal.SIGINT, previous)
     deadline = time.monotonic() + 60

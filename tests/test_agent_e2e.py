@@ -49,8 +49,14 @@ async def test_fake_model_completes_the_demo_flow(browser, site, tmp_path, looku
     backend = FunctionBackend(demo_policy)
     trace, records = TraceWriter(tmp_path / "trace"), tmp_path / "records"
     recorder = Recorder(records, "Buy Night Trains for Ada Lovelace, express", site, run_id="demo-run")
-    result = await run_agent(browser, fake_client(backend), "Buy Night Trains for Ada Lovelace, express",
-                             options=AgentOptions(lookup=lookup), trace=trace, recorder=recorder)
+    result = await run_agent(
+        browser,
+        fake_client(backend),
+        "Buy Night Trains for Ada Lovelace, express",
+        options=AgentOptions(lookup=lookup),
+        trace=trace,
+        recorder=recorder,
+    )
     write_report(trace.folder)
 
     assert (result.status, result.answer, result.steps, result.failed_steps) == ("done", "ordered Night Trains", 6, 0)
@@ -90,7 +96,7 @@ async def test_fake_model_completes_the_demo_flow(browser, site, tmp_path, looku
 
     html = (trace.folder / "report.html").read_text()
     assert html.count('class="step"') == 6 and html.count("data:image/png;base64,") == 6
-    assert "[link]  Night Trains" in html and "<details>" in html and "src=\"step_" not in html
+    assert "[link]  Night Trains" in html and "<details>" in html and 'src="step_' not in html
 
     # The records load as Mind2Web tasks, and the positive candidate is on the recorded page.
     from mind2web.data import load_tasks
@@ -109,8 +115,22 @@ async def test_fake_model_completes_the_demo_flow(browser, site, tmp_path, looku
     # ... and `mind2web eval` scores them (the heuristic fake clicks the first id: wrong, but scored).
     from mind2web.cli import main as m2w
 
-    out = await asyncio.to_thread(CliRunner().invoke, m2w, ["eval", "--data", str(records), "--method", "raw", "--model", "fake:heuristic",
-                                   "--out", str(tmp_path / "eval"), "--no-cache"])
+    out = await asyncio.to_thread(
+        CliRunner().invoke,
+        m2w,
+        [
+            "eval",
+            "--data",
+            str(records),
+            "--method",
+            "raw",
+            "--model",
+            "fake:heuristic",
+            "--out",
+            str(tmp_path / "eval"),
+            "--no-cache",
+        ],
+    )
     assert out.exit_code == 0, out.output
     report = json.loads((tmp_path / "eval" / "report.json").read_text())
     raw = report["results"]["live"]["raw"]  # every recorded step scored, none missing

@@ -47,9 +47,24 @@ _TASK = re.compile(r"^Task: (.*)$", re.MULTILINE)
 
 async def test_every_counter_example_has_a_page_and_a_task():
     assert set(TASKS) == {
-        "filter_samsung", "directory_lookup", "flight_oneway", "signup_newsletter", "signup_optout", "hotel_fr",
-        "settings_switch", "plan_yearly", "ship_congo", "retype_email", "retype_address", "opening_hours",
-        "delayed_booking", "toggle_bold", "accordion_faq", "signup_password", "delivery_express"}
+        "filter_samsung",
+        "directory_lookup",
+        "flight_oneway",
+        "signup_newsletter",
+        "signup_optout",
+        "hotel_fr",
+        "settings_switch",
+        "plan_yearly",
+        "ship_congo",
+        "retype_email",
+        "retype_address",
+        "opening_hours",
+        "delayed_booking",
+        "toggle_bold",
+        "accordion_faq",
+        "signup_password",
+        "delivery_express",
+    }
     for case, task in TASKS.items():
         assert task.id == case and (PAGES / task.start).is_file()
 
@@ -68,6 +83,7 @@ async def browser():
 
 
 # -- the pages and their gold paths, with Playwright alone ------------------------------------
+
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def playwright_browser():
@@ -113,6 +129,7 @@ async def test_the_gold_path_reaches_the_goal_with_playwright_alone(playwright_b
 
 # -- the live agent with the gold-path model -----------------------------------------------
 
+
 async def _page_result(browser) -> str:
     try:
         return await browser.page.evaluate(RESULT_JS)
@@ -133,12 +150,20 @@ async def _run_case(browser, site, case: str, tmp_path):
         return "the page shows the result" if await _page_result(browser) == "ok" else None
 
     trace = TraceWriter(tmp_path / "trace")
-    result = await run_agent(browser, fake_client(backend), task.task,
-                             options=AgentOptions(max_steps=2 * len(task.gold) + 3), trace=trace,
-                             after_step=page_says_done)
+    result = await run_agent(
+        browser,
+        fake_client(backend),
+        task.task,
+        options=AgentOptions(max_steps=2 * len(task.gold) + 3),
+        trace=trace,
+        after_step=page_says_done,
+    )
     # Each step's prompt once (a re-ask after a refusal repeats its step's prompt).
-    prompts = [prompt_of(r["messages"]) for r in backend.requests
-               if r["messages"][0]["role"] == "system" and not str(r["messages"][-1]["content"]).startswith(REASK_PREFIX)]
+    prompts = [
+        prompt_of(r["messages"])
+        for r in backend.requests
+        if r["messages"][0]["role"] == "system" and not str(r["messages"][-1]["content"]).startswith(REASK_PREFIX)
+    ]
     try:
         steps = trace.steps()
     except Exception:  # noqa: BLE001 - the trace is only for the failure message
@@ -150,6 +175,7 @@ def _typing_what_the_task_shows(gold: GoldModel, task: str):
     """``gold.reply``, except that a value the agent shows the model in another form in the
     task (a secret as a placeholder, say ``<secret:password>`` for ``Hx9!kq2``) is proposed
     in that form, as a model that reads the task would type it."""
+
     def reply(messages, params, purpose):
         out = gold.reply(messages, params, purpose)
         shown = m.group(1) if messages[0]["role"] == "system" and (m := _TASK.search(prompt_of(messages))) else task
@@ -158,7 +184,7 @@ def _typing_what_the_task_shows(gold: GoldModel, task: str):
             end = 0
             while end < min(len(task), len(shown)) - start and task[-1 - end] == shown[-1 - end]:
                 end += 1
-            given, token = task[start:len(task) - end], shown[start:len(shown) - end]
+            given, token = task[start : len(task) - end], shown[start : len(shown) - end]
             if given and out["value"] == given:
                 out = {**out, "value": token}
         return out
@@ -168,8 +194,11 @@ def _typing_what_the_task_shows(gold: GoldModel, task: str):
 
 def _story(result, gold, steps) -> str:
     lines = [f"status={result.status} steps={result.steps} error={result.error!r} answer={result.answer!r}"]
-    lines += [f"  {s.get('step')}. {s.get('action_text')} -> {s.get('result_text')}"
-              + (f"  [problem: {s['problem']}]" if s.get("problem") else "") for s in steps]
+    lines += [
+        f"  {s.get('step')}. {s.get('action_text')} -> {s.get('result_text')}"
+        + (f"  [problem: {s['problem']}]" if s.get("problem") else "")
+        for s in steps
+    ]
     lines += [f"  gold step {loss['gold_step']} ({loss['step']}): {loss['message']}" for loss in gold.losses]
     return "\n".join(lines)
 
@@ -194,13 +223,14 @@ async def test_the_agent_lets_a_perfect_model_reach_the_goal(browser, site, case
     # Nothing the perfect model proposed was refused, nor missing from the view. (The
     # delayed booking's "Book now" may be missing for a step while it has not appeared
     # yet: the model waits with a scroll; a refusal is still a loss.)
-    losses = [loss for loss in gold.losses
-              if not (case == "delayed_booking" and loss["message"].startswith("no line shows"))]
+    losses = [
+        loss for loss in gold.losses if not (case == "delayed_booking" and loss["message"].startswith("no line shows"))
+    ]
     assert not losses, story
 
 
 async def test_a_button_whose_effect_comes_later_can_be_pressed_again(browser, site, tmp_path):
-    """"Check availability" answers after 800 ms. A model that sees no answer yet presses
+    """ "Check availability" answers after 800 ms. A model that sees no answer yet presses
     it again (the page ignores the second press); that must not be refused, and the run
     reaches the booking."""
     task = TASKS["delayed_booking"]
@@ -209,16 +239,24 @@ async def test_a_button_whose_effect_comes_later_can_be_pressed_again(browser, s
     def policy(messages, params, purpose):
         page = m.group(1) if (m := _PAGE.search(prompt := prompt_of(messages))) else prompt
         target = "Book now" if '"Book now"' in page else "Check availability"
-        return {"operation": "CLICK", "element_id": re.search(rf'^\[([A-Za-z0-9_-]+)\] [^"\n]*"{target}"', page,
-                                                              re.MULTILINE).group(1)}
+        return {
+            "operation": "CLICK",
+            "element_id": re.search(rf'^\[([A-Za-z0-9_-]+)\] [^"\n]*"{target}"', page, re.MULTILINE).group(1),
+        }
 
     async def page_says_done():
         return "booked" if await _page_result(browser) == "ok" else None
 
     backend = FunctionBackend(policy)
     trace = TraceWriter(tmp_path / "trace")
-    result = await run_agent(browser, fake_client(backend), task.task, options=AgentOptions(max_steps=6),
-                             trace=trace, after_step=page_says_done)
+    result = await run_agent(
+        browser,
+        fake_client(backend),
+        task.task,
+        options=AgentOptions(max_steps=6),
+        trace=trace,
+        after_step=page_says_done,
+    )
     steps = trace.steps()
     story = "\n".join(f"{s['step']}. {s['action_text']} -> {s['result_text']}" for s in steps)
     reasked = [r for r in backend.requests if str(r["messages"][-1]["content"]).startswith(REASK_PREFIX)]
@@ -227,6 +265,7 @@ async def test_a_button_whose_effect_comes_later_can_be_pressed_again(browser, s
 
 
 # -- what the view shows: live state, and the task as it was given ---------------------------
+
 
 def _line(prompt: str, name: str) -> str:
     """The control line named ``name`` in the step prompt's page, without its id."""
@@ -293,6 +332,7 @@ async def test_the_password_reaches_both_fields_and_stays_out_of_the_prompt(brow
 
 # -- invalid actions are still refused, saying why -------------------------------------------
 
+
 def _refusal(text: str, controls) -> str:
     from webagent.llm.client import Reply
     from webagent.llm.structured import extract_json
@@ -322,8 +362,9 @@ async def test_select_on_a_text_field_is_refused(browser, site):
 async def test_type_on_a_button_is_refused(browser, site):
     _, controls, by_name = await _controls(browser, site)
     button = by_name["Send"]
-    problem = _refusal(json.dumps({"operation": "TYPE", "element_id": button, "value": "hello",
-                                   "press_enter": False}), controls)
+    problem = _refusal(
+        json.dumps({"operation": "TYPE", "element_id": button, "value": "hello", "press_enter": False}), controls
+    )
     assert f"[{button}]" in problem and "CLICK" in problem and "TYPE" in problem, problem
 
 
@@ -349,8 +390,13 @@ async def test_a_link_off_the_allowed_sites_is_refused(browser, site, tmp_path):
         return {"operation": "DONE", "value": ""}
 
     backend = FunctionBackend(policy)
-    result = await run_agent(browser, fake_client(backend), "Open the map", options=AgentOptions(max_steps=3),
-                             trace=TraceWriter(tmp_path / "trace"))
+    result = await run_agent(
+        browser,
+        fake_client(backend),
+        "Open the map",
+        options=AgentOptions(max_steps=3),
+        trace=TraceWriter(tmp_path / "trace"),
+    )
     assert result.steps == 2 and browser.page.url == start
     told = history_of(prompt_of(backend.requests[-1]["messages"]))
     assert "not in the allowed domains" in told and "maps.elsewhere.invalid" in told, told

@@ -44,16 +44,26 @@ async def _run(browser, url, policy, tmp_path, **options):
     trace = TraceWriter(tmp_path / "trace")
     lines: list[str] = []
     recorder = options.pop("recorder", None)
-    result = await run_agent(browser, fake_client(backend), "log in as ada", options=AgentOptions(**options),
-                             trace=trace, progress=lines.append, recorder=recorder)
+    result = await run_agent(
+        browser,
+        fake_client(backend),
+        "log in as ada",
+        options=AgentOptions(**options),
+        trace=trace,
+        progress=lines.append,
+        recorder=recorder,
+    )
     write_report(trace.folder)
     return result, backend, trace.steps(), lines
 
 
 async def test_a_failed_action_is_an_observation_and_three_in_a_row_are_stuck(browser, site, tmp_path):
     def policy(messages, params, purpose):
-        return {"operation": "CLICK", "element_id": find_id(context_of(prompt_of(messages)), "button", "Old login"),
-                "value": ""}
+        return {
+            "operation": "CLICK",
+            "element_id": find_id(context_of(prompt_of(messages)), "button", "Old login"),
+            "value": "",
+        }
 
     result, backend, steps, lines = await _run(browser, site + "login.html", policy, tmp_path)
     assert (result.status, result.steps, result.failed_steps) == ("stuck", 3, 3)
@@ -66,8 +76,9 @@ async def test_a_failed_action_is_an_observation_and_three_in_a_row_are_stuck(br
 
 
 async def test_an_unusable_reply_is_reasked_once_then_a_failed_step(browser, site, tmp_path):
-    result, backend, steps, _ = await _run(browser, site + "login.html", lambda m, p, purpose: "I am not sure.",
-                                           tmp_path)
+    result, backend, steps, _ = await _run(
+        browser, site + "login.html", lambda m, p, purpose: "I am not sure.", tmp_path
+    )
     assert (result.status, result.steps) == ("stuck", 3)
     assert len(backend.requests) == 6  # each step: the question and one re-ask
     assert "could not be used" in backend.requests[1]["messages"][-1]["content"]
@@ -124,8 +135,11 @@ async def test_navigation_to_another_domain_is_refused_and_reported(browser, sit
 
 async def test_dry_run_predicts_without_executing(browser, site, tmp_path):
     def policy(messages, params, purpose):
-        return {"operation": "TYPE", "element_id": find_id(context_of(prompt_of(messages)), "text field", "User"),
-                "value": "ada"}
+        return {
+            "operation": "TYPE",
+            "element_id": find_id(context_of(prompt_of(messages)), "text field", "User"),
+            "value": "ada",
+        }
 
     result, _, steps, _ = await _run(browser, site + "login.html", policy, tmp_path, dry_run=True)
     assert result.status == "stuck" and result.steps == 3
@@ -142,8 +156,9 @@ async def test_max_steps_and_gist_reuse_when_one_element_changes(browser, site, 
             return {"pages": [0], "reason": "the button"}
         return {"operation": "CLICK", "element_id": find_id(context_of(prompt), "button", "Add one"), "value": ""}
 
-    result, backend, steps, _ = await _run(browser, site + "counter.html", policy, tmp_path, max_steps=3,
-                                           lookup="always", budget_words=60)
+    result, backend, steps, _ = await _run(
+        browser, site + "counter.html", policy, tmp_path, max_steps=3, lookup="always", budget_words=60
+    )
     assert (result.status, result.steps, result.failed_steps) == ("max_steps", 3, 0)
     assert await browser.page.inner_text("#count") == "3"
     gist_calls = [s["usage"]["by_purpose"]["gist"]["calls"] for s in steps]
@@ -185,7 +200,9 @@ async def _clock_run(browser, site, tmp_path, task, policy, max_steps):
     assert (await browser.open(site + "clock.html")).ok
     backend = FunctionBackend(policy)
     trace = TraceWriter(tmp_path / "trace")
-    result = await run_agent(browser, fake_client(backend), task, options=AgentOptions(max_steps=max_steps), trace=trace)
+    result = await run_agent(
+        browser, fake_client(backend), task, options=AgentOptions(max_steps=max_steps), trace=trace
+    )
     return result, backend, trace.steps()
 
 
@@ -208,7 +225,12 @@ async def test_a_clock_ticking_is_no_change_and_nothing_is_withheld(browser, sit
 
     calls: list[int] = []
     result, backend, steps = await _clock_run(browser, site, tmp_path, "Choose a colour, then add one.", policy, 4)
-    assert [s["result_text"].split(";")[0].split(" (")[0] for s in steps] == ["no visible change", "no visible change", "ok", "ok"]
+    assert [s["result_text"].split(";")[0].split(" (")[0] for s in steps] == [
+        "no visible change",
+        "no visible change",
+        "ok",
+        "ok",
+    ]
     assert [s["changed"] for s in steps] == [False, False, True, True]
     nothing = steps[0]["action"]["element_id"]
     select = steps[1]["action"]["element_id"]
@@ -217,4 +239,3 @@ async def test_a_clock_ticking_is_no_change_and_nothing_is_withheld(browser, sit
     assert all(_offered(schema, "SELECT")[select] == ["Red", "Green", "Blue"] for schema in schemas)
     assert "the page now shows" in steps[2]["result_text"]
     assert result.status == "max_steps"
-

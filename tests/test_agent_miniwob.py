@@ -16,10 +16,18 @@ from webagent.llm.testing import FunctionBackend, fake_client
 from browser_support import requires_chromium
 
 
-
 def _config(**changes):
-    return MiniWoBConfig(**{"model": "fake:scripted", "max_steps": 6, "lookup": "auto", "max_lookup": 3,
-                            "context_tokens": 8192, "seed": 0, **changes})
+    return MiniWoBConfig(
+        **{
+            "model": "fake:scripted",
+            "max_steps": 6,
+            "lookup": "auto",
+            "max_lookup": 3,
+            "context_tokens": 8192,
+            "seed": 0,
+            **changes,
+        }
+    )
 
 
 @pytest.mark.browser
@@ -27,8 +35,16 @@ def _config(**changes):
 async def test_scripted_model_scores_100_percent_and_resumes(tmp_path):
     client = fake_client(FunctionBackend(scripted_reply, name="fake:scripted"))
     tasks = [*SCRIPTED_TASKS, "book-flight"]
-    rows = await run_miniwob(client, tasks=tasks, episodes=1, concurrency=2, out=tmp_path, config=_config(),
-                             options=AgentOptions(max_steps=6, screenshots=False), traces=True)
+    rows = await run_miniwob(
+        client,
+        tasks=tasks,
+        episodes=1,
+        concurrency=2,
+        out=tmp_path,
+        config=_config(),
+        options=AgentOptions(max_steps=6, screenshots=False),
+        traces=True,
+    )
     by_task = {r["task"]: r for r in rows}
     for task in SCRIPTED_TASKS:
         assert by_task[task]["success"] and by_task[task]["raw_reward"] > 0, by_task[task]
@@ -47,8 +63,16 @@ async def test_scripted_model_scores_100_percent_and_resumes(tmp_path):
 
     # Resume: nothing runs again (a model call would be counted), and a second seed is added.
     calls = client.usage.total.calls
-    rows = await run_miniwob(client, tasks=["click-button"], episodes=2, concurrency=1, out=tmp_path,
-                             config=_config(), options=AgentOptions(max_steps=6, screenshots=False), traces=False)
+    rows = await run_miniwob(
+        client,
+        tasks=["click-button"],
+        episodes=2,
+        concurrency=1,
+        out=tmp_path,
+        config=_config(),
+        options=AgentOptions(max_steps=6, screenshots=False),
+        traces=False,
+    )
     assert [r["seed"] for r in rows] == [0, 1] and client.usage.total.calls == calls + 1
     assert len(read_rows(tmp_path)) == 7
 
@@ -56,8 +80,15 @@ async def test_scripted_model_scores_100_percent_and_resumes(tmp_path):
     assert rows[("click-button", 1)]["success"]  # the second episode started on the loaded page
 
     with pytest.raises(UserError, match="another configuration"):
-        await run_miniwob(client, tasks=["click-button"], episodes=1, concurrency=1, out=tmp_path,
-                          config=_config(max_steps=3), options=AgentOptions(max_steps=3))
+        await run_miniwob(
+            client,
+            tasks=["click-button"],
+            episodes=1,
+            concurrency=1,
+            out=tmp_path,
+            config=_config(max_steps=3),
+            options=AgentOptions(max_steps=3),
+        )
 
 
 @pytest.mark.browser
@@ -80,6 +111,7 @@ async def test_an_episode_on_the_loaded_page_is_the_episode_of_a_fresh_page():
 
 
 # --- without a browser: the runner's bookkeeping over fake sessions, environments and agents ----------------
+
 
 class _FakeSession:
     def __init__(self, fail_after: float | None = None):
@@ -143,8 +175,12 @@ async def test_an_episode_the_task_never_judged_is_unjudged_and_scored_minus_one
     timeout gives -1, and so does the harness; success stays raw reward > 0."""
     from webagent.agent.loop import AgentResult
 
-    judged = {"click-button": (True, 1.0), "enter-text": (False, 0.0), "login-user": (False, 0.0),
-              "choose-list": (True, -1.0)}
+    judged = {
+        "click-button": (True, 1.0),
+        "enter-text": (False, 0.0),
+        "login-user": (False, 0.0),
+        "choose-list": (True, -1.0),
+    }
     ends = {"click-button": "done", "enter-text": "done", "login-user": "max_steps", "choose-list": "done"}
     current = {}
 
@@ -154,11 +190,24 @@ async def test_an_episode_the_task_never_judged_is_unjudged_and_scored_minus_one
         return AgentResult(status=ends[name], steps=3)
 
     events = []
-    _patch_runner(monkeypatch, env=_fake_env(lambda task, seed: judged[task]), agent=agent,
-                  sessions=[_FakeSession()], events=events)
+    _patch_runner(
+        monkeypatch,
+        env=_fake_env(lambda task, seed: judged[task]),
+        agent=agent,
+        sessions=[_FakeSession()],
+        events=events,
+    )
     tasks = list(judged)
-    rows = await run_miniwob(None, tasks=tasks, episodes=1, concurrency=1, out=tmp_path, config=_config(),
-                             options=AgentOptions(max_steps=3, screenshots=False), traces=False)
+    rows = await run_miniwob(
+        None,
+        tasks=tasks,
+        episodes=1,
+        concurrency=1,
+        out=tmp_path,
+        config=_config(),
+        options=AgentOptions(max_steps=3, screenshots=False),
+        traces=False,
+    )
     by_task = {r["task"]: r for r in rows}
     assert by_task["click-button"]["judged"] and by_task["click-button"]["raw_reward"] == 1.0
     assert by_task["choose-list"]["judged"] and by_task["choose-list"]["raw_reward"] == -1.0
@@ -194,12 +243,25 @@ async def test_one_workers_exception_cancels_the_others_before_the_browser_close
         events.append("episode finished")  # pragma: no cover - the bug
         return AgentResult(status="done", steps=1)
 
-    _patch_runner(monkeypatch, env=_fake_env(lambda task, seed: (True, 1.0)), agent=agent,
-                  sessions=[_FakeSession(), _FakeSession(fail_after=0.3)], events=events)
+    _patch_runner(
+        monkeypatch,
+        env=_fake_env(lambda task, seed: (True, 1.0)),
+        agent=agent,
+        sessions=[_FakeSession(), _FakeSession(fail_after=0.3)],
+        events=events,
+    )
     started = asyncio.get_running_loop().time()
     with pytest.raises(RuntimeError, match="the browser context crashed"):
-        await run_miniwob(None, tasks=["click-button"], episodes=3, concurrency=2, out=tmp_path, config=_config(),
-                          options=AgentOptions(max_steps=3, screenshots=False), traces=False)
+        await run_miniwob(
+            None,
+            tasks=["click-button"],
+            episodes=3,
+            concurrency=2,
+            out=tmp_path,
+            config=_config(),
+            options=AgentOptions(max_steps=3, screenshots=False),
+            traces=False,
+        )
     assert asyncio.get_running_loop().time() - started < 10
     assert events == ["episode cancelled", "browser closed"]
     assert [r["seed"] for r in read_rows(tmp_path).values()] == [0]

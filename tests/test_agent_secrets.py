@@ -22,13 +22,22 @@ from browser_support import requires_chromium
 PAGES = Path(__file__).parent / "fixtures" / "agent_pages"
 
 
-@pytest.mark.parametrize("task, masked, secrets", [
-    ("Log in as alice (password alice-pass-1) and file it", "Log in as alice (password <secret:password>) and file it",
-     {"password": "alice-pass-1"}),
-    ('Enter the password "AU" into both text fields', 'Enter the password "<secret:password>" into both text fields',
-     {"password": "AU"}),
-    ("Type your password into the password field", "Type your password into the password field", {}),
-])
+@pytest.mark.parametrize(
+    "task, masked, secrets",
+    [
+        (
+            "Log in as alice (password alice-pass-1) and file it",
+            "Log in as alice (password <secret:password>) and file it",
+            {"password": "alice-pass-1"},
+        ),
+        (
+            'Enter the password "AU" into both text fields',
+            'Enter the password "<secret:password>" into both text fields',
+            {"password": "AU"},
+        ),
+        ("Type your password into the password field", "Type your password into the password field", {}),
+    ],
+)
 def test_the_task_is_masked(task, masked, secrets):
     assert mask_task(task) == (masked, secrets)
 
@@ -62,20 +71,35 @@ async def test_a_password_typed_twice_from_its_placeholder_never_reaches_the_mod
             prompt = prompt_of(messages)
             prompts.append("\n".join(str(m["content"]) for m in messages))
             context, done = context_of(prompt), history_of(prompt).count("-> ok")
-            steps = [("TYPE", "text field", "Username", "ada"), ("TYPE", "password field", "Password", "<secret:password>"),
-                     ("TYPE", "password field", "Confirm password", "<secret:password>"),
-                     ("CLICK", "submit button", "Create account", "")]
+            steps = [
+                ("TYPE", "text field", "Username", "ada"),
+                ("TYPE", "password field", "Password", "<secret:password>"),
+                ("TYPE", "password field", "Confirm password", "<secret:password>"),
+                ("CLICK", "submit button", "Create account", ""),
+            ]
             op, kind, name, value = steps[min(done, 3)]
-            return {"action": {"operation": op, "element_id": find_id(context, kind, name), "value": value,
-                               "press_enter": False}}
+            return {
+                "action": {
+                    "operation": op,
+                    "element_id": find_id(context, kind, name),
+                    "value": value,
+                    "press_enter": False,
+                }
+            }
 
         trace = TraceWriter(tmp_path / "trace")
 
         async def created():
             return "created" if await browser.page.evaluate("document.body.dataset.result || ''") else None
 
-        result = await run_agent(browser, fake_client(FunctionBackend(policy)), f"Sign up as ada with the password {secret}",
-                                 options=AgentOptions(max_steps=6), trace=trace, after_step=created)
+        result = await run_agent(
+            browser,
+            fake_client(FunctionBackend(policy)),
+            f"Sign up as ada with the password {secret}",
+            options=AgentOptions(max_steps=6),
+            trace=trace,
+            after_step=created,
+        )
         assert result.status == "done" and result.steps == 4
         assert await browser.page.evaluate("document.body.dataset.result") == secret  # both fields got the real value
         assert "<secret:password>" in prompts[0] and not any(secret in p for p in prompts)

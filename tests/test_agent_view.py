@@ -16,8 +16,13 @@ from browser_support import requires_chromium
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 PAGES = Path(__file__).parent / "fixtures" / "web_pages"
-FIXTURES = ["browsergym/test_page.html", "browsergym/obstructed_checkbox_page.html", "own/widgets.html",
-            "own/password.html", "browsergym/basic_iframe_site/basic_iframe.html"]
+FIXTURES = [
+    "browsergym/test_page.html",
+    "browsergym/obstructed_checkbox_page.html",
+    "own/widgets.html",
+    "own/password.html",
+    "browsergym/basic_iframe_site/basic_iframe.html",
+]
 DEMO = ["index.html", "results.html?q=", "order.html?item=b6"]
 ACTIONABLE = ("input", "select", "textarea", "button", "a")
 
@@ -48,8 +53,12 @@ def _actionable(cleaned: str) -> dict[str, bool]:
         if el.tag == "input" and (el.get("type") or "").lower() in ("hidden", "file", "color", "range"):
             continue
         if el.get("backend_node_id"):
-            named = bool(" ".join(el.itertext()).strip() or el in labelled_els or el.get("id") in labelled
-                         or any(el.get(a) for a in ("aria_label", "placeholder", "title", "alt", "value")))
+            named = bool(
+                " ".join(el.itertext()).strip()
+                or el in labelled_els
+                or el.get("id") in labelled
+                or any(el.get(a) for a in ("aria_label", "placeholder", "title", "alt", "value"))
+            )
             out[el.get("backend_node_id")] = named
     return out
 
@@ -89,52 +98,66 @@ async def test_the_order_form_reads_as_a_small_model_needs_it(browser, sites):
     assert (name.name, name.op, name.value) == ("Your name", "TYPE", "")
     assert f'[{name.id}] text field "Your name" empty required' in lines
     assert (shipping.op, shipping.options, shipping.value) == (
-        "SELECT", ("Standard (5 days)", "Express (1 day)", "Pick up in store"), "Standard (5 days)")
+        "SELECT",
+        ("Standard (5 days)", "Express (1 day)", "Pick up in store"),
+        "Standard (5 days)",
+    )
     assert (gift.name, gift.value) == ("Gift wrap", "not checked") and order.name == "Place order"
 
 
 async def test_labels_by_for_and_wrapping_and_clickable_wrappers():
-    html = ('<html backend_node_id="1"><body backend_node_id="2">'
-            '<label for="e" backend_node_id="3">E-mail</label><input id="e" type="email" backend_node_id="4" input_value="a@b"/>'
-            '<div is_clickable="true" backend_node_id="5">Open menu</div>'
-            '<div is_clickable="true" backend_node_id="6"><p backend_node_id="7">a long delegated area with many words '
-            'that is a container and not one control at all here</p><a backend_node_id="8">Inside</a></div>'
-            '<p backend_node_id="9">plain text</p></body></html>')
+    html = (
+        '<html backend_node_id="1"><body backend_node_id="2">'
+        '<label for="e" backend_node_id="3">E-mail</label><input id="e" type="email" backend_node_id="4" input_value="a@b"/>'
+        '<div is_clickable="true" backend_node_id="5">Open menu</div>'
+        '<div is_clickable="true" backend_node_id="6"><p backend_node_id="7">a long delegated area with many words '
+        'that is a container and not one control at all here</p><a backend_node_id="8">Inside</a></div>'
+        '<p backend_node_id="9">plain text</p></body></html>'
+    )
     view = build_view(html)
     assert view.render().splitlines() == [
-        "E-mail", '[4] email field "E-mail" value="a@b"', '[5] clickable "Open menu"',
+        "E-mail",
+        '[4] email field "E-mail" value="a@b"',
+        '[5] clickable "Open menu"',
         "a long delegated area with many words that is a container and not one control at all here",
-        '[8] link "Inside"', "plain text"]
+        '[8] link "Inside"',
+        "plain text",
+    ]
     assert set(view.controls) == {"4", "5", "8"}
 
 
 def _in_one_div(controls: str):
     """The agent view of a page whose controls share one parent (a form built of divs)."""
-    return build_view('<html backend_node_id="1"><body backend_node_id="2"><div backend_node_id="3">'
-                      f'{controls}</div></body></html>')
+    return build_view(
+        f'<html backend_node_id="1"><body backend_node_id="2"><div backend_node_id="3">{controls}</div></body></html>'
+    )
 
 
 async def test_a_button_amid_fields_is_not_a_forms_submit_and_names_no_field():
     # MiniWoB's click-button: fields and buttons in random order in one parent.
     view = _in_one_div(
         '<input type="text" backend_node_id="4"/><button backend_node_id="5">ok</button>'
-        '<input type="text" backend_node_id="6"/>')
+        '<input type="text" backend_node_id="6"/>'
+    )
     assert view.controls["6"].name == ""  # not "ok": the button's words are its own name
 
 
 async def test_a_read_only_field_is_clicked_not_typed_into():
     # MiniWoB's book-flight: the departure date is a read-only field that opens a date picker.
-    view = build_view('<html backend_node_id="1"><body backend_node_id="2">Departure Date'
-                      '<input type="text" readonly="" backend_node_id="3" input_value="12/01/2016"/></body></html>')
+    view = build_view(
+        '<html backend_node_id="1"><body backend_node_id="2">Departure Date'
+        '<input type="text" readonly="" backend_node_id="3" input_value="12/01/2016"/></body></html>'
+    )
     assert view.render().splitlines() == ["Departure Date", '[3] read-only field "Departure Date" value="12/01/2016"']
     assert view.controls["3"].op == "CLICK"
 
 
-
 async def test_a_clickable_label_still_captions_the_field_after_it():
     # A label with a click handler is not a control of its own: its words name the next field.
-    view = _in_one_div('<label backend_node_id="4" is_clickable="true">Username</label>'
-                       '<input type="text" backend_node_id="5"/><button backend_node_id="6">Go</button>')
+    view = _in_one_div(
+        '<label backend_node_id="4" is_clickable="true">Username</label>'
+        '<input type="text" backend_node_id="5"/><button backend_node_id="6">Go</button>'
+    )
     assert view.controls["5"].name == "Username"
 
 
@@ -144,19 +167,25 @@ async def test_state_is_shown_as_a_person_sees_it():
         '<button aria-expanded="true" backend_node_id="5">Shipping</button>'
         '<div role="switch" aria-checked="true" aria-label="Email notifications" backend_node_id="6"></div>'
         '<input type="email" aria-invalid="true" required="" aria-label="E-mail" input_value="ann@" backend_node_id="7"/>'
-        '<input type="text" aria-label="Coupon" disabled="" backend_node_id="8"/>')
+        '<input type="text" aria-label="Coupon" disabled="" backend_node_id="8"/>'
+    )
     assert view.render().splitlines() == [
-        '[4] button "Bold" not pressed', '[5] button "Shipping" expanded',
-        '[6] switch "Email notifications" checked', '[7] email field "E-mail" value="ann@" required invalid',
-        '[8] text field "Coupon" empty disabled']
+        '[4] button "Bold" not pressed',
+        '[5] button "Shipping" expanded',
+        '[6] switch "Email notifications" checked',
+        '[7] email field "E-mail" value="ann@" required invalid',
+        '[8] text field "Coupon" empty disabled',
+    ]
     assert view.controls["8"].disabled and not view.controls["7"].disabled
 
 
 async def test_a_select_shows_the_live_choice_not_the_html_default():
     # A server-rendered default (<option selected>) after SELECT chose another option: the
     # select's live value (input_value, from the browser) is what it shows.
-    view = _in_one_div('<select backend_node_id="4" input_value="Express"><option backend_node_id="5" '
-                       'option_selected="true">Standard</option><option backend_node_id="6">Express</option></select>')
+    view = _in_one_div(
+        '<select backend_node_id="4" input_value="Express"><option backend_node_id="5" '
+        'option_selected="true">Standard</option><option backend_node_id="6">Express</option></select>'
+    )
     assert view.controls["4"].value == "Express"
     assert 'selected="Express"' in view.render()
 
@@ -171,17 +200,19 @@ async def test_a_field_in_a_table_is_named_by_the_caption_beside_it_or_its_colum
         '<input type="text" name="title" backend_node_id="12"/></td></tr></table>'
         '<table backend_node_id="20"><tr backend_node_id="21"><th backend_node_id="22">Qty</th></tr>'
         '<tr backend_node_id="23"><td backend_node_id="24"><input type="text" name="q_1" backend_node_id="25"/></td></tr>'
-        '</table></body></html>')
+        "</table></body></html>"
+    )
     assert (view.controls["7"].name, view.controls["12"].name, view.controls["25"].name) == ("Priority", "Title", "Qty")
-
 
 
 async def test_a_hidden_control_is_not_one_but_a_hidden_checkbox_is():
     # A collapsed form's select (display:none: no box) cannot be acted on; a checkbox input
     # hidden under a styled label can (its click goes by JS).
-    view = _in_one_div('<select is_visible="false" backend_node_id="4"><option backend_node_id="5">bob</option></select>'
-                       '<button is_visible="false" backend_node_id="6">Save</button>'
-                       '<input type="checkbox" is_visible="false" aria-label="Public" backend_node_id="7"/>'
-                       '<button is_visible="true" backend_node_id="8">Update</button>')
+    view = _in_one_div(
+        '<select is_visible="false" backend_node_id="4"><option backend_node_id="5">bob</option></select>'
+        '<button is_visible="false" backend_node_id="6">Save</button>'
+        '<input type="checkbox" is_visible="false" aria-label="Public" backend_node_id="7"/>'
+        '<button is_visible="true" backend_node_id="8">Update</button>'
+    )
     assert set(view.controls) == {"7", "8"}
     assert "Save" in view.render()  # its text stays in the page

@@ -19,8 +19,14 @@ def test_run_then_replay_through_the_public_api(tmp_path):
     from webagent.llm.testing import FunctionBackend, fake_client  # the fakes that ship with the package
 
     backend = FunctionBackend(demo_policy)
-    agent = Agent('Buy the book "Night Trains" for Ada Lovelace with express shipping.', demo=True,
-                  llm=fake_client(backend), max_steps=8, save_as="night-trains", trace_dir=tmp_path / "run")
+    agent = Agent(
+        'Buy the book "Night Trains" for Ada Lovelace with express shipping.',
+        demo=True,
+        llm=fake_client(backend),
+        max_steps=8,
+        save_as="night-trains",
+        trace_dir=tmp_path / "run",
+    )
     result = agent.run_sync()
     assert isinstance(result, RunResult) and result.ok, result.error
     # The shop's confirmation ends the run (the site's word), before the model's DONE.
@@ -33,14 +39,23 @@ def test_run_then_replay_through_the_public_api(tmp_path):
     again = asyncio.run(replay("night-trains", demo=True, llm=fake_client(forbidden), trace_dir=tmp_path / "replay"))
     assert again.ok and again.demo_order_placed and again.model_calls == 0 and forbidden.requests == []
     assert (again.replayed, again.repaired) == (6, 0)  # five actions, then the confirmation page checked
-    other = asyncio.run(replay("night-trains", {"name": "Grace Hopper"}, demo=True, llm=fake_client(forbidden),
-                               trace_dir=tmp_path / "other"))
+    other = asyncio.run(
+        replay(
+            "night-trains",
+            {"name": "Grace Hopper"},
+            demo=True,
+            llm=fake_client(forbidden),
+            trace_dir=tmp_path / "other",
+        )
+    )
     assert other.ok and "name=Grace+Hopper" in other.final_url and not other.demo_order_placed
 
 
 def test_import_is_light():
-    code = ("import sys, webagent; heavy = [m for m in ('playwright', 'pydantic', 'lxml', 'openai', 'click', "
-            "'asyncio', 'webagent.agent', 'webagent.llm') if m in sys.modules]; print(heavy)")
+    code = (
+        "import sys, webagent; heavy = [m for m in ('playwright', 'pydantic', 'lxml', 'openai', 'click', "
+        "'asyncio', 'webagent.agent', 'webagent.llm') if m in sys.modules]; print(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

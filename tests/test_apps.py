@@ -76,7 +76,11 @@ def test_restore_brings_a_database_back_under_an_open_connection(tmp_path):
 
 def test_a_server_that_does_not_come_up_names_the_app_and_its_log(tmp_path, apps_home):
     folder = _copy_notes(tmp_path)
-    source = (folder / "app.py").read_text().replace('elif command == "serve":', 'elif command == "serve":\n        raise SystemExit(3)')
+    source = (
+        (folder / "app.py")
+        .read_text()
+        .replace('elif command == "serve":', 'elif command == "serve":\n        raise SystemExit(3)')
+    )
     (folder / "app.py").write_text(source)
     with pytest.raises(UserError) as err:
         AppInstance(load_app(folder)).start()

@@ -51,7 +51,9 @@ async def test_lookup_pages_are_expanded_for_the_answer(tmp_path):
 
 def run_cli(*args, env_extra=None):
     env = {**os.environ, **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "webagent.cli", *args], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "webagent.cli", *args], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 @pytest.fixture
@@ -61,8 +63,11 @@ def fake_server():
             return "pagination"
         return "lookup" if "look up" in prompt or "read again" in prompt else "gist"
 
-    server = FakeOpenAIServer(responder=lambda m, body: json.dumps(heuristic_reply(m, body, purpose(m[0]["content"])))
-                              if body.get("response_format") else "a gist").start_in_thread()
+    server = FakeOpenAIServer(
+        responder=lambda m, body: (
+            json.dumps(heuristic_reply(m, body, purpose(m[0]["content"]))) if body.get("response_format") else "a gist"
+        )
+    ).start_in_thread()
     yield server
     server.stop_thread()
 
@@ -100,8 +105,9 @@ def test_cli_bad_input_is_one_clear_line(tmp_path, setup, args, message):
         path.write_bytes(b"\x00\x01\x02binary\x00" * 100)
     elif setup == "text":
         path.write_text("Some text.\n\nMore text.")
-    result = run_cli(*[a.replace("{path}", str(path)) for a in args],
-                     env_extra={"WEBAGENT_FAKE_ENDPOINTS": "http://127.0.0.1:9/v1"})
+    result = run_cli(
+        *[a.replace("{path}", str(path)) for a in args], env_extra={"WEBAGENT_FAKE_ENDPOINTS": "http://127.0.0.1:9/v1"}
+    )
     assert result.returncode != 0
     assert message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr

@@ -100,8 +100,11 @@ async def test_type_text_date_and_enter(browser, site):
 
     obs = await open_page(browser, site + "browsergym/test_page.html")
     await browser.page.evaluate(
-        "() => { document.querySelector('form').onsubmit = e => { e.preventDefault(); document.title = 'submitted'; }; }")
-    entered = await browser.act(Action(op="TYPE", element_id=one_id(obs, "//input[@id='name']"), value="Ann", press_enter=True), obs)
+        "() => { document.querySelector('form').onsubmit = e => { e.preventDefault(); document.title = 'submitted'; }; }"
+    )
+    entered = await browser.act(
+        Action(op="TYPE", element_id=one_id(obs, "//input[@id='name']"), value="Ann", press_enter=True), obs
+    )
     assert entered.ok and await browser.page.title() == "submitted"
 
 

@@ -37,7 +37,8 @@ async def _deep_input_names(page) -> set[str]:
     """Every input name in the page, through shadow roots and same-origin frames (in JS)."""
     names = set()
     for frame in page.frames:
-        names |= set(await frame.evaluate("""() => {
+        names |= set(
+            await frame.evaluate("""() => {
             const out = [];
             const walk = root => root.querySelectorAll('*').forEach(el => {
                 if (el.tagName === 'INPUT' && el.name) out.push(el.name);
@@ -45,17 +46,21 @@ async def _deep_input_names(page) -> set[str]:
             });
             walk(document);
             return out;
-        }"""))
+        }""")
+        )
     return names
 
 
-@pytest.mark.parametrize("path", [
-    "browsergym/basic_iframe_site/basic_iframe.html",
-    "browsergym/basic_iframe_site/outer-iframe.html",
-    "browsergym/basic_shadow_dom_site/basic_shadow_dom.html",
-    "browsergym/basic_shadow_iframe_site/outer-iframe.html",
-    "browsergym/test_page.html",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "browsergym/basic_iframe_site/basic_iframe.html",
+        "browsergym/basic_iframe_site/outer-iframe.html",
+        "browsergym/basic_shadow_dom_site/basic_shadow_dom.html",
+        "browsergym/basic_shadow_iframe_site/outer-iframe.html",
+        "browsergym/test_page.html",
+    ],
+)
 async def test_every_input_is_captured_with_an_id(browser, site, path):
     obs = await open_page(browser, site + path)
     expected = await _deep_input_names(browser.page)
@@ -101,10 +106,12 @@ async def test_cross_site_iframe_is_captured_and_usable(browser, site):
     assert ids(again, "//input[@id='inner-field'][@input_value='hello frame']") == [field]
 
     # the frame navigates to another page of the other site: captured anew, old ids refused
-    await browser.page.evaluate("u => { document.getElementById('cross').src = u; }",
-                                frame.url.replace("cross_inner.html", "tab.html"))
+    await browser.page.evaluate(
+        "u => { document.getElementById('cross').src = u; }", frame.url.replace("cross_inner.html", "tab.html")
+    )
     await browser.page.wait_for_function(
-        "() => document.getElementById('cross').contentWindow.length === 0", timeout=5000)
+        "() => document.getElementById('cross').contentWindow.length === 0", timeout=5000
+    )
     await browser.settle()
     for _ in range(20):
         moved = await browser.observe()

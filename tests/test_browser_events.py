@@ -214,8 +214,13 @@ async def test_the_note_reaches_the_history_and_steps_jsonl(browser, site, tmp_p
     obs = await open_page(browser, site + "dialogs.html")
     confirm = one_id(obs, "//button[@id='confirm']")  # the same id in the loop's own observation
     trace = TraceWriter(tmp_path / "trace")
-    result = await run_agent(browser, fake_client(FunctionBackend(policy)), "confirm", trace=trace,
-                             options=AgentOptions(max_steps=3, screenshots=False))
+    result = await run_agent(
+        browser,
+        fake_client(FunctionBackend(policy)),
+        "confirm",
+        trace=trace,
+        options=AgentOptions(max_steps=3, screenshots=False),
+    )
     assert result.status == "done"
     assert "Delete everything?" in seen[-1] and "dismissed" in seen[-1]
     steps = [json.loads(line) for line in (trace.folder / "steps.jsonl").read_text().splitlines()]

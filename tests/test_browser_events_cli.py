@@ -20,8 +20,10 @@ def test_run_has_an_accept_dialogs_flag_passed_to_the_session(monkeypatch, tmp_p
 
     monkeypatch.setattr(browser_module, "BrowserSession", FakeSession)
     runner = CliRunner()
-    out = runner.invoke(cli.run_command, ["do it", "--url", "http://127.0.0.1:9/", "--accept-dialogs",
-                                          "--trace-dir", str(tmp_path / "trace")])
+    out = runner.invoke(
+        cli.run_command,
+        ["do it", "--url", "http://127.0.0.1:9/", "--accept-dialogs", "--trace-dir", str(tmp_path / "trace")],
+    )
     assert isinstance(out.exception, Stop), out.output
     assert seen["accept_dialogs"] is True
     assert seen["downloads_dir"] == tmp_path / "trace" / "downloads"

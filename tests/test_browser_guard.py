@@ -32,8 +32,8 @@ def test_hosts_are_compared_with_their_port():
     guard = NavigationGuard.for_start_url("http://127.0.0.1:8000/start")
     assert guard.why_refused("http://127.0.0.1:8000/other") is None
     assert "127.0.0.1:9999" in guard.why_refused("http://127.0.0.1:9999/")
-    assert guard.why_refused("http://127.0.0.1/") is not None        # port 80 is another site
-    assert guard.why_refused("http://localhost:8000/") is not None   # another host
+    assert guard.why_refused("http://127.0.0.1/") is not None  # port 80 is another site
+    assert guard.why_refused("http://localhost:8000/") is not None  # another host
 
     # an entry without a port allows every port of its host (and its subdomains)
     anyport = NavigationGuard.for_start_url("http://127.0.0.1:8000/", ["127.0.0.1", "example.com"])
@@ -50,7 +50,7 @@ def test_hosts_are_compared_with_their_port():
 def test_default_ports_are_the_same_site():
     plain = NavigationGuard.for_start_url("http://shop.example.com/")
     assert plain.why_refused("http://shop.example.com:80/cart") is None
-    assert plain.why_refused("https://shop.example.com/cart") is None   # the site's https side
+    assert plain.why_refused("https://shop.example.com/cart") is None  # the site's https side
     assert plain.why_refused("http://shop.example.com:8080/") is not None
     secure = NavigationGuard.for_start_url("https://shop.example.com:443/")
     assert secure.why_refused("https://shop.example.com/") is None
@@ -69,18 +69,21 @@ def foreign():
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, foreign):
     foreign_url, _ = foreign
-    url, stop = serve_pages(tmp_path_factory.mktemp("site"), {
-        "start.html": f"""<html><head><title>Start</title></head><body>
+    url, stop = serve_pages(
+        tmp_path_factory.mktemp("site"),
+        {
+            "start.html": f"""<html><head><title>Start</title></head><body>
             <p>Allowed page</p>
             <a id="other-port" href="{foreign_url}other-port">Same host, another port</a>
             <a id="other-port-tab" href="{foreign_url}other-port-tab" target="_blank">Another port, new tab</a>
             <button id="later" onclick="setTimeout(() => window.open('{foreign_url}timer-popup'), 300)">later</button>
             <a id="here" href="next.html">Next</a>
             </body></html>""",
-        "next.html": "<html><head><title>Next</title></head><body><p>next</p></body></html>",
-        "timer.html": f"""<html><head><title>Timer</title></head><body><p>Allowed timer page</p>
+            "next.html": "<html><head><title>Next</title></head><body><p>next</p></body></html>",
+            "timer.html": f"""<html><head><title>Timer</title></head><body><p>Allowed timer page</p>
             <script>setTimeout(() => window.open('{foreign_url}timer-tab'), 400);</script></body></html>""",
-    })
+        },
+    )
     yield url
     stop()
 
@@ -114,8 +117,10 @@ async def test_a_run_started_on_a_file_follows_no_http_link(browser, site, forei
     foreign_url, asked = foreign
     asked.clear()
     start = tmp_path / "start.html"
-    start.write_text(f'<html><body><a id="out" href="{foreign_url}from-file">out</a>'
-                     f'<a id="meta" href="http://169.254.169.254/latest/meta-data/">meta</a></body></html>')
+    start.write_text(
+        f'<html><body><a id="out" href="{foreign_url}from-file">out</a>'
+        f'<a id="meta" href="http://169.254.169.254/latest/meta-data/">meta</a></body></html>'
+    )
     obs = await open_page(browser, start.as_uri())
     for link in ("out", "meta"):
         result = await browser.act(Action(op="CLICK", element_id=one_id(obs, f"//a[@id='{link}']")), obs)

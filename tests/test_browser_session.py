@@ -114,9 +114,16 @@ def _free_port() -> int:
 async def test_attach_over_cdp_to_a_running_browser(tmp_path):
     port = _free_port()
     chromium = subprocess.Popen(
-        [find_chromium(), "--headless=new", f"--remote-debugging-port={port}", f"--user-data-dir={tmp_path}",
-         *session_module.CHROMIUM_ARGS, "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            find_chromium(),
+            "--headless=new",
+            f"--remote-debugging-port={port}",
+            f"--user-data-dir={tmp_path}",
+            *session_module.CHROMIUM_ARGS,
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url, stop = serve_directory(SITE_DIR)
     try:
@@ -159,7 +166,9 @@ async def test_demo_site_flow_end_to_end():
             assert (await browser.act(search, obs)).ok
             obs = await browser.observe()
             assert "2 books" in obs.cleaned_html
-            assert (await browser.act(Action(op="CLICK", element_id=one_id(obs, "//a[.='Tea Gardens of Assam']")), obs)).ok
+            assert (
+                await browser.act(Action(op="CLICK", element_id=one_id(obs, "//a[.='Tea Gardens of Assam']")), obs)
+            ).ok
             obs = await browser.observe()
             for action in (
                 Action(op="TYPE", element_id=one_id(obs, "//input[@name='name']"), value="Ann Lee"),
@@ -171,8 +180,12 @@ async def test_demo_site_flow_end_to_end():
                 assert result.ok, result.error
             obs = await browser.observe()
             assert "confirm.html" in obs.url
-            for ident, expected in (("c-book", "Tea Gardens of Assam"), ("c-name", "Ann Lee"),
-                                    ("c-shipping", "pickup"), ("c-gift", "yes")):
+            for ident, expected in (
+                ("c-book", "Tea Gardens of Assam"),
+                ("c-name", "Ann Lee"),
+                ("c-shipping", "pickup"),
+                ("c-gift", "yes"),
+            ):
                 assert await browser.page.text_content(f"#{ident}") == expected
     finally:
         stop()

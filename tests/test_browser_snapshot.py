@@ -29,8 +29,20 @@ class _Snap:
         self.docs.append(d)
         return d
 
-    def node(self, d, parent, kind, name="", value=None, attrs=(), box=None, vis="visible", opacity="1",
-             cursor="auto", **rare):
+    def node(
+        self,
+        d,
+        parent,
+        kind,
+        name="",
+        value=None,
+        attrs=(),
+        box=None,
+        vis="visible",
+        opacity="1",
+        cursor="auto",
+        **rare,
+    ):
         n = d["nodes"]
         i = len(n["parentIndex"])
         n["parentIndex"].append(parent)
@@ -68,14 +80,17 @@ def _page():
     gone = s.node(d, body, 1, "DIV")  # display:none: no layout
     s.node(d, gone, 1, "BUTTON", attrs=[("id", "ghost")])
     s.node(d, body, 1, "DIV", box=box)  # an empty decorative box
-    button = s.node(d, body, 1, "BUTTON", attrs=[("id", "go"), ("style", "color:red"), ("@click", "x")], box=box,
-                    isClickable=True)
+    button = s.node(
+        d, body, 1, "BUTTON", attrs=[("id", "go"), ("style", "color:red"), ("@click", "x")], box=box, isClickable=True
+    )
     s.node(d, button, 3, "#text", "Go\x01 now", box=box)
     s.node(d, body, 1, "INPUT", attrs=[("type", "password"), ("value", "s3cret")], box=box, inputValue="typed-s3cret")
     s.node(d, body, 1, "INPUT", attrs=[("type", "checkbox")], box=box, opacity="0", inputChecked=True)
     sel = s.node(d, body, 1, "SELECT", box=box)
     for text, chosen in (("Red", False), ("Blue", True)):
-        opt = s.node(d, sel, 1, "OPTION", attrs=[("value", text.lower())], **({"optionSelected": True} if chosen else {}))
+        opt = s.node(
+            d, sel, 1, "OPTION", attrs=[("value", text.lower())], **({"optionSelected": True} if chosen else {})
+        )
         s.node(d, opt, 3, "#text", text)
     hidden = s.node(d, body, 1, "P", box=box, vis="hidden")
     s.node(d, hidden, 3, "#text", "invisible words", box=box, vis="hidden")
@@ -96,13 +111,13 @@ def test_builder_keeps_what_is_rendered_and_marks_state():
     root = built.roots[0]
     raw = etree.tostring(root, encoding="unicode")
     assert root.tag == "html" and "head" not in raw
-    assert not root.xpath("//*[@id='ghost']")                  # display:none subtree left out
-    assert "invisible words" not in raw                         # visibility:hidden left out
-    assert len(root.xpath("//body/div")) == 0                   # empty decorative box left out
+    assert not root.xpath("//*[@id='ghost']")  # display:none subtree left out
+    assert "invisible words" not in raw  # visibility:hidden left out
+    assert len(root.xpath("//body/div")) == 0  # empty decorative box left out
     go = root.xpath("//button[@id='go']")[0]
     assert go.get("is_clickable") == "true" and go.get("style") is None and go.get("@click") is None
-    assert go.text == "Go  now"                                 # control character made XML-safe
-    assert root.find("body").get("is_clickable") is None        # never the page root
+    assert go.text == "Go  now"  # control character made XML-safe
+    assert root.find("body").get("is_clickable") is None  # never the page root
     pwd = root.xpath("//input[@type='password']")[0]
     assert pwd.get("value") == REDACTED and pwd.get("input_value") == REDACTED and "s3cret" not in raw
     box = root.xpath("//input[@type='checkbox']")[0]
@@ -110,11 +125,11 @@ def test_builder_keeps_what_is_rendered_and_marks_state():
     sel = root.find(".//select")
     assert sel.get("input_value") == "Blue" and [o.text for o in sel] == ["Red", "Blue"]
     assert sel[1].get("option_selected") == "true"
-    link = root.xpath("//my-widget/a")[0]                         # shadow root inlined under its host
-    assert link.get("is_clickable") == "true"                     # cursor:pointer region
-    area = root.xpath("//iframe/html/body/textarea")[0]           # frame document inlined
+    link = root.xpath("//my-widget/a")[0]  # shadow root inlined under its host
+    assert link.get("is_clickable") == "true"  # cursor:pointer region
+    area = root.xpath("//iframe/html/body/textarea")[0]  # frame document inlined
     assert area.get("input_value") == "inner text"
-    assert area.get("bounding_box_rect") == "15,205,50,20"        # shifted by the iframe's position
+    assert area.get("bounding_box_rect") == "15,205,50,20"  # shifted by the iframe's position
     ids = root.xpath("//@backend_node_id")
     assert len(ids) == len(set(ids)) == len(built.elements)
     assert built.elements[pwd.get("backend_node_id")][2] is True  # marked as a password field

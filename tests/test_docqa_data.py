@@ -53,8 +53,11 @@ def test_qmsum_official_layout():
     result = load_qmsum(FIX / "qmsum_val_sample.jsonl")
     assert len(result.documents) == 2
     doc = result.documents[0]
-    assert doc.paragraphs[0].split(":")[0] in {"Grad A", "Professor", "PhD A", "PhD B", "PhD C", "PhD D", "PhD E",
-                                               "Postdoc A", "Grad B", "Grad C"} or ":" in doc.paragraphs[0]
+    assert (
+        doc.paragraphs[0].split(":")[0]
+        in {"Grad A", "Professor", "PhD A", "PhD B", "PhD C", "PhD D", "PhD E", "Postdoc A", "Grad B", "Grad C"}
+        or ":" in doc.paragraphs[0]
+    )
     assert [q.text for q in doc.questions][1] == "What was agreed upon on sample transcripts?"
     assert all(len(q.references) == 1 and not q.multiple_choice for q in doc.questions)
 
@@ -110,17 +113,24 @@ def _nqa_with_three_splits(tmp_path):
     for doc_id, split in (("t1r2a3", "train"), ("t4e5s6", "test")):
         (folder / "tmp" / f"{doc_id}.content").write_text(f"A {split} story.\n\nIt ends here.\n")
         with open(folder / "documents.csv", "a") as f:
-            f.write(f"{doc_id},{split},gutenberg,http://example.invalid/{doc_id},50,http://example.invalid/w,"
-                    f"A {split} story,9,,\n")
+            f.write(
+                f"{doc_id},{split},gutenberg,http://example.invalid/{doc_id},50,http://example.invalid/w,"
+                f"A {split} story,9,,\n"
+            )
         with open(folder / "qaps.csv", "a") as f:
             f.write(f"{doc_id},{split},What kind of story is it?,A {split} story.,{split},,,\n")
     return folder
 
 
-@pytest.mark.parametrize("split, docs", [
-    (None, ["a1b2c3", "d4e5f6"]),  # valid unless another split is named: never train and test mixed in
-    ("valid", ["a1b2c3", "d4e5f6"]), ("test", ["t4e5s6"]), ("train", ["t1r2a3"]),
-])
+@pytest.mark.parametrize(
+    "split, docs",
+    [
+        (None, ["a1b2c3", "d4e5f6"]),  # valid unless another split is named: never train and test mixed in
+        ("valid", ["a1b2c3", "d4e5f6"]),
+        ("test", ["t4e5s6"]),
+        ("train", ["t1r2a3"]),
+    ],
+)
 def test_narrativeqa_folder_is_read_by_split(tmp_path, split, docs):
     folder = _nqa_with_three_splits(tmp_path)
     result = load("narrativeqa", str(folder), **({} if split is None else {"split": split}))

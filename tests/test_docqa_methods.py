@@ -32,6 +32,7 @@ def client_with(fn):
         if purpose == "gist":
             return gist_of(messages)
         return fn(messages, params, purpose)
+
     return fake_client(FunctionBackend(dispatch))
 
 
@@ -42,12 +43,19 @@ async def run(client, variant, question=FREE, opts=MethodOptions(), doc=DOC):
 
 
 def prompts(requests, purpose):
-    return [r["messages"][-1]["content"] if len(r["messages"]) == 1 else r["messages"] for r in requests
-            if r["purpose"] == purpose]
+    return [
+        r["messages"][-1]["content"] if len(r["messages"]) == 1 else r["messages"]
+        for r in requests
+        if r["purpose"] == purpose
+    ]
 
 
 def test_method_names():
-    assert [v.name for v in parse_methods("readagent-p,bm25@2,full", max_pages=3)] == ["readagent-p@3", "bm25@2", "full"]
+    assert [v.name for v in parse_methods("readagent-p,bm25@2,full", max_pages=3)] == [
+        "readagent-p@3",
+        "bm25@2",
+        "full",
+    ]
     assert "memwalker" in [v.name for v in parse_methods("all")]
     for bad in ("nope", "full@3", "bm25@0"):
         with pytest.raises(UserError):
@@ -57,6 +65,7 @@ def test_method_names():
 async def test_readagent_p_parses_the_lookup_and_expands_those_pages():
     def fn(messages, params, purpose):
         return "I want to look up Page [5, 2] to check." if purpose == "lookup" else "topic5 things"
+
     result, requests = await run(client_with(fn), "readagent-p@3")
     assert result.lookups == [5, 2] and result.failures == 0
     answer_prompt = prompts(requests, "answer")[0]
@@ -68,6 +77,7 @@ async def test_readagent_p_parses_the_lookup_and_expands_those_pages():
 async def test_readagent_p_unusable_lookup_is_reasked_then_counted():
     def fn(messages, params, purpose):
         return "hmm, hard to say" if purpose == "lookup" else "an answer"
+
     result, requests = await run(client_with(fn), "readagent-p@3")
     assert result.lookups == [] and result.failures == 1 and len(prompts(requests, "lookup")) == 2
     assert result.problem == "no PageChoice found in the reply"
@@ -81,6 +91,7 @@ async def test_narrativeqa_lookup_by_importance_stops_at_the_budget():
             assert "in the order of importance" in messages[0]["content"]
             return "I want to look up Page [6, 1, 3] to ..."
         return "ok"
+
     # Room for the gists and two pages (each page adds 18 words over its gist).
     opts = MethodOptions(context_words=memory_words + 2 * 18, importance_lookup=True)
     result, _ = await run(client_with(fn), "readagent-p@3", opts=opts)
@@ -99,6 +110,7 @@ async def test_readagent_s_reads_one_page_at_a_time_until_stop():
 
     def fn(messages, params, purpose):
         return next(steps) if purpose == "lookup" else "ok"
+
     result, requests = await run(client_with(fn), "readagent-s@5")
     assert result.lookups == [4, 1]
     second = prompts(requests, "lookup")[1]
@@ -141,6 +153,7 @@ async def test_multiple_choice_goes_through_the_option_parser():
 
 # --- MemWalker ---------------------------------------------------------------------------------
 
+
 async def test_memwalker_tree_levels():
     client = client_with(lambda m, p, purpose: "a summary")
     state = DocumentState(client, DOC, SETTINGS)
@@ -162,6 +175,7 @@ async def test_memwalker_reverts_from_a_wrong_leaf_and_answers_from_another():
                 return "Reasoning: not here.\nAction: -1"
             return "Reasoning: found it.\nAction: -2\nAnswer: topic1 things"
         raise AssertionError(purpose)
+
     result, requests = await run(client_with(fn), "memwalker", opts=MethodOptions(max_children=3))
     assert result.answer == "topic1 things" and result.notes["reverts"] == 1
     assert result.lookups == [0, 1] and not result.notes["navigation_failed"] and result.failures == 0
@@ -175,6 +189,7 @@ async def test_memwalker_reverts_from_a_wrong_leaf_and_answers_from_another():
 async def test_memwalker_unparseable_replies_end_in_no_answer_and_a_counted_failure():
     def fn(messages, params, purpose):
         return "a summary" if purpose == "memwalker-tree" else "I would like to think about it."
+
     result, requests = await run(client_with(fn), "memwalker", opts=MethodOptions(max_children=3))
     assert result.answer == "no answer" and result.notes["navigation_failed"] and result.failures == 1
     assert len(prompts(requests, "memwalker-triage")) == 2  # asked, re-asked once, given up
@@ -187,6 +202,7 @@ async def test_memwalker_multiple_choice_leaf_answer():
         if purpose == "memwalker-triage":
             return "Action: 0"
         return "Reasoning: yes\nAction: -2\nAnswer: (C) three"
+
     result, _ = await run(client_with(fn), "memwalker", question=MC, opts=MethodOptions(max_children=3))
     assert result.option == 2
 
@@ -194,8 +210,13 @@ async def test_memwalker_multiple_choice_leaf_answer():
 async def test_memwalker_leaf_answer_in_words_is_not_option_a():
     """MemWalker's leaves answer "Answer: a ...": the article is not option A. An answer in
     words with its option in parentheses is that option; without one it is re-asked."""
-    leaf = iter(["Reasoning: yes\nAction: -2\nAnswer: a thing numbered three, so (C)",
-                 "Reasoning: yes\nAction: -2\nAnswer: a third thing", "Action: -2\nAnswer: (C)"])
+    leaf = iter(
+        [
+            "Reasoning: yes\nAction: -2\nAnswer: a thing numbered three, so (C)",
+            "Reasoning: yes\nAction: -2\nAnswer: a third thing",
+            "Action: -2\nAnswer: (C)",
+        ]
+    )
 
     def fn(messages, params, purpose):
         if purpose == "memwalker-tree":
@@ -203,6 +224,7 @@ async def test_memwalker_leaf_answer_in_words_is_not_option_a():
         if purpose == "memwalker-triage":
             return "Action: 0"
         return next(leaf)
+
     result, _ = await run(client_with(fn), "memwalker", question=MC, opts=MethodOptions(max_children=3))
     assert result.option == 2
     result, requests = await run(client_with(fn), "memwalker", question=MC, opts=MethodOptions(max_children=3))
@@ -210,6 +232,7 @@ async def test_memwalker_leaf_answer_in_words_is_not_option_a():
 
 
 # --- summary tree ------------------------------------------------------------------------------
+
 
 def test_left_heavy_split():
     assert [left_size(n) for n in (2, 3, 4, 5, 6, 8, 9)] == [1, 2, 2, 4, 4, 4, 8]
@@ -221,6 +244,7 @@ async def test_appending_pages_only_summarizes_the_new_nodes():
     def fn(messages, params, purpose):
         calls.append(messages[0]["content"])
         return f"summary {len(calls)}"
+
     pages = [Page(i, PARAS[i]) for i in range(8)]
     memo = {}
     five = TreeBuilder(fake_client(FunctionBackend(fn)), memo)
@@ -240,6 +264,7 @@ async def test_summary_tree_refines_the_cut_up_to_the_cap():
         if purpose == "summary-tree-cut":
             return "Questions: ... INSUFFICIENT DETAIL 1"
         return "ok"
+
     result, requests = await run(client_with(fn), "summary-tree", opts=MethodOptions(max_refinements=2))
     assert result.notes["refinements"] == 2 and result.notes["stopped_by_cap"]
     assert result.notes["cut_size"] == 3 and len(prompts(requests, "summary-tree-cut")) == 2
@@ -253,6 +278,7 @@ async def test_summary_tree_ineligible_choice_is_reasked_then_counted():
         if purpose == "summary-tree-cut":
             return "INSUFFICIENT DETAIL 7"  # only document 1 (the root) exists
         return "ok"
+
     result, requests = await run(client_with(fn), "summary-tree")
     assert result.notes["refinements"] == 0 and result.failures == 1
     assert len(prompts(requests, "summary-tree-cut")) == 2
@@ -260,13 +286,20 @@ async def test_summary_tree_ineligible_choice_is_reasked_then_counted():
 
 # --- key-value memory --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text,call", [
-    ("[list-keys]", ("list-keys",)),
-    ("[read] budget-plan", ("read", "budget-plan")),
-    ("[write] (budget-plan) They agreed on 12 euros.\nQ3: [EOQ]", ("write", "budget-plan", "They agreed on 12 euros.")),
-    ("[EOQ]", ("eoq",)),
-    ('{"tool": "write", "key": "k", "value": "v"}', ("write", "k", "v")),
-])
+
+@pytest.mark.parametrize(
+    "text,call",
+    [
+        ("[list-keys]", ("list-keys",)),
+        ("[read] budget-plan", ("read", "budget-plan")),
+        (
+            "[write] (budget-plan) They agreed on 12 euros.\nQ3: [EOQ]",
+            ("write", "budget-plan", "They agreed on 12 euros."),
+        ),
+        ("[EOQ]", ("eoq",)),
+        ('{"tool": "write", "key": "k", "value": "v"}', ("write", "k", "v")),
+    ],
+)
 def test_parse_tool(text, call):
     import json
 
@@ -289,6 +322,7 @@ async def test_kv_memory_tool_calls_build_a_store_shared_by_questions():
                 return "[read] page-1"
             return "[EOQ]"
         return "ok"
+
     client = client_with(fn)
     state = DocumentState(client, DOC, SETTINGS)
     v = Variant.parse("kv-memory")
@@ -308,6 +342,7 @@ async def test_kv_memory_tool_calls_build_a_store_shared_by_questions():
 async def test_kv_memory_that_stores_nothing_is_a_counted_failure():
     def fn(messages, params, purpose):
         return "I don't know how to use tools." if purpose == "kv-read" else "ok"
+
     result, _ = await run(client_with(fn), "kv-memory-rolling")
     assert result.failures == 1 and result.notes["keys"] == 0 and result.notes["reading_failures"] == 9
 
@@ -316,10 +351,12 @@ async def test_kv_memory_that_stores_nothing_is_a_counted_failure():
 async def test_kv_memory_with_an_empty_store_gives_no_answer(question):
     """Nothing answers from nothing: an empty store is "no answer" (as MemWalker's), not a guess
     from the answer prompt that could score (here the model would have said (C), the gold)."""
+
     def fn(messages, params, purpose):
         if purpose == "kv-read":
             return "[EOQ]"
         return "Answer: (C) three" if purpose == "answer" else "ok"
+
     result, requests = await run(client_with(fn), "kv-memory", question=question)
     assert result.answer == "no answer" and result.option is None
     assert not prompts(requests, "answer") and result.failures == 1
@@ -355,6 +392,7 @@ def _paging_model(pagination_ok=True, gists_ok=True):
         if purpose == "memwalker-leaf":
             return "Action: -2\nAnswer: topic things"
         return heuristic_reply(messages, params, purpose)
+
     return fn
 
 

@@ -16,9 +16,27 @@ pytestmark = pytest.mark.real_llm
 
 def test_qa_eval_with_the_embedded_model(tmp_path, embedded_env):
     out = tmp_path / "q"
-    args = [sys.executable, "-m", "webagent.cli", "qa-eval", "--dataset", "narrativeqa", "--data",
-            str(FIX / "narrativeqa"), "--method", "gistmem,bm25@1,memwalker", "--limit", "1", "--out", str(out),
-            "--no-rater", "--min-words", "40", "--max-words", "80"]
+    args = [
+        sys.executable,
+        "-m",
+        "webagent.cli",
+        "qa-eval",
+        "--dataset",
+        "narrativeqa",
+        "--data",
+        str(FIX / "narrativeqa"),
+        "--method",
+        "gistmem,bm25@1,memwalker",
+        "--limit",
+        "1",
+        "--out",
+        str(out),
+        "--no-rater",
+        "--min-words",
+        "40",
+        "--max-words",
+        "80",
+    ]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=600, env=embedded_env, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]

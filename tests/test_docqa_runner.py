@@ -29,8 +29,15 @@ def model(messages, params, purpose):
     return heuristic_reply(messages, params, purpose)
 
 
-async def _run(out, methods="readagent-p@2,gistmem,bm25@1", dataset="qmsum", data="qmsum_val_sample.jsonl",
-               cache=None, limit=None, counting=None):
+async def _run(
+    out,
+    methods="readagent-p@2,gistmem,bm25@1",
+    dataset="qmsum",
+    data="qmsum_val_sample.jsonl",
+    cache=None,
+    limit=None,
+    counting=None,
+):
     loaded = load(dataset, str(FIX / data))
     variants = parse_methods(methods)
     opts = MethodOptions()
@@ -92,12 +99,21 @@ async def test_a_degraded_memory_is_not_cached(tmp_path):
 
     def failing_gists(messages, params, purpose):
         return "" if purpose == "gist" else model(messages, params, purpose)
+
     loaded = load("qmsum", str(FIX / "qmsum_val_sample.jsonl"))
     variants = parse_methods("gistmem")
     client = fake_client(FunctionBackend(failing_gists), cache=cache)
     config = make_config("qmsum", "x", variants, client.model_name, SETTINGS, MethodOptions())
-    await run_eval(client, select(loaded.documents, 1, (0, 1)), variants, tmp_path / "r", config, SETTINGS,
-                   MethodOptions(), quiet=True)
+    await run_eval(
+        client,
+        select(loaded.documents, 1, (0, 1)),
+        variants,
+        tmp_path / "r",
+        config,
+        SETTINGS,
+        MethodOptions(),
+        quiet=True,
+    )
     doc = json.loads((tmp_path / "r" / "documents.jsonl").read_text().splitlines()[0])
     assert doc["builds"]["gists"]["failures"] > 0
     assert cache.count("docqa-memory") == 1  # the pages, not the degraded gists
@@ -114,32 +130,66 @@ async def test_quality_accuracy_end_to_end(tmp_path):
 
 def run_cli(*args, home):
     env = {**os.environ, "WEBAGENT_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "webagent.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "webagent.cli", *args], capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 def test_cli_writes_the_three_report_files(tmp_path):
     out = tmp_path / "out"
-    proc = run_cli("qa-eval", "--dataset", "narrativeqa", "--data", str(FIX / "narrativeqa"), "--method",
-                   "readagent-p,gistmem,full,bm25", "--out", str(out), "--model", "fake:heuristic", home=tmp_path)
+    proc = run_cli(
+        "qa-eval",
+        "--dataset",
+        "narrativeqa",
+        "--data",
+        str(FIX / "narrativeqa"),
+        "--method",
+        "readagent-p,gistmem,full,bm25",
+        "--out",
+        str(out),
+        "--model",
+        "fake:heuristic",
+        home=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
-    assert {"report.md", "report.json", "accuracy_vs_compression.png", "results.jsonl"} <= {p.name for p in out.iterdir()}
+    assert {"report.md", "report.json", "accuracy_vs_compression.png", "results.jsonl"} <= {
+        p.name for p in out.iterdir()
+    }
     assert "| readagent-p@5 |" in proc.stdout
 
 
 def test_cli_bad_record_is_one_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"meeting_transcripts": [], "general_query_list": [], "specific_query_list": []}\n')
-    proc = run_cli("qa-eval", "--dataset", "qmsum", "--data", str(bad), "--model", "fake:heuristic",
-                   "--out", str(tmp_path / "o"), home=tmp_path)
+    proc = run_cli(
+        "qa-eval",
+        "--dataset",
+        "qmsum",
+        "--data",
+        str(bad),
+        "--model",
+        "fake:heuristic",
+        "--out",
+        str(tmp_path / "o"),
+        home=tmp_path,
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"error: {bad}, record line 1, field 'meeting_transcripts': no transcript text"
 
 
 def test_ask_with_another_method(tmp_path):
     doc = Path(__file__).parent.parent / "examples" / "qmsum_remote_control_meeting.txt"
-    proc = run_cli("ask", str(doc), "What about the buttons?", "--method", "bm25@2", "--json", "--model",
-                   "fake:heuristic", home=tmp_path)
+    proc = run_cli(
+        "ask",
+        str(doc),
+        "What about the buttons?",
+        "--method",
+        "bm25@2",
+        "--json",
+        "--model",
+        "fake:heuristic",
+        home=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["method"] == "bm25@2" and len(result["pages_read"]) == 2 and 0 < result["compression_rate"] < 100
@@ -156,6 +206,7 @@ async def test_endpoint_failures_are_left_for_the_resume(tmp_path):
         if purpose == "answer" and down["on"]:
             raise TransientError("503")
         return model(messages, params, purpose)
+
     loaded = load("qmsum", str(FIX / "qmsum_val_sample.jsonl"))
     variants = parse_methods("full,gistmem")
     config = make_config("qmsum", "x", variants, "fake:function", SETTINGS, MethodOptions())
@@ -166,20 +217,32 @@ async def test_endpoint_failures_are_left_for_the_resume(tmp_path):
     assert summary["endpoint_failures"] == 4 and summary["ran"] == 0
     assert (out / "results.jsonl").read_text() == ""
     down["on"] = False
-    summary = await run_eval(fake_client(FunctionBackend(flaky)), docs, variants, out, config, SETTINGS,
-                             MethodOptions(), quiet=True)
+    summary = await run_eval(
+        fake_client(FunctionBackend(flaky)), docs, variants, out, config, SETTINGS, MethodOptions(), quiet=True
+    )
     assert summary["ran"] == 4 and summary["endpoint_failures"] == 0
 
 
 def test_cli_refuses_a_changed_configuration_before_starting_a_model(tmp_path):
     out = tmp_path / "o"
-    base = ["qa-eval", "--dataset", "qmsum", "--data", str(FIX / "qmsum_val_sample.jsonl"), "--limit", "1",
-            "--out", str(out), "--no-rater"]
+    base = [
+        "qa-eval",
+        "--dataset",
+        "qmsum",
+        "--data",
+        str(FIX / "qmsum_val_sample.jsonl"),
+        "--limit",
+        "1",
+        "--out",
+        str(out),
+        "--no-rater",
+    ]
     assert run_cli(*base, "--method", "gistmem", "--model", "fake:heuristic", home=tmp_path).returncode == 0
     # no --model: the embedded model would be started; the refusal must come first, in one line
     proc = run_cli(*base, "--method", "full", home=tmp_path)
     assert proc.returncode == 2 and proc.stderr.strip().endswith(
-        "holds results of another configuration (changed: methods); use another --out or delete it")
+        "holds results of another configuration (changed: methods); use another --out or delete it"
+    )
 
 
 async def test_memories_on_fallback_pages_are_not_cached_and_say_so(tmp_path):
@@ -191,13 +254,23 @@ async def test_memories_on_fallback_pages_are_not_cached_and_say_so(tmp_path):
         if purpose == "pagination":
             raise ModelCallError("refused")
         return model(messages, params, purpose)
+
     loaded = load("qmsum", str(FIX / "qmsum_val_sample.jsonl"))
     variants = parse_methods("gistmem,summary-tree")
     client = fake_client(FunctionBackend(failing_pagination), cache=cache)
     config = make_config("qmsum", "x", variants, client.model_name, SETTINGS, MethodOptions())
     out = tmp_path / "r"
-    await run_eval(client, select(loaded.documents, 1, (0, 1)), variants, out, config, SETTINGS,
-                   MethodOptions(), quiet=True, rate=False)
+    await run_eval(
+        client,
+        select(loaded.documents, 1, (0, 1)),
+        variants,
+        out,
+        config,
+        SETTINGS,
+        MethodOptions(),
+        quiet=True,
+        rate=False,
+    )
     doc = json.loads((out / "documents.jsonl").read_text().splitlines()[0])
     assert doc["builds"]["pages"]["failures"] > 0
     assert doc["builds"]["gists"]["input_failures"] == doc["builds"]["pages"]["failures"]
@@ -210,8 +283,18 @@ def test_cli_reads_a_narrativeqa_folder_by_split(tmp_path):
     from test_docqa_data import _nqa_with_three_splits
 
     folder = _nqa_with_three_splits(tmp_path)
-    base = ["qa-eval", "--dataset", "narrativeqa", "--data", str(folder), "--method", "gistmem", "--no-rater",
-            "--model", "fake:heuristic"]
+    base = [
+        "qa-eval",
+        "--dataset",
+        "narrativeqa",
+        "--data",
+        str(folder),
+        "--method",
+        "gistmem",
+        "--no-rater",
+        "--model",
+        "fake:heuristic",
+    ]
     out = tmp_path / "valid"
     assert run_cli(*base, "--out", str(out), home=tmp_path).returncode == 0
     docs = {json.loads(line)["doc_id"] for line in (out / "results.jsonl").read_text().splitlines()}
@@ -234,19 +317,29 @@ async def test_a_rating_lost_to_the_endpoint_is_rerun_on_resume_and_the_report_c
         if purpose == "rater" and down["on"]:
             raise TransientError("503")
         return model(messages, params, purpose)
+
     loaded = load("qmsum", str(FIX / "qmsum_val_sample.jsonl"))
     variants = parse_methods("full,gistmem")
     config = make_config("qmsum", "x", variants, "fake:function", SETTINGS, MethodOptions())
     docs = select(loaded.documents, 2, (0, 1))
     out = tmp_path / "r"
-    summary = await run_eval(fake_client(FunctionBackend(flaky_rater), max_retries=0), docs, variants, out, config,
-                             SETTINGS, MethodOptions(), quiet=True)
+    summary = await run_eval(
+        fake_client(FunctionBackend(flaky_rater), max_retries=0),
+        docs,
+        variants,
+        out,
+        config,
+        SETTINGS,
+        MethodOptions(),
+        quiet=True,
+    )
     # not written with rating None (which would silently shrink LR-1/LR-2's denominator): left for the resume
     assert summary["endpoint_failures"] == 4 and summary["ran"] == 0
     assert (out / "results.jsonl").read_text() == ""
     down["on"] = False
-    summary = await run_eval(fake_client(FunctionBackend(flaky_rater)), docs, variants, out, config, SETTINGS,
-                             MethodOptions(), quiet=True)
+    summary = await run_eval(
+        fake_client(FunctionBackend(flaky_rater)), docs, variants, out, config, SETTINGS, MethodOptions(), quiet=True
+    )
     assert summary["ran"] == 4
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert all(r["rating"] is not None for r in rows)

@@ -26,6 +26,7 @@ DOC = Path(__file__).parent.parent / "examples" / "qmsum_remote_control_meeting.
 
 # --- threads ---------------------------------------------------------------------------------
 
+
 def test_threads_every_core_when_quiet_one_fewer_when_busy_or_as_set(monkeypatch):
     monkeypatch.setattr(llama_server, "usable_cpus", lambda: 2)
     monkeypatch.setattr(llama_server, "busy_cores", lambda: 0.1)
@@ -69,21 +70,26 @@ def test_the_server_command_carries_the_threads(monkeypatch, tmp_path):
 
 def test_build_params_sets_decode_and_batch_threads_apart():
     pytest.importorskip("xllamacpp")
-    args = llama_server.argparse.Namespace(gguf="m.gguf", alias="m", host="127.0.0.1", port=1, slots=1, n_ctx=512,
-                                           threads=1, threads_batch=2)
+    args = llama_server.argparse.Namespace(
+        gguf="m.gguf", alias="m", host="127.0.0.1", port=1, slots=1, n_ctx=512, threads=1, threads_batch=2
+    )
     params = llama_server.build_params(args)
     assert params.cpuparams.n_threads == 1 and params.cpuparams_batch.n_threads == 2
 
 
 # --- the single pass ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("reply, expected", [
-    ({"break_point": 3, "gist": " The team met. "}, (3, "The team met.")),
-    ('Break point: ⟨3⟩\nShortened: The team met (2) times.', (3, "The team met (2) times.")),
-    ('Break point: <3>\n\nGist: short', (3, "short")),
-    ('{"break_point": 3, "gist": "The team met and \\"talked', (3, 'The team met and "talked')),  # cut short
-    ("Break point: ⟨3⟩", (3, "")),
-])
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ({"break_point": 3, "gist": " The team met. "}, (3, "The team met.")),
+        ("Break point: ⟨3⟩\nShortened: The team met (2) times.", (3, "The team met (2) times.")),
+        ("Break point: <3>\n\nGist: short", (3, "short")),
+        ('{"break_point": 3, "gist": "The team met and \\"talked', (3, 'The team met and "talked')),  # cut short
+        ("Break point: ⟨3⟩", (3, "")),
+    ],
+)
 def test_parse_label_gist(reply, expected):
     from webagent.llm.client import Reply
 
@@ -116,15 +122,18 @@ def single_pass_model(calls: list):
 async def test_single_pass_gists_the_pages_it_closes_and_only_gists_the_rest():
     calls = []
     client = fake_client(FunctionBackend(single_pass_model(calls)))
-    pages = [p async for p in iter_pages(client, iter_paragraphs(DOC), min_words=150, max_words=300,
-                                         single_pass=True)]
+    pages = [p async for p in iter_pages(client, iter_paragraphs(DOC), min_words=150, max_words=300, single_pass=True)]
     with_call = [p for p in pages if p.metadata["pause"] == "model"]
     assert with_call and all(p.metadata["gist"].startswith("written with pause") for p in with_call)
     assert all("gist" not in p.metadata for p in pages if p.metadata["pause"] != "model")
 
     calls.clear()
-    result = await ask(fake_client(FunctionBackend(single_pass_model(calls))), DOC, "Safety?",
-                       AskOptions(min_words=150, max_words=300, single_pass=True))
+    result = await ask(
+        fake_client(FunctionBackend(single_pass_model(calls))),
+        DOC,
+        "Safety?",
+        AskOptions(min_words=150, max_words=300, single_pass=True),
+    )
     by = result.usage["by_purpose"]
     assert by["gist"]["calls"] == len(pages) - len(with_call) < len(pages)
     assert by["pagination"]["calls"] == len(with_call) and result.single_pass
@@ -147,6 +156,7 @@ def test_single_pass_needs_llm_pagination():
 
 # --- the gist model -------------------------------------------------------------------------------
 
+
 async def test_gist_model_paginates_and_gists_the_main_model_looks_up_and_answers(tmp_path):
     cache = Cache(tmp_path / "c.sqlite")
     small, big = FunctionBackend(heuristic_reply, name="small"), FunctionBackend(heuristic_reply, name="big")
@@ -162,8 +172,9 @@ async def test_gist_model_paginates_and_gists_the_main_model_looks_up_and_answer
     # A second question about the same file: no pagination or gist call, on either model.
     small2, big2 = FunctionBackend(heuristic_reply, name="small"), FunctionBackend(heuristic_reply, name="big")
     main2 = fake_client(big2, cache=cache)
-    r2 = await ask(main2, DOC, "Who leads?", opts, memory_client=fake_client(small2, cache=cache,
-                                                                          usage=Usage(parent=main2.usage)))
+    r2 = await ask(
+        main2, DOC, "Who leads?", opts, memory_client=fake_client(small2, cache=cache, usage=Usage(parent=main2.usage))
+    )
     assert r2.memory_from_cache and not small2.requests
     assert "pagination" not in r2.usage["by_purpose"] and "gist" not in r2.usage["by_purpose"]
 
@@ -183,17 +194,23 @@ async def test_qa_eval_state_builds_pages_and_gists_with_the_memory_client():
     memory = fake_client(small, usage=Usage(parent=main.usage))
     lines = []
     doc = Document("d", list(iter_paragraphs(DOC)), [Question("q", "Safety?")])
-    state = DocumentState(main, doc, ReadSettings(150, 300, single_pass=True), memory_client=memory,
-                          progress=lines.append)
+    state = DocumentState(
+        main, doc, ReadSettings(150, 300, single_pass=True), memory_client=memory, progress=lines.append
+    )
     gists = await state.gist_memory()
     assert not big.requests and {q["purpose"] for q in small.requests} == {"pagination", "gist"}
     assert sum(q["purpose"] == "gist" for q in small.requests) < len(gists.value)
     assert any("read page" in line for line in lines) and lines[0].startswith("doc d: ")
-    assert ReadSettings().to_dict() == {"min_words": 280, "max_words": 600, "pagination": "llm",
-                                        "context_words": 6000}  # old run folders still resume
+    assert ReadSettings().to_dict() == {
+        "min_words": 280,
+        "max_words": 600,
+        "pagination": "llm",
+        "context_words": 6000,
+    }  # old run folders still resume
 
 
 # --- progress -----------------------------------------------------------------------------------
+
 
 def test_reading_progress_lines():
     now = [0.0]
@@ -216,10 +233,31 @@ def test_reading_progress_lines():
 
 def test_ask_cli_prints_progress_with_the_new_options(tmp_path):
     env = {**os.environ, "WEBAGENT_HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "webagent.cli", "ask", str(DOC), "Safety?", "--model", "fake:heuristic",
-                           "--single-pass", "--gist-model", "qwen2.5-coder-0.5b", "--threads", "1",
-                           "--min-words", "150", "--max-words", "300"],
-                          capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "webagent.cli",
+            "ask",
+            str(DOC),
+            "Safety?",
+            "--model",
+            "fake:heuristic",
+            "--single-pass",
+            "--gist-model",
+            "qwen2.5-coder-0.5b",
+            "--threads",
+            "1",
+            "--min-words",
+            "150",
+            "--max-words",
+            "300",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "read page 1 of ~" in done.stderr and "tok/s" in done.stderr and "left to paginate" in done.stderr
     assert "memory: paginated and gisted by fake:heuristic, single pass" in done.stdout

@@ -6,14 +6,17 @@ from webagent.llm import llama_server
 from webagent.llm.local import embedded_slots, slots_for
 
 
-@pytest.mark.parametrize("cpus, concurrency, expected", [
-    (1, 8, 1),   # never fewer than one
-    (2, 8, 1),   # 2 cores: one slot (measured faster than four, see embedded_slots)
-    (3, 8, 1),
-    (8, 8, 4),   # one per two cores
-    (8, 2, 2),   # never more than the calls in flight
-    (64, 8, 8),
-])
+@pytest.mark.parametrize(
+    "cpus, concurrency, expected",
+    [
+        (1, 8, 1),  # never fewer than one
+        (2, 8, 1),  # 2 cores: one slot (measured faster than four, see embedded_slots)
+        (3, 8, 1),
+        (8, 8, 4),  # one per two cores
+        (8, 2, 2),  # never more than the calls in flight
+        (64, 8, 8),
+    ],
+)
 def test_one_slot_per_two_cores_at_most_one_per_call(monkeypatch, cpus, concurrency, expected):
     monkeypatch.setattr(llama_server.os, "sched_getaffinity", lambda pid: set(range(cpus)))
     assert embedded_slots(concurrency) == expected

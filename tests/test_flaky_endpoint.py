@@ -66,8 +66,16 @@ async def test_eval_loses_no_step_and_a_resume_reruns_only_endpoint_failures(tmp
     out = tmp_path / "run"
     # First run with one retry only, so some calls fail for good on the endpoint.
     client = client_for(flaky, max_retries=1)
-    config = EvalConfig.for_client(client, data=str(FIXTURES), split="test_website", depth="auto", budget_words=300,
-                                   context_tokens=8192, previous_k=5, act_on="looked-up")
+    config = EvalConfig.for_client(
+        client,
+        data=str(FIXTURES),
+        split="test_website",
+        depth="auto",
+        budget_words=300,
+        context_tokens=8192,
+        previous_k=5,
+        act_on="looked-up",
+    )
     first = await run_eval(client, tasks, variants, out, config, quiet=True)
     await client.close()
     rows = read_rows(out / STEPS_FILE)

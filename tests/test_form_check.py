@@ -22,17 +22,24 @@ PAGES = Path(__file__).parent / "fixtures" / "agent_pages"
 
 
 async def test_the_check_sees_the_fields_of_the_form_the_button_sends():
-    controls = {"1": Control("1", "TYPE", "text field", "Your name", value="Alan", form="f"),
-                "2": Control("2", "SELECT", "select", "Shipping", ("Standard", "Pick up in store"), "Standard", form="f"),
-                "3": Control("3", "CLICK", "checkbox", "Gift wrap", value="not checked", form="f"),
-                "4": Control("4", "TYPE", "search field", "Search", form="other"),
-                "5": Control("5", "CLICK", "submit button", "Place order", form="f")}
+    controls = {
+        "1": Control("1", "TYPE", "text field", "Your name", value="Alan", form="f"),
+        "2": Control("2", "SELECT", "select", "Shipping", ("Standard", "Pick up in store"), "Standard", form="f"),
+        "3": Control("3", "CLICK", "checkbox", "Gift wrap", value="not checked", form="f"),
+        "4": Control("4", "TYPE", "search field", "Search", form="other"),
+        "5": Control("5", "CLICK", "submit button", "Place order", form="f"),
+    }
     assert [c.id for c in form_fields(controls, controls["5"])] == ["1", "2", "3"]
     client = fake_client([{"ready": False, "fix": "Shipping should be Pick up in store"}])
-    check = await check_form(client, "Buy it for Alan and pick it up in the store.", form_fields(controls, controls["5"]))
+    check = await check_form(
+        client, "Buy it for Alan and pick it up in the store.", form_fields(controls, controls["5"])
+    )
     assert (check.ready, check.fix, check.calls) == (False, "Shipping should be Pick up in store", 1)
     prompt = client.backend.requests[0]["messages"][0]["content"]
-    assert '- Shipping: "Standard" (options: Standard, Pick up in store)' in prompt and "- Gift wrap: not checked" in prompt
+    assert (
+        '- Shipping: "Standard" (options: Standard, Pick up in store)' in prompt
+        and "- Gift wrap: not checked" in prompt
+    )
     assert client.usage.purpose("form_check").calls == 1
     unusable = fake_client(["no idea", "still none"])
     assert (await check_form(unusable, "x", [controls["1"]])).ready  # an unusable answer holds nothing back
@@ -57,13 +64,24 @@ async def test_a_form_the_check_finds_not_ready_is_held_once_then_sent(browser, 
                 return {"ready": False, "fix": "Confirm password is empty"}
             context = context_of(prompt_of(messages))
             if not history_of(prompt_of(messages)).strip().startswith("1."):
-                return {"action": {"operation": "TYPE", "element_id": find_id(context, "text field", "Username"),
-                                   "value": "ada", "press_enter": False}}
+                return {
+                    "action": {
+                        "operation": "TYPE",
+                        "element_id": find_id(context, "text field", "Username"),
+                        "value": "ada",
+                        "press_enter": False,
+                    }
+                }
             return {"action": {"operation": "CLICK", "element_id": find_id(context, "submit button", "Create account")}}
 
         trace = TraceWriter(tmp_path / "trace")
-        result = await run_agent(browser, fake_client(FunctionBackend(policy)), "Sign up as ada",
-                                 options=AgentOptions(max_steps=3, form_check=True, screenshots=False), trace=trace)
+        result = await run_agent(
+            browser,
+            fake_client(FunctionBackend(policy)),
+            "Sign up as ada",
+            options=AgentOptions(max_steps=3, form_check=True, screenshots=False),
+            trace=trace,
+        )
         steps = trace.steps()
         assert steps[1]["result_text"].startswith("not sent: a check of the form before sending says: Confirm password")
         assert steps[1]["form_check"] == {"ready": False, "fix": "Confirm password is empty", "calls": 1, "failures": 0}

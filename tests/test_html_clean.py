@@ -28,8 +28,21 @@ def test_drops_scripts_styles_comments_head_and_keeps_text():
     <body><!-- a comment --><noscript>enable js</noscript><template><p>tpl</p></template>
     <p>Hello <b>big</b> world</p><script>alert(1)</script> tail text</body></html>"""
     out = clean_html(raw)
-    for gone in ("script", "style", "noscript", "template", "head", "meta", "title",
-                 "comment", "color", "alert", "enable js", "tpl", "no</p>"):
+    for gone in (
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "head",
+        "meta",
+        "title",
+        "comment",
+        "color",
+        "alert",
+        "enable js",
+        "tpl",
+        "no</p>",
+    ):
         assert gone not in out
     root = etree.fromstring(out)
     assert [el.tag for el in root.iter(tag=etree.Element)] == ["html", "body", "p", "b"]
@@ -45,8 +58,12 @@ def test_keeps_only_mind2web_attributes():
     root = _tree(raw)
     a = root.find(".//a")
     assert dict(a.attrib) == {
-        "aria_label": "Home page", "aria_expanded": "false", "class": "nav link", "id": "home",
-        "is_clickable": "true", "backend_node_id": a.get("backend_node_id"),
+        "aria_label": "Home page",
+        "aria_expanded": "false",
+        "class": "nav link",
+        "id": "home",
+        "is_clickable": "true",
+        "backend_node_id": a.get("backend_node_id"),
     }
     box = root.find(".//input")
     assert box.get("input_checked") == "true" and "checked" not in box.attrib
@@ -90,10 +107,13 @@ def test_assigns_unique_ids_in_document_order_without_collisions():
     assert div.get("backend_node_id") == "3"
     assert root.xpath("//p[.='b']")[0].get("backend_node_id") == "1"
     assert root.xpath("//p[.='d']")[0].get("backend_node_id") == "x7"
-    fresh = [root.get("backend_node_id"), root.find("body").get("backend_node_id"),
-             root.xpath("//p[.='a']")[0].get("backend_node_id"),
-             root.xpath("//p[.='c']")[0].get("backend_node_id"),
-             root.xpath("//p[.='duplicate id']")[0].get("backend_node_id")]
+    fresh = [
+        root.get("backend_node_id"),
+        root.find("body").get("backend_node_id"),
+        root.xpath("//p[.='a']")[0].get("backend_node_id"),
+        root.xpath("//p[.='c']")[0].get("backend_node_id"),
+        root.xpath("//p[.='duplicate id']")[0].get("backend_node_id"),
+    ]
     assert fresh == ["4", "5", "6", "7", "8"]
 
 
@@ -112,11 +132,13 @@ def test_idempotent_on_real_pages(name):
 
 
 def test_mind2web_cleaned_input_comes_back_equivalent():
-    m2w = ('<html backend_node_id="10"><body backend_node_id="11"><div backend_node_id="12" '
-           'bounding_box_rect="0,0,10,10" class="c"><button backend_node_id="13" type="submit" '
-           'aria_label="Search"><text backend_node_id="14">Search</text></button>'
-           '<div backend_node_id="15"></div><input backend_node_id="16" input_value="NYC" '
-           'input_checked="false"/></div></body></html>')
+    m2w = (
+        '<html backend_node_id="10"><body backend_node_id="11"><div backend_node_id="12" '
+        'bounding_box_rect="0,0,10,10" class="c"><button backend_node_id="13" type="submit" '
+        'aria_label="Search"><text backend_node_id="14">Search</text></button>'
+        '<div backend_node_id="15"></div><input backend_node_id="16" input_value="NYC" '
+        'input_checked="false"/></div></body></html>'
+    )
     out = clean_html(m2w)
     assert out == m2w  # recorded elements are never pruned or renumbered
 

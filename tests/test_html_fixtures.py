@@ -12,16 +12,17 @@ from webagent.html import clean_html, parse_cleaned
 
 M2W = Path(__file__).parent / "fixtures" / "mind2web"
 RAW = Path(__file__).parent / "fixtures" / "html"
-TASK_KEYS = {"annotation_id", "website", "domain", "subdomain", "confirmed_task",
-             "action_reprs", "actions"}
-ACTION_KEYS = {"action_uid", "raw_html", "cleaned_html", "operation", "pos_candidates",
-               "neg_candidates"}
-CANDIDATE_KEYS = {"tag", "backend_node_id", "attributes", "is_original_target",
-                  "is_top_level_target"}
+TASK_KEYS = {"annotation_id", "website", "domain", "subdomain", "confirmed_task", "action_reprs", "actions"}
+ACTION_KEYS = {"action_uid", "raw_html", "cleaned_html", "operation", "pos_candidates", "neg_candidates"}
+CANDIDATE_KEYS = {"tag", "backend_node_id", "attributes", "is_original_target", "is_top_level_target"}
 FILES = sorted(M2W.glob("*/*.json"))
 # page each website's raw file, to check cleaned_html really is clean_html(raw)
-RAW_OF = {"aa": "aa_find_flights.html", "alaskaair": "alaska_search.html",
-          "nodejs": "nodejs_os.html", "browsergym-form": "browsergym_simple_form.html"}
+RAW_OF = {
+    "aa": "aa_find_flights.html",
+    "alaskaair": "alaska_search.html",
+    "nodejs": "nodejs_os.html",
+    "browsergym-form": "browsergym_simple_form.html",
+}
 
 
 def _tasks():
@@ -50,7 +51,8 @@ def test_task_records(path, task):
         op = action["operation"]
         assert op["op"] in {"CLICK", "TYPE", "SELECT"} and op["original_op"]
         assert action_repr.startswith("[") and action_repr.endswith(
-            "CLICK" if op["op"] == "CLICK" else f"{op['op']}: {op['value']}")
+            "CLICK" if op["op"] == "CLICK" else f"{op['op']}: {op['value']}"
+        )
         cleaned = action["cleaned_html"]
         assert clean_html(cleaned) == cleaned
         if action["raw_html"]:

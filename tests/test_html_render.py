@@ -10,8 +10,10 @@ def _render(cleaned: str) -> str:
 
 
 def test_button_renders_like_mindact():
-    html = ('<button backend_node_id="123" class="btn x1" bounding_box_rect="1,2,3,4" '
-            'is_clickable="true" type="submit" aria_label="Search">  Search </button>')
+    html = (
+        '<button backend_node_id="123" class="btn x1" bounding_box_rect="1,2,3,4" '
+        'is_clickable="true" type="submit" aria_label="Search">  Search </button>'
+    )
     assert _render(html) == "<button id=123 submit search> Search </button>"
 
 
@@ -22,9 +24,11 @@ def test_empty_element_self_closes():
 
 def test_select_with_options_matches_the_prompt_example():
     # MindAct's demonstration: <select id=1 type> <option reservations true> Dine in </option> ...
-    html = ('<select backend_node_id="1" name="type"><option backend_node_id="2" value="reservations" '
-            'option_selected="true">Dine in</option><option backend_node_id="3" value="pickup">'
-            'Pickup</option></select>')
+    html = (
+        '<select backend_node_id="1" name="type"><option backend_node_id="2" value="reservations" '
+        'option_selected="true">Dine in</option><option backend_node_id="3" value="pickup">'
+        "Pickup</option></select>"
+    )
     assert _render(html) == (
         "<select id=1 type> <option id=2 reservations true> Dine in </option> "
         "<option id=3 pickup> Pickup </option> </select>"
@@ -32,23 +36,26 @@ def test_select_with_options_matches_the_prompt_example():
 
 
 def test_attribute_words_order_case_dedup_and_caps():
-    html = ('<input backend_node_id="7" placeholder="City or airport" name="origin" '
-            'aria_label="Enter your departing city, airport name, or airport code" '
-            'type="text" role="combobox" title="https://example.com/x" value="none" '
-            'input_value="New York" id="segments0.origin" class="aaAutoComplete"/>')
+    html = (
+        '<input backend_node_id="7" placeholder="City or airport" name="origin" '
+        'aria_label="Enter your departing city, airport name, or airport code" '
+        'type="text" role="combobox" title="https://example.com/x" value="none" '
+        'input_value="New York" id="segments0.origin" class="aaAutoComplete"/>'
+    )
     # role, type, aria_label (5 words), name, placeholder, input_value; URL and "none" skipped;
     # HTML id and class never shown.
     assert _render(html) == (
-        "<input id=7 combobox text enter your departing city, airport origin "
-        "city or airport new york />"
+        "<input id=7 combobox text enter your departing city, airport origin city or airport new york />"
     )
     dup = '<input backend_node_id="8" type="submit" value="Submit"/>'
     assert _render(dup) == "<input id=8 submit />"
 
 
 def test_text_nodes_render_as_bare_text_and_whitespace_collapses():
-    html = ('<div backend_node_id="1"><text backend_node_id="2">Hello\n\n  there</text>'
-            '<span backend_node_id="3"> big\tworld </span>  and   more </div>')
+    html = (
+        '<div backend_node_id="1"><text backend_node_id="2">Hello\n\n  there</text>'
+        '<span backend_node_id="3"> big\tworld </span>  and   more </div>'
+    )
     assert _render(html) == "<div id=1> Hello there <span id=3> big world </span> and more </div>"
 
 
@@ -72,8 +79,10 @@ def test_render_page_cleans_raw_html_and_is_deterministic():
 
 def test_entities_in_attribute_values_render_decoded():
     # the parser-event path (what split_snippets uses) once showed "&" as "&#38;"
-    cleaned = ('<html backend_node_id="1"><body backend_node_id="2"><a backend_node_id="3" '
-               'aria_label="Terms &amp; Conditions &lt;2&gt; &amp;amp;">T&amp;C</a></body></html>')
+    cleaned = (
+        '<html backend_node_id="1"><body backend_node_id="2"><a backend_node_id="3" '
+        'aria_label="Terms &amp; Conditions &lt;2&gt; &amp;amp;">T&amp;C</a></body></html>'
+    )
     expected = "<a id=3 terms & conditions <2> &amp;> T&C </a>"
     assert _render(cleaned).split("<body id=2> ")[1].startswith(expected)
     assert expected in render_page(cleaned)

@@ -182,37 +182,48 @@ def _owner(snippets, cleaned: str, xpath: str) -> set[int]:
 LONG = " ".join(f"w{i}" for i in range(400))
 # Mind2Web-style ids; depths (<html> = 0): body 1; header, main, footer 2; a, the
 # sections, select, p16 3; h2, p8, div10, the options 4; p11, p12 5.
-HAND = ('<html backend_node_id="1"><body backend_node_id="2">'
-        '<header backend_node_id="3">Site <a backend_node_id="4">Home</a></header>'
-        '<main backend_node_id="5">Intro words'
-        '<section backend_node_id="6"><h2 backend_node_id="7">One</h2>'
-        '<p backend_node_id="8">alpha beta</p></section> between '
-        '<section backend_node_id="9"><div backend_node_id="10"><p backend_node_id="11">' + LONG + '</p>'
-        '<p backend_node_id="12">gamma</p></div></section>'
-        '<select backend_node_id="13"><option backend_node_id="14">Red</option>'
-        '<option backend_node_id="15">Blue</option></select>'
-        '<p backend_node_id="16">short</p>after</main>'
-        '<footer backend_node_id="17">c</footer></body></html>')
+HAND = (
+    '<html backend_node_id="1"><body backend_node_id="2">'
+    '<header backend_node_id="3">Site <a backend_node_id="4">Home</a></header>'
+    '<main backend_node_id="5">Intro words'
+    '<section backend_node_id="6"><h2 backend_node_id="7">One</h2>'
+    '<p backend_node_id="8">alpha beta</p></section> between '
+    '<section backend_node_id="9"><div backend_node_id="10"><p backend_node_id="11">' + LONG + "</p>"
+    '<p backend_node_id="12">gamma</p></div></section>'
+    '<select backend_node_id="13"><option backend_node_id="14">Red</option>'
+    '<option backend_node_id="15">Blue</option></select>'
+    '<p backend_node_id="16">short</p>after</main>'
+    '<footer backend_node_id="17">c</footer></body></html>'
+)
 
 
 def test_paper_cut_is_exactly_the_depth_subtrees_plus_leftovers():
     snippets = split_snippets(HAND, depth=4)
     assert [s.ids for s in snippets] == [
         ["1", "2", "3", "4", "5", "6"],  # leftover: shells of the ancestors, header (ends above 4)
-        ["7"], ["8"],                    # the depth-4 subtrees, tiny ones not merged
-        ["9"],                           # leftover: the second section's shell
-        ["10", "11", "12"],              # a 400-word depth-4 subtree, not split
-        ["13"], ["14"], ["15"],          # the cut falls inside the select, as in the paper
-        ["16", "17"],                    # leftover: a shallow leaf and the footer
+        ["7"],
+        ["8"],  # the depth-4 subtrees, tiny ones not merged
+        ["9"],  # leftover: the second section's shell
+        ["10", "11", "12"],  # a 400-word depth-4 subtree, not split
+        ["13"],
+        ["14"],
+        ["15"],  # the cut falls inside the select, as in the paper
+        ["16", "17"],  # leftover: a shallow leaf and the footer
     ]
     texts = [s.text for s in snippets]
-    assert texts[0] == ("<html id=1> <body id=2> <header id=3> Site <a id=4> Home </a> </header> "
-                        "<main id=5> Intro words <section id=6> </section> between after </main> "
-                        "</body> </html>")
+    assert texts[0] == (
+        "<html id=1> <body id=2> <header id=3> Site <a id=4> Home </a> </header> "
+        "<main id=5> Intro words <section id=6> </section> between after </main> "
+        "</body> </html>"
+    )
     assert texts[1:4] == ["<h2 id=7> One </h2>", "<p id=8> alpha beta </p>", "<section id=9> </section>"]
     assert texts[4] == f"<div id=10> <p id=11> {LONG} </p> <p id=12> gamma </p> </div>"
-    assert texts[5:] == ["<select id=13> </select>", "<option id=14> Red </option>",
-                         "<option id=15> Blue </option>", "<p id=16> short </p> <footer id=17> c </footer>"]
+    assert texts[5:] == [
+        "<select id=13> </select>",
+        "<option id=14> Red </option>",
+        "<option id=15> Blue </option>",
+        "<p id=16> short </p> <footer id=17> c </footer>",
+    ]
     check_paper_cut(HAND, snippets, 4)
 
 
@@ -231,16 +242,15 @@ def test_paper_cut_deeper_than_the_page_is_one_leftover():
 def test_budget_cut_of_the_same_page_merges_splits_and_keeps_widgets_whole():
     ours = split_by_budget(HAND, 4, 300)
     owner = {i: s.index for s in ours for i in s.ids}
-    assert owner["13"] == owner["14"] == owner["15"]     # the select stays whole
-    assert owner["7"] == owner["8"]                      # tiny neighbours merged
-    assert owner["11"] != owner["12"]                    # the 400-word unit split
+    assert owner["13"] == owner["14"] == owner["15"]  # the select stays whole
+    assert owner["7"] == owner["8"]  # tiny neighbours merged
+    assert owner["11"] != owner["12"]  # the 400-word unit split
     check_budget_cut(HAND, ours, 300, 4)
 
 
 def test_interactive_element_spanning_the_cut_stays_whole():
     # html0 body1 div2 button3 span4 b5: a cut at depth 4 falls inside the button
-    cleaned = _page("<div><button><span><b>Deep</b> label text</span> more words here</button>"
-                    "<p>other</p></div>")
+    cleaned = _page("<div><button><span><b>Deep</b> label text</span> more words here</button><p>other</p></div>")
     snippets = split_by_budget(cleaned, 4, 2)  # tiny budget: no merging
     (i,) = _owner(snippets, cleaned, "//button")
     root = parse_cleaned(cleaned)
@@ -265,8 +275,9 @@ def test_ancestor_text_and_ids_are_kept_in_a_leftover():
     root = parse_cleaned(cleaned)
     html_id, body_id, div_id = (el.get(ID) for el in root.iter() if el.tag in ("html", "body", "div"))
     assert snippets[0].ids == [html_id, body_id, div_id]
-    assert snippets[0].text == (f"<html id={html_id}> <body id={body_id}> <div id={div_id}> Heading words "
-                                "between after </div> </body> </html>")
+    assert snippets[0].text == (
+        f"<html id={html_id}> <body id={body_id}> <div id={div_id}> Heading words between after </div> </body> </html>"
+    )
     assert [s.text.split()[-2] for s in snippets[1:]] == ["first", "second"]
 
 
@@ -307,8 +318,10 @@ def test_mid_sized_units_are_not_merged():
 
 
 def test_mind2web_text_nodes_and_ids():
-    cleaned = ('<html backend_node_id="1"><body backend_node_id="2"><button backend_node_id="3">'
-               '<text backend_node_id="4">Go</text></button></body></html>')
+    cleaned = (
+        '<html backend_node_id="1"><body backend_node_id="2"><button backend_node_id="3">'
+        '<text backend_node_id="4">Go</text></button></body></html>'
+    )
     (only,) = split_snippets(cleaned, depth="auto")
     assert only.ids == ["1", "2", "3", "4"]
     assert only.text == "<html id=1> <body id=2> <button id=3> Go </button> </body> </html>"
@@ -317,9 +330,7 @@ def test_mind2web_text_nodes_and_ids():
 def test_raw_html_is_cleaned_first():
     raw = "<html><body><script>x()</script><h1>Title</h1><a href='/'>Home</a></body></html>"
     snippets = split_snippets(raw, depth=2)
-    assert [i for s in snippets for i in s.ids] == [
-        el.get(ID) for el in parse_cleaned(clean_html(raw)).iter()
-    ]
+    assert [i for s in snippets for i in s.ids] == [el.get(ID) for el in parse_cleaned(clean_html(raw)).iter()]
     assert "x()" not in " ".join(s.text for s in snippets)
 
 
@@ -348,8 +359,9 @@ def test_empty_input_raises_user_error(bad):
         split_snippets(bad)
 
 
-@pytest.mark.parametrize("kwargs", [{"depth": -1}, {"depth": "deep"}, {"depth": 2.5},
-                                    {"budget_words": 0}, {"budget_words": "300"}])
+@pytest.mark.parametrize(
+    "kwargs", [{"depth": -1}, {"depth": "deep"}, {"depth": 2.5}, {"budget_words": 0}, {"budget_words": "300"}]
+)
 def test_bad_options_raise_user_error(kwargs):
     with pytest.raises(UserError):
         split_snippets("<p>x</p>", **kwargs)

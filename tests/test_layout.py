@@ -24,8 +24,11 @@ def _imports() -> dict[str, set[str]]:
                 found.add(node.module)
                 found.update(f"{node.module}.{alias.name}" for alias in node.names)
         # a package's __init__ re-exports its modules: not a circle
-        edges[name] = {t for t in found if t in files and t != name and not name.startswith(t + ".")
-                       and files[t].name != "__init__.py"}
+        edges[name] = {
+            t
+            for t in found
+            if t in files and t != name and not name.startswith(t + ".") and files[t].name != "__init__.py"
+        }
     return edges
 
 

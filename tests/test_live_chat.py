@@ -8,14 +8,18 @@ from webagent.web.agent_view import Control
 from webagent.web.live_action import Choices, predict_live_action, step_message
 from webagent.web.live_chat import LiveChat, fold_conversation
 
-LONG = "\n".join(["Corner Grocer", "Cart: 0 items"] + [f'[{i}] link "Category {i} of the shop"' for i in range(10, 90)]
-                 + ['[5] button "Add to cart"'])
+LONG = "\n".join(
+    ["Corner Grocer", "Cart: 0 items"]
+    + [f'[{i}] link "Category {i} of the shop"' for i in range(10, 90)]
+    + ['[5] button "Add to cart"']
+)
 SHORT = 'Order\n[63] text field "Your name" empty required\n[107] submit button "Place order"'
 
 
 def _turn(chat: LiveChat, context: str, history: list[str], url: str = "http://shop/") -> str:
-    return chat.user_turn(context=context, task="Add one", history=history, url=url, title="Shop", warning="",
-                          question="Next?")
+    return chat.user_turn(
+        context=context, task="Add one", history=history, url=url, title="Shop", warning="", question="Next?"
+    )
 
 
 def test_a_long_page_that_changed_one_line_is_sent_as_that_line():
@@ -25,8 +29,10 @@ def test_a_long_page_that_changed_one_line_is_sent_as_that_line():
     chat.commit(first, {"operation": "CLICK", "element_id": "5"}, "", url="http://shop/", context=LONG)
     after = LONG.replace("Cart: 0 items", "Cart: 1 items")
     second = _turn(chat, after, ["1. CLICK [5] -> ok"])
-    assert second.split("\n")[:2] == ["Result: 1. CLICK [5] -> ok",
-                                      "The page changed; these lines are new or changed (the rest is as above):"]
+    assert second.split("\n")[:2] == [
+        "Result: 1. CLICK [5] -> ok",
+        "The page changed; these lines are new or changed (the rest is as above):",
+    ]
     assert "Cart: 1 items" in second and "Category" not in second and len(second.split()) < 40
     assert "Gone from the page: Cart: 0 items" in second
     folded = fold_conversation([first, second])
@@ -59,12 +65,20 @@ async def test_each_step_appends_to_the_previous_prompt():
     client = fake_client([{"action": {"operation": "CLICK", "element_id": "5"}}] * 2)
     chat = LiveChat()
     choices = Choices({"5": Control("5", "CLICK", "button", "Add to cart")})
-    await predict_live_action(client, context=LONG, task="Add one", history=[], choices=choices, url="http://shop/",
-                              title="Shop", chat=chat)
-    await predict_live_action(client, context=LONG.replace("0 items", "1 items"), task="Add one",
-                              history=["1. CLICK [5] -> ok"], choices=choices, url="http://shop/", title="Shop",
-                              chat=chat)
+    await predict_live_action(
+        client, context=LONG, task="Add one", history=[], choices=choices, url="http://shop/", title="Shop", chat=chat
+    )
+    await predict_live_action(
+        client,
+        context=LONG.replace("0 items", "1 items"),
+        task="Add one",
+        history=["1. CLICK [5] -> ok"],
+        choices=choices,
+        url="http://shop/",
+        title="Shop",
+        chat=chat,
+    )
     one, two = (r["messages"] for r in client.backend.requests)
-    assert two[:len(one)] == one
+    assert two[: len(one)] == one
     assert two[len(one)] == {"role": "assistant", "content": '{"action": {"operation": "CLICK", "element_id": "5"}}'}
-    assert "Cart: 1 items" in step_message(two) and 'Category 10 of the shop' in step_message(two)
+    assert "Cart: 1 items" in step_message(two) and "Category 10 of the shop" in step_message(two)

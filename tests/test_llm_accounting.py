@@ -48,7 +48,9 @@ async def test_old_cache_entries_without_usage_count_zero(tmp_path):
     client = fake_client([], cache=cache)
     from webagent.llm.cache import content_hash
 
-    key = content_hash(client.backend.identity, [{"role": "user", "content": "q"}], {"max_tokens": 256, "temperature": 0.0})
+    key = content_hash(
+        client.backend.identity, [{"role": "user", "content": "q"}], {"max_tokens": 256, "temperature": 0.0}
+    )
     cache.put("llm", key, {"text": "old reply"})  # the format before usage was stored
     reply = await client.complete("q", purpose="p")
     assert reply.text == "old reply" and client.usage.total.cached_calls == 1
@@ -76,8 +78,13 @@ def test_openai_backend_identity_is_url_and_model(monkeypatch):
 
 async def test_empty_and_cut_off_replies_are_not_cached(tmp_path):
     cache = Cache(tmp_path / "c.sqlite")
-    replies = iter([BackendReply("", 3, 0, "stop"), BackendReply("a cut-off rep", 3, 4, "length"),
-                    BackendReply("whole", 3, 1, "stop")])
+    replies = iter(
+        [
+            BackendReply("", 3, 0, "stop"),
+            BackendReply("a cut-off rep", 3, 4, "length"),
+            BackendReply("whole", 3, 1, "stop"),
+        ]
+    )
     client = fake_client(lambda m, p, purpose: next(replies), cache=cache)
     assert (await client.complete("q", purpose="p")).text == ""
     assert (await client.complete("q", purpose="p")).text == "a cut-off rep"
@@ -106,18 +113,21 @@ def test_usage_summary_reads_calls_and_cached_per_purpose():
     usage.record("gist", calls=7, prompt_tokens=1031, completion_tokens=1602, retries=2)
     line = usage.summary_line()
     first, second = line.split("\n")
-    assert first.startswith("usage: 13 model calls (3 cached); 21,031 prompt + 1,632 completion tokens; "
-                            "2 retries, 0 failures; ")
+    assert first.startswith(
+        "usage: 13 model calls (3 cached); 21,031 prompt + 1,632 completion tokens; 2 retries, 0 failures; "
+    )
     assert second.strip() == "pagination 6 (3 cached), gist 7 (0 cached)"
 
 
 async def test_flaky_endpoint_every_call_completes_or_is_unavailable_and_faults_are_counted():
     server = FakeOpenAIServer(responder=lambda m, b: "fine", fault_rate=0.3, seed=0)
     async with server:
-        client = LLMClient(OpenAIBackend(server.base_url, "fake", None, timeout_s=5), backoff_s=0.0,
-                           max_retries=4, concurrency=4)
-        results = await asyncio.gather(*(client.complete(f"q{i}", purpose="gist") for i in range(60)),
-                                       return_exceptions=True)
+        client = LLMClient(
+            OpenAIBackend(server.base_url, "fake", None, timeout_s=5), backoff_s=0.0, max_retries=4, concurrency=4
+        )
+        results = await asyncio.gather(
+            *(client.complete(f"q{i}", purpose="gist") for i in range(60)), return_exceptions=True
+        )
         await client.close()
     assert all(getattr(r, "text", None) == "fine" or isinstance(r, EndpointUnavailable) for r in results)
     assert all(server.faults[kind] > 0 for kind in FAULT_KINDS)  # every kind was tried
@@ -150,8 +160,9 @@ async def test_a_slow_local_server_reporting_progress_is_not_timed_out():
     # whose /slots shows the request moving is waited for.
     async with FakeOpenAIServer(delay_s=1.5, responder=lambda m, b: "slow", report_slots=True) as server:
         remote = LLMClient(OpenAIBackend(server.base_url, "fake", None, timeout_s=0.5), backoff_s=0.0, max_retries=1)
-        local = OpenAIBackend(server.base_url, "fake", None, timeout_s=0.5,
-                              progress_url=server.base_url.removesuffix("/v1"))
+        local = OpenAIBackend(
+            server.base_url, "fake", None, timeout_s=0.5, progress_url=server.base_url.removesuffix("/v1")
+        )
         local.progress.poll_s = 0.1
         patient = LLMClient(local, backoff_s=0.0, max_retries=1)
         try:
@@ -169,8 +180,9 @@ async def test_a_slow_local_server_reporting_progress_is_not_timed_out():
 async def test_a_local_server_without_progress_still_times_out():
     async with FakeOpenAIServer(hang_first=1, hang_s=5, responder=lambda m, b: "x") as server:
         # /slots is not served, so there is no evidence of progress: the timeout applies.
-        backend = OpenAIBackend(server.base_url, "fake", None, timeout_s=0.3,
-                                progress_url=server.base_url.removesuffix("/v1"))
+        backend = OpenAIBackend(
+            server.base_url, "fake", None, timeout_s=0.3, progress_url=server.base_url.removesuffix("/v1")
+        )
         backend.progress.poll_s = 0.05
         client = LLMClient(backend, backoff_s=0.0)
         reply = await client.complete("q", purpose="p")
@@ -189,8 +201,9 @@ def test_cache_info_and_clear_commands(tmp_path):
     cache.close()
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "webagent.cli", "cache", *args], capture_output=True,
-                              text=True, env=env, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "webagent.cli", "cache", *args], capture_output=True, text=True, env=env, timeout=60
+        )
 
     info = json.loads(cli("info", "--json").stdout)
     assert info["namespaces"] == {"llm": 3, "memory": 1} and info["size_bytes"] > 0

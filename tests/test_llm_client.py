@@ -112,7 +112,13 @@ async def test_structured_reply_is_parsed_and_schema_sent():
 
 @pytest.mark.parametrize(
     "text,expected",
-    [('{"a": 1}', {"a": 1}), ('noise {"a": [1, 2]} trailing', {"a": [1, 2]}), ("[3]", [3]), ("no json here", None), ("", None)],
+    [
+        ('{"a": 1}', {"a": 1}),
+        ('noise {"a": [1, 2]} trailing', {"a": [1, 2]}),
+        ("[3]", [3]),
+        ("no json here", None),
+        ("", None),
+    ],
 )
 def test_extract_json(text, expected):
     assert extract_json(text) == expected
@@ -201,11 +207,25 @@ async def test_llama_cpp_style_rejection_steps_down_to_json_object():
             body = await request.json()
             if body.get("response_format", {}).get("type") == "json_schema":
                 seen.append("json_schema")
-                return web.json_response({"error": "body.response_format.type: Input should be 'text' or 'json_object'"}, status=500)
-            return web.json_response({
-                "id": "x", "object": "chat.completion", "created": 0, "model": "fake",
-                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": responder(body["messages"], body)}}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+                return web.json_response(
+                    {"error": "body.response_format.type: Input should be 'text' or 'json_object'"}, status=500
+                )
+            return web.json_response(
+                {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "fake",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": responder(body["messages"], body)},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
+            )
 
     async with Picky() as server:
         backend = OpenAIBackend(server.base_url, "fake", None)
@@ -229,7 +249,10 @@ async def test_identical_requests_in_flight_are_sent_once_and_scoped_usage_count
     a, b = client.scoped(), client.scoped()
     r1, r2 = await asyncio.gather(a.complete("same", purpose="gist"), b.complete("same", purpose="gist"))
     assert r1.text == r2.text == "only once" and len(backend.requests) == 1
-    assert (a.usage.total.calls + b.usage.total.calls, a.usage.total.cached_calls + b.usage.total.cached_calls) == (1, 1)
+    assert (a.usage.total.calls + b.usage.total.calls, a.usage.total.cached_calls + b.usage.total.cached_calls) == (
+        1,
+        1,
+    )
     assert client.usage.total.calls == 1 and client.usage.total.cached_calls == 1
 
 
@@ -271,25 +294,36 @@ async def test_an_endpoint_refusing_every_schema_dialect_gets_plain_requests_fro
 
 # --- context overflow: the endpoints' own wordings ------------------------------------------------
 
-OVERFLOW_FIXTURE = __import__("pathlib").Path(__file__).parent / "fixtures" / "llm" / "llama_cpp_exceed_context_size.json"
+OVERFLOW_FIXTURE = (
+    __import__("pathlib").Path(__file__).parent / "fixtures" / "llm" / "llama_cpp_exceed_context_size.json"
+)
 VLLM_OVERFLOW = {  # vLLM's OpenAI server: a 400 whose body is the error itself (no "error" wrapper)
-    "object": "error", "type": "BadRequestError", "param": None, "code": 400,
+    "object": "error",
+    "type": "BadRequestError",
+    "param": None,
+    "code": 400,
     "message": "This model's maximum context length is 2048 tokens. However, you requested 2304 tokens "
-               "(2048 in the messages, 256 in the completion). Please reduce the length of the messages or completion.",
+    "(2048 in the messages, 256 in the completion). Please reduce the length of the messages or completion.",
 }
 
 
-@pytest.mark.parametrize("message, overflow", [
-    ("request (431 tokens) exceeds the available context size (256 tokens), try increasing it", True),
-    ("the request exceeds the available context size, try increasing the context size or enable context shift", True),
-    ("exceed_context_size_error", True),
-    (VLLM_OVERFLOW["message"], True),
-    ("This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens.", True),
-    ("'max_tokens' is too large: 1000. This model's maximum context length is 2048 tokens", True),
-    ("context_length_exceeded", True),
-    ("invalid api key", False),
-    ("Input should be 'text' or 'json_object'", False),
-])
+@pytest.mark.parametrize(
+    "message, overflow",
+    [
+        ("request (431 tokens) exceeds the available context size (256 tokens), try increasing it", True),
+        (
+            "the request exceeds the available context size, try increasing the context size or enable context shift",
+            True,
+        ),
+        ("exceed_context_size_error", True),
+        (VLLM_OVERFLOW["message"], True),
+        ("This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens.", True),
+        ("'max_tokens' is too large: 1000. This model's maximum context length is 2048 tokens", True),
+        ("context_length_exceeded", True),
+        ("invalid api key", False),
+        ("Input should be 'text' or 'json_object'", False),
+    ],
+)
 def test_context_overflow_wordings(message, overflow):
     from webagent.llm.client import is_context_overflow
 
@@ -334,8 +368,9 @@ async def test_the_embedded_server_overflow_is_recognised(embedded_server):
     wording (exceed_context_size_error); the client's error is recognised as an overflow."""
     from webagent.llm.client import is_context_overflow
 
-    client = LLMClient(OpenAIBackend(embedded_server.base_url, embedded_server.model, None), backoff_s=0.0,
-                       max_retries=0)
+    client = LLMClient(
+        OpenAIBackend(embedded_server.base_url, embedded_server.model, None), backoff_s=0.0, max_retries=0
+    )
     with pytest.raises(ModelCallError) as err:
         await client.complete("word " * (embedded_server.n_ctx + 500), purpose="answer", max_tokens=8)
     await client.close()

@@ -38,7 +38,12 @@ def test_dir_with_split_folders_loads_every_split():
     assert a.actions[0].raw_html.startswith("<html>")
     cand = a.actions[0].pos_candidates[0]
     assert cand.backend_node_id == "101"
-    assert cand.attributes == {"backend_node_id": "101", "bounding_box_rect": "10,20,30,40", "class": "btn", "text": "One-way"}
+    assert cand.attributes == {
+        "backend_node_id": "101",
+        "bounding_box_rect": "10,20,30,40",
+        "class": "btn",
+        "text": "One-way",
+    }
     assert cand.is_original_target is True
     assert a.actions[0].pos_ids == {"101"}
     assert [c.backend_node_id for c in a.actions[0].neg_candidates] == ["102", "103"]
@@ -86,7 +91,10 @@ def test_jsonl_file(tmp_path):
     p = tmp_path / "tasks.jsonl"
     p.write_text("\n".join(json.dumps(r) for r in _tiny_tasks()) + "\n\n")
     tasks = load_tasks(p, split="train")
-    assert [(t.annotation_id, t.split, len(t.actions)) for t in tasks] == [("task-a", "train", 3), ("task-b", "train", 1)]
+    assert [(t.annotation_id, t.split, len(t.actions)) for t in tasks] == [
+        ("task-a", "train", 3),
+        ("task-b", "train", 1),
+    ]
 
 
 def test_steps_teacher_force_previous_actions():
@@ -238,7 +246,12 @@ def test_skip_bad_continues_and_logs(tmp_path):
     assert ids == sorted(["task-b", "task-c", "task-b", "task-c", "task-d", "task-b", "task-c", "task-b"])
     by_file = {Path(x["file"]).name: x for x in log}
     assert set(by_file) == {
-        "invalid.json", "not_list.json", "missing_confirmed_task.json", "bad_op.json", "bad_attributes.json", "bad_line.jsonl",
+        "invalid.json",
+        "not_list.json",
+        "missing_confirmed_task.json",
+        "bad_op.json",
+        "bad_attributes.json",
+        "bad_line.jsonl",
     }
     assert by_file["bad_op.json"]["record"] == "task 3 (bad-op), action 1"
     assert by_file["bad_op.json"]["field"] == "operation.op"

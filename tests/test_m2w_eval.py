@@ -61,9 +61,19 @@ def tasks():
 
 
 def config(**kw):
-    base = dict(data=str(FIXTURES), split="test_website", depth="auto", budget_words=300, context_tokens=8192,
-                model="fake:function", endpoint="fake:function", structured=True,
-                prompts={name: prompt_hash(name) for name in PROMPTS_USED}, previous_k=5, act_on="looked-up")
+    base = dict(
+        data=str(FIXTURES),
+        split="test_website",
+        depth="auto",
+        budget_words=300,
+        context_tokens=8192,
+        model="fake:function",
+        endpoint="fake:function",
+        structured=True,
+        prompts={name: prompt_hash(name) for name in PROMPTS_USED},
+        previous_k=5,
+        act_on="looked-up",
+    )
     base.update(kw)
     return EvalConfig(**base)
 
@@ -98,8 +108,13 @@ async def test_gistmem_cannot_see_ids_but_readagent_lookup_expands_them(tasks, t
     def lookup_gold(messages, params, purpose):
         if purpose == "lookup":
             text = messages[0]["content"]
-            action = next(a for t in tasks for a in t.actions if f"Task: {t.confirmed_task}" in text
-                          and sum(1 for r in t.action_reprs if r in text.split("Previous actions:")[1]) == t.actions.index(a))
+            action = next(
+                a
+                for t in tasks
+                for a in t.actions
+                if f"Task: {t.confirmed_task}" in text
+                and sum(1 for r in t.action_reprs if r in text.split("Previous actions:")[1]) == t.actions.index(a)
+            )
             from webagent.html import split_snippets
 
             snippets = split_snippets(action.cleaned_html, depth="auto", budget_words=300)
@@ -135,25 +150,52 @@ async def test_resume_skips_finished_steps_and_refuses_other_config(tasks, tmp_p
 async def test_shards_merge_to_the_same_report(tasks, tmp_path):
     fn = oracle(tasks)
     for i in range(2):
-        await run_eval(fake_client(FunctionBackend(fn)), tasks, [Variant("raw")], tmp_path / f"s{i}", config(),
-                       shard=(i, 2), quiet=True)
+        await run_eval(
+            fake_client(FunctionBackend(fn)),
+            tasks,
+            [Variant("raw")],
+            tmp_path / f"s{i}",
+            config(),
+            shard=(i, 2),
+            quiet=True,
+        )
     await run_eval(fake_client(FunctionBackend(fn)), tasks, [Variant("raw")], tmp_path / "whole", config(), quiet=True)
-    result = CliRunner().invoke(m2w_main, ["merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "merged")])
+    result = CliRunner().invoke(
+        m2w_main, ["merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "merged")]
+    )
     assert result.exit_code == 0, result.output
     merged = json.loads((tmp_path / "merged" / "report.json").read_text())["results"]
-    whole = write_report(read_rows(tmp_path / "whole" / "steps.jsonl"), read_manifest(tmp_path / "whole"),
-                         tmp_path / "whole", {})["results"]
+    whole = write_report(
+        read_rows(tmp_path / "whole" / "steps.jsonl"), read_manifest(tmp_path / "whole"), tmp_path / "whole", {}
+    )["results"]
     assert merged["test_website"]["raw"]["step_sr"] == whole["test_website"]["raw"]["step_sr"] == 100.0
     assert (tmp_path / "merged" / "report.md").read_text().count("\n| raw |") == 1
 
 
 def test_cli_eval_dry_run_writes_report_files(tmp_path):
     out = tmp_path / "run"
-    args = ["eval", "--data", str(FIXTURES), "--split", "test_website", "--method", "bm25,readagent-p",
-            "--top-k", "1", "--max-lookup", "1", "--model", "fake:heuristic", "--out", str(out)]
+    args = [
+        "eval",
+        "--data",
+        str(FIXTURES),
+        "--split",
+        "test_website",
+        "--method",
+        "bm25,readagent-p",
+        "--top-k",
+        "1",
+        "--max-lookup",
+        "1",
+        "--model",
+        "fake:heuristic",
+        "--out",
+        str(out),
+    ]
     result = CliRunner().invoke(m2w_main, args)
     assert result.exit_code == 0, result.output
-    assert {"report.md", "report.json", "steps.jsonl", "config.json", "tokens_histogram.png"} <= {p.name for p in out.iterdir()}
+    assert {"report.md", "report.json", "steps.jsonl", "config.json", "tokens_histogram.png"} <= {
+        p.name for p in out.iterdir()
+    }
     report = json.loads((out / "report.json").read_text())
     assert set(report["results"]["test_website"]) == {"bm25@1", "readagent-p@1"}
     again = CliRunner().invoke(m2w_main, args)
@@ -179,8 +221,18 @@ def test_cli_errors_are_one_line(args, message):
 
 def test_cli_snippets_on_a_mind2web_file_and_an_html_file(tasks, tmp_path):
     action = tasks[0].actions[1]
-    result = CliRunner().invoke(m2w_main, ["snippets", str(FIXTURES / "test_website" / "test_website_0.json"),
-                                           "--action-uid", action.action_uid, "--depth", "auto", "--json"])
+    result = CliRunner().invoke(
+        m2w_main,
+        [
+            "snippets",
+            str(FIXTURES / "test_website" / "test_website_0.json"),
+            "--action-uid",
+            action.action_uid,
+            "--depth",
+            "auto",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in result.output.splitlines()]
     assert [r["index"] for r in rows] == list(range(len(rows)))
@@ -201,11 +253,21 @@ def test_cli_score_prints_the_benchmark_metrics(tasks, tmp_path):
         for t in tasks:
             for a in t.actions:  # all correct for the first task, nothing for the second
                 if t is tasks[0]:
-                    f.write(json.dumps({"annotation_id": t.annotation_id, "action_uid": a.action_uid,
-                                        "element_id": a.pos_candidates[0].backend_node_id,
-                                        "op": a.operation.op, "value": a.operation.value}) + "\n")
-    result = CliRunner().invoke(m2w_main, ["score", "--data", str(FIXTURES), "--split", "test_website",
-                                           "--predictions", str(preds), "--json"])
+                    f.write(
+                        json.dumps(
+                            {
+                                "annotation_id": t.annotation_id,
+                                "action_uid": a.action_uid,
+                                "element_id": a.pos_candidates[0].backend_node_id,
+                                "op": a.operation.op,
+                                "value": a.operation.value,
+                            }
+                        )
+                        + "\n"
+                    )
+    result = CliRunner().invoke(
+        m2w_main, ["score", "--data", str(FIXTURES), "--split", "test_website", "--predictions", str(preds), "--json"]
+    )
     assert result.exit_code == 0, result.output
     scores = json.loads(result.output)
     assert scores["step_sr"] == 50.0 and scores["task_sr"] == 50.0 and scores["element_acc"] == 50.0
@@ -224,7 +286,9 @@ async def test_raw_page_is_cut_further_when_the_endpoint_says_the_prompt_is_too_
         text = messages[0]["content"]
         sizes.append(len(text))
         if len(text) > 9000:
-            raise ModelCallError("HTTP 400: This model's maximum context length is 8192 tokens. However, you requested 11718 tokens")
+            raise ModelCallError(
+                "HTTP 400: This model's maximum context length is 8192 tokens. However, you requested 11718 tokens"
+            )
         return {"element_id": re.findall(r"id=(\d+)", text)[0], "operation": "CLICK", "value": ""}
 
     step = StepInput("find os.uptime", [], split_snippets(big.cleaned_html), big.cleaned_html)
@@ -243,18 +307,29 @@ async def test_ranker_method_uses_mindact_scores(tasks, tmp_path):
         for a in t.actions:
             gold = {c.backend_node_id for c in a.pos_candidates}
             scores[f"{t.annotation_id}_{a.action_uid}"] = {
-                c.backend_node_id: (0.9 if c.backend_node_id in gold else 0.1) for c in (*a.pos_candidates, *a.neg_candidates)}
+                c.backend_node_id: (0.9 if c.backend_node_id in gold else 0.1)
+                for c in (*a.pos_candidates, *a.neg_candidates)
+            }
     path = tmp_path / "scores_all_data.pkl"
     path.write_bytes(pickle.dumps({"scores": scores}))
     tasks = load_tasks(FIXTURES, split="test_website")
     attach_ranker(tasks, load_ranker(path))
-    await run_eval(fake_client(FunctionBackend(oracle(tasks))), tasks, [Variant("ranker", 1)], tmp_path / "out", config(), quiet=True)
+    await run_eval(
+        fake_client(FunctionBackend(oracle(tasks))),
+        tasks,
+        [Variant("ranker", 1)],
+        tmp_path / "out",
+        config(),
+        quiet=True,
+    )
     rows = read_rows(tmp_path / "out" / "steps.jsonl")
     assert rows and all(r.element_correct for r in rows)
 
 
 def test_ranker_without_scores_is_a_clear_error():
-    missing = CliRunner().invoke(m2w_main, ["eval", "--data", str(FIXTURES), "--method", "ranker", "--model", "fake:heuristic"])
+    missing = CliRunner().invoke(
+        m2w_main, ["eval", "--data", str(FIXTURES), "--method", "ranker", "--model", "fake:heuristic"]
+    )
     assert missing.exit_code != 0 and "--scores" in missing.output
 
 
@@ -290,8 +365,19 @@ def test_cli_eval_skip_bad_goes_on_and_keeps_what_it_skipped(tmp_path):
     bad = dict(good[0], annotation_id="broken")
     del bad["confirmed_task"]
     (data / "mixed.json").write_text(json.dumps([good[0], bad]))
-    args = ["eval", "--data", str(tmp_path / "data"), "--method", "bm25", "--top-k", "1", "--model", "fake:heuristic",
-            "--out", str(tmp_path / "out")]
+    args = [
+        "eval",
+        "--data",
+        str(tmp_path / "data"),
+        "--method",
+        "bm25",
+        "--top-k",
+        "1",
+        "--model",
+        "fake:heuristic",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     strict = CliRunner().invoke(m2w_main, args)
     assert strict.exit_code == 2 and "mixed.json" in strict.output and "task 1" in strict.output
     assert "confirmed_task" in strict.output and "Traceback" not in strict.output
@@ -343,8 +429,10 @@ async def test_task_success_is_over_the_gold_steps_not_the_finished_ones(tasks, 
     await run_eval(client, tasks, [Variant("raw")], tmp_path, config(), quiet=True)
     first_task, second_task = tasks[0], tasks[1]
     keep_uid = first_task.actions[0].action_uid
-    _rewrite_rows(tmp_path / "steps.jsonl",
-                  lambda r: r["annotation_id"] != first_task.annotation_id or r["action_uid"] == keep_uid)
+    _rewrite_rows(
+        tmp_path / "steps.jsonl",
+        lambda r: r["annotation_id"] != first_task.annotation_id or r["action_uid"] == keep_uid,
+    )
     m = summarise(read_rows(tmp_path / "steps.jsonl"), read_manifest(tmp_path))["test_website"]["raw"]
     assert m["task_sr"] == 50.0  # the second task only
     assert m["incomplete_tasks"] == 1 and m["missing_steps"] == len(first_task.actions) - 1
@@ -362,12 +450,21 @@ async def test_task_success_is_over_the_gold_steps_not_the_finished_ones(tasks, 
 async def test_merge_scores_over_the_union_of_the_shards_manifests(tasks, tmp_path):
     fn = oracle(tasks)
     for i in range(2):
-        await run_eval(fake_client(FunctionBackend(fn)), tasks, [Variant("raw")], tmp_path / f"s{i}", config(),
-                       shard=(i, 2), quiet=True)
+        await run_eval(
+            fake_client(FunctionBackend(fn)),
+            tasks,
+            [Variant("raw")],
+            tmp_path / f"s{i}",
+            config(),
+            shard=(i, 2),
+            quiet=True,
+        )
     # shard 1 was killed after its first step
     s1_task = tasks[1]
     _rewrite_rows(tmp_path / "s1" / "steps.jsonl", lambda r: r["action_uid"] == s1_task.actions[0].action_uid)
-    result = CliRunner().invoke(m2w_main, ["merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "m")])
+    result = CliRunner().invoke(
+        m2w_main, ["merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "m")]
+    )
     assert result.exit_code == 0, result.output
     raw = json.loads((tmp_path / "m" / "report.json").read_text())["results"]["test_website"]["raw"]
     assert raw["num_tasks"] == 2 and raw["task_sr"] == 50.0 and raw["incomplete_tasks"] == 1
@@ -430,21 +527,25 @@ async def test_an_endpoint_failure_raised_by_the_method_is_a_row_not_a_crash(tas
         raise EndpointUnavailable("http://x: gave up after 5 attempts: HTTP 502")
 
     monkeypatch.setattr(runner, "predict", broken)
-    info = await run_eval(fake_client(FunctionBackend(oracle(tasks))), tasks[:1], [Variant("bm25", 1)], tmp_path,
-                          config(), quiet=True)
+    info = await run_eval(
+        fake_client(FunctionBackend(oracle(tasks))), tasks[:1], [Variant("bm25", 1)], tmp_path, config(), quiet=True
+    )
     rows = read_rows(tmp_path / "steps.jsonl")
     assert info["endpoint_failures"] == len(rows) == len(tasks[0].actions)
     assert all(r.endpoint_failed and r.failures == 1 and "HTTP 502" in r.problem for r in rows)
 
 
-@pytest.mark.parametrize("change,named", [
-    (dict(prompts={**{n: prompt_hash(n) for n in PROMPTS_USED}, "web_action": "0" * 16}), "prompt web_action"),
-    (dict(endpoint="http://other:8000/v1 qwen"), "endpoint"),
-    (dict(structured=False), "structured (true → false)"),
-    (dict(previous_k=0), "previous_k (5 → 0)"),
-    (dict(act_on="context"), "act_on (looked-up → context)"),
-    (dict(depth=5), "depth (auto → 5)"),
-])
+@pytest.mark.parametrize(
+    "change,named",
+    [
+        (dict(prompts={**{n: prompt_hash(n) for n in PROMPTS_USED}, "web_action": "0" * 16}), "prompt web_action"),
+        (dict(endpoint="http://other:8000/v1 qwen"), "endpoint"),
+        (dict(structured=False), "structured (true → false)"),
+        (dict(previous_k=0), "previous_k (5 → 0)"),
+        (dict(act_on="context"), "act_on (looked-up → context)"),
+        (dict(depth=5), "depth (auto → 5)"),
+    ],
+)
 async def test_a_changed_configuration_refuses_to_resume_and_names_the_fields(tasks, tmp_path, change, named):
     client = fake_client(FunctionBackend(oracle(tasks)))
     await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(), limit=1, quiet=True)
@@ -462,8 +563,16 @@ def test_the_config_pins_every_prompt_the_methods_use_and_the_endpoint_identity(
     backend = FunctionBackend(lambda *a: "x", name="qwen")
     backend.identity = "qwen at http://10.0.0.2:8000/v1"
     client = fake_client(backend, structured=False)
-    cfg = EvalConfig.for_client(client, data="d", split=None, depth="auto", budget_words=300, context_tokens=8192,
-                                previous_k=5, act_on="looked-up")
+    cfg = EvalConfig.for_client(
+        client,
+        data="d",
+        split=None,
+        depth="auto",
+        budget_words=300,
+        context_tokens=8192,
+        previous_k=5,
+        act_on="looked-up",
+    )
     assert cfg.prompts == {name: prompt_hash(name) for name in PROMPTS_USED}
     assert {"web_gist", "web_lookup", "web_action"} <= set(cfg.prompts)
     assert cfg.endpoint == backend.identity and cfg.model == "qwen" and cfg.structured is False
@@ -482,10 +591,15 @@ async def test_previous_k_shows_the_last_k_gold_actions_and_act_on_reaches_predi
     monkeypatch.setattr(runner, "predict", spy)
     task = tasks[0]
     client = fake_client(FunctionBackend(oracle(tasks)))
-    await run_eval(client, [task], [Variant("raw")], tmp_path / "k1", config(previous_k=1, act_on="context"), quiet=True)
-    assert sorted(seen) == sorted([(task.action_reprs[max(0, i - 1):i], "context") for i in range(len(task.actions))])
-    last_prompt = next(r["messages"][0]["content"] for r in client.backend.requests
-                       if task.action_reprs[-2] in r["messages"][0]["content"])
+    await run_eval(
+        client, [task], [Variant("raw")], tmp_path / "k1", config(previous_k=1, act_on="context"), quiet=True
+    )
+    assert sorted(seen) == sorted([(task.action_reprs[max(0, i - 1) : i], "context") for i in range(len(task.actions))])
+    last_prompt = next(
+        r["messages"][0]["content"]
+        for r in client.backend.requests
+        if task.action_reprs[-2] in r["messages"][0]["content"]
+    )
     assert task.action_reprs[0] not in last_prompt.split("Previous actions:")[1]
     seen.clear()
     await run_eval(client, [task], [Variant("raw")], tmp_path / "k0", config(previous_k=0), quiet=True)
@@ -508,17 +622,46 @@ async def test_rows_and_report_carry_needed_and_spent_tokens(tasks, tmp_path):
 
 
 def test_old_or_foreign_steps_files_fail_with_file_and_line(tmp_path):
-    good = {"variant": "raw", "split": "s", "annotation_id": "a", "action_uid": "u", "step_index": 0, "task_steps": 1,
-            "website": "w", "element_id": "1", "op": "CLICK", "value": "", "element_correct": True, "op_f1": 1.0,
-            "step_success": True, "full_words": 10, "context_words": 10, "compression_rate": 0.0, "num_snippets": 1,
-            "gist_memory_words": None, "lookups": [], "lookup_calls": 0, "act_on": None, "failures": 0,
-            "lookup_failures": 0, "endpoint_failed": False, "problem": None, "calls": 1, "cached_calls": 0,
-            "prompt_tokens": 5, "completion_tokens": 2, "needed_prompt_tokens": 5, "needed_completion_tokens": 2,
-            "wall_s": 0.1}
+    good = {
+        "variant": "raw",
+        "split": "s",
+        "annotation_id": "a",
+        "action_uid": "u",
+        "step_index": 0,
+        "task_steps": 1,
+        "website": "w",
+        "element_id": "1",
+        "op": "CLICK",
+        "value": "",
+        "element_correct": True,
+        "op_f1": 1.0,
+        "step_success": True,
+        "full_words": 10,
+        "context_words": 10,
+        "compression_rate": 0.0,
+        "num_snippets": 1,
+        "gist_memory_words": None,
+        "lookups": [],
+        "lookup_calls": 0,
+        "act_on": None,
+        "failures": 0,
+        "lookup_failures": 0,
+        "endpoint_failed": False,
+        "problem": None,
+        "calls": 1,
+        "cached_calls": 0,
+        "prompt_tokens": 5,
+        "completion_tokens": 2,
+        "needed_prompt_tokens": 5,
+        "needed_completion_tokens": 2,
+        "wall_s": 0.1,
+    }
     path = tmp_path / "steps.jsonl"
     old = {k: v for k, v in good.items() if k != "needed_prompt_tokens"}
     path.write_text(json.dumps(good) + "\n" + json.dumps(old) + "\n")
-    with pytest.raises(DataError, match=r"steps.jsonl, record line 2, field 'needed_prompt_tokens': required field is missing"):
+    with pytest.raises(
+        DataError, match=r"steps.jsonl, record line 2, field 'needed_prompt_tokens': required field is missing"
+    ):
         read_rows(path)
     path.write_text(json.dumps(dict(good, colour="red")) + "\n")
     with pytest.raises(DataError, match=r"record line 1, field 'colour': unknown field"):
@@ -539,14 +682,29 @@ def test_cli_eval_prints_a_compact_summary_and_documents_every_option(tmp_path):
     undocumented = [p.name for p in eval_command.params if not p.help]
     assert undocumented == []
     out = tmp_path / "run"
-    result = CliRunner().invoke(m2w_main, ["eval", "--data", str(FIXTURES), "--split", "test_website", "--method",
-                                           "raw,readagent-p", "--max-lookup", "1", "--model", "fake:heuristic",
-                                           "--out", str(out)])
+    result = CliRunner().invoke(
+        m2w_main,
+        [
+            "eval",
+            "--data",
+            str(FIXTURES),
+            "--split",
+            "test_website",
+            "--method",
+            "raw,readagent-p",
+            "--max-lookup",
+            "1",
+            "--model",
+            "fake:heuristic",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["method", "Ele.Acc"])
     assert lines[head - 1].startswith("test_website: 2 tasks, 8 steps")
-    table = [line.split() for line in lines[head:head + 3]]
+    table = [line.split() for line in lines[head : head + 3]]
     assert [row[0] for row in table] == ["method", "raw", "readagent-p@1"]
     assert "look-up" in lines[head] and len({len(lines[head + 1]), len(lines[head + 2])}) == 1  # aligned
     report = json.loads((out / "report.json").read_text())["results"]["test_website"]
@@ -562,11 +720,13 @@ async def test_a_down_endpoint_stops_the_run_instead_of_failing_every_step(tasks
     from webagent.llm.client import TransientError
 
     client = fake_client(FunctionBackend(lambda *a: TransientError("connection refused")), max_retries=0)
-    info = await run_eval(client, tasks, [Variant("raw")], tmp_path, config(), quiet=True, step_concurrency=1,
-                          endpoint_down_after=3)
+    info = await run_eval(
+        client, tasks, [Variant("raw")], tmp_path, config(), quiet=True, step_concurrency=1, endpoint_down_after=3
+    )
     n = sum(len(t.actions) for t in tasks)
     assert info["endpoint_failures"] == info["ran"] == 3 and info["not_started"] == n - 3
     # the rest runs on resume once the endpoint is back
-    info = await run_eval(fake_client(FunctionBackend(oracle(tasks))), tasks, [Variant("raw")], tmp_path, config(),
-                          quiet=True)
+    info = await run_eval(
+        fake_client(FunctionBackend(oracle(tasks))), tasks, [Variant("raw")], tmp_path, config(), quiet=True
+    )
     assert info["ran"] == n and info["retried_endpoint_failures"] == 3 and info["not_started"] == 0

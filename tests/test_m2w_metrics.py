@@ -28,7 +28,9 @@ def act(uid: str, op: str, value: str = "", pos=("1",), neg=("9",)) -> Action:
 
 
 def res(aid: str, uid: str, el: bool, f1: float, split: str = "s") -> StepResult:
-    return StepResult(annotation_id=aid, action_uid=uid, split=split, element_correct=el, op_f1=f1, step_success=el and f1 == 1.0)
+    return StepResult(
+        annotation_id=aid, action_uid=uid, split=split, element_correct=el, op_f1=f1, step_success=el and f1 == 1.0
+    )
 
 
 # ---------------------------------------------------------------- element
@@ -89,7 +91,13 @@ def test_op_f1_type_case_and_extra_token():
 def test_score_step():
     a = act("u1", "TYPE", "New York", pos=("5",))
     r = score_step(a, "5", "TYPE", "New York", annotation_id="t", split="test_task", extra={"calls": 2})
-    assert (r.element_correct, r.op_f1, r.step_success, r.split, r.extra) == (True, 1.0, True, "test_task", {"calls": 2})
+    assert (r.element_correct, r.op_f1, r.step_success, r.split, r.extra) == (
+        True,
+        1.0,
+        True,
+        "test_task",
+        {"calls": 2},
+    )
     r = score_step(a, "6", "TYPE", "New York", annotation_id="t")
     assert (r.element_correct, r.op_f1, r.step_success) == (False, 1.0, False)
     r = score_step(a, "5", "TYPE", "New York City", annotation_id="t")
@@ -183,8 +191,10 @@ def test_aggregate_over_a_runs_planned_tasks():
     finished (and right) is not a success."""
     from mind2web.rows import PlannedTask
 
-    gold = [PlannedTask(annotation_id="T", split="s", website="w", action_uids=["u1", "u2", "u3"]),
-            PlannedTask(annotation_id="U", split="s", website="w", action_uids=["v1"])]
+    gold = [
+        PlannedTask(annotation_id="T", split="s", website="w", action_uids=["u1", "u2", "u3"]),
+        PlannedTask(annotation_id="U", split="s", website="w", action_uids=["v1"]),
+    ]
     agg = aggregate([res("T", "u1", True, 1.0), res("U", "v1", True, 1.0)], tasks=gold)
     assert agg["task_sr"] == 50.0 and agg["missing_steps"] == 2 and agg["num_steps"] == 4
     assert agg["step_sr"] == pytest.approx(100 * (1 / 3 + 1) / 2)

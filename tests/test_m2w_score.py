@@ -15,7 +15,14 @@ TINY = Path(__file__).parent / "fixtures" / "m2w_tiny"
 #   test_website: task-c  c1 TYPE "white desk" @401 | c2 CLICK @501 or @502
 #   test_domain:  task-d  d1 CLICK, no positive candidate
 PREDS = [
-    {"annotation_id": "task-a", "action_uid": "a1", "element_id": "101", "op": "CLICK", "value": "", "cost": {"calls": 3}},
+    {
+        "annotation_id": "task-a",
+        "action_uid": "a1",
+        "element_id": "101",
+        "op": "CLICK",
+        "value": "",
+        "cost": {"calls": 3},
+    },
     {"annotation_id": "task-a", "action_uid": "a2", "element_id": "201", "op": "TYPE", "value": "New York"},
     {"annotation_id": "task-a", "action_uid": "a3", "element_id": "301", "op": "SELECT", "value": "Economy"},
     # task-b/b1: no prediction
@@ -68,7 +75,11 @@ def test_score_steps_keeps_extra_and_marks_missing(tmp_path):
     assert missing == 1
     # everything outside test_task is "unknown" against this subset
     assert {(p.annotation_id, p.action_uid) for p in unknown} == {
-        ("task-c", "c1"), ("task-c", "c2"), ("task-d", "d1"), ("task-z", "z1"), ("task-a", "a9"),
+        ("task-c", "c1"),
+        ("task-c", "c2"),
+        ("task-d", "d1"),
+        ("task-z", "z1"),
+        ("task-a", "a9"),
     }
     by_uid = {r.action_uid: r for r in results}
     assert by_uid["a1"].extra == {"cost": {"calls": 3}}
@@ -92,7 +103,11 @@ def test_no_predictions_at_all(tmp_path):
         ({"annotation_id": 5, "action_uid": "a1", "element_id": "1", "op": "CLICK"}, "annotation_id", "string"),
         ({"annotation_id": "task-a", "action_uid": "a1", "element_id": ["1"], "op": "CLICK"}, "element_id", "string"),
         ({"annotation_id": "task-a", "action_uid": "a1", "element_id": "1", "op": "HOVER"}, "op", "HOVER"),
-        ({"annotation_id": "task-a", "action_uid": "a1", "element_id": "1", "op": "TYPE", "value": {"x": 1}}, "value", "string"),
+        (
+            {"annotation_id": "task-a", "action_uid": "a1", "element_id": "1", "op": "TYPE", "value": {"x": 1}},
+            "value",
+            "string",
+        ),
         (PREDS[0], "action_uid", "second prediction"),
     ],
 )

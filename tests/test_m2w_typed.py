@@ -49,8 +49,10 @@ def space():
 def test_each_allowed_id_takes_the_operation_of_its_kind_and_unclassified_ids_stay_clickable(space):
     assert space.op_of == {"5": "TYPE", "6": "SELECT", "9": "CLICK", "10": "CLICK", "11": "CLICK"}
     assert space.options == {"6": ("Economy", "Business / First")}
-    branches = {(b["properties"]["operation"]["enum"][0], tuple(b["properties"]["element_id"]["enum"])): b
-                for b in action_schema(ALLOWED, space)["anyOf"]}
+    branches = {
+        (b["properties"]["operation"]["enum"][0], tuple(b["properties"]["element_id"]["enum"])): b
+        for b in action_schema(ALLOWED, space)["anyOf"]
+    }
     assert set(branches) == {("CLICK", ("9", "10", "11")), ("TYPE", ("5",)), ("SELECT", ("6",))}
     assert branches["SELECT", ("6",)]["properties"]["value"]["enum"] == ["Economy", "Business / First"]
     assert branches["TYPE", ("5",)]["properties"]["value"]["minLength"] == 1
@@ -94,20 +96,28 @@ def test_ids_outside_the_allowed_ones_are_refused_and_many_selects_share_one_che
     space = TypedSpace.of(["9"], controls)
     action, problem = parse_action(reply(element_id="6", operation="SELECT", value="Economy"), ["9"], space)
     assert action is None and "6 is not one you may act on" in problem
-    many = "".join(f'<select backend_node_id="{100 + i}"><option>a{i}</option></select>'
-                   for i in range(MAX_SELECT_BRANCHES + 1))
-    space = TypedSpace.of([str(100 + i) for i in range(MAX_SELECT_BRANCHES + 1)],
-                          page_controls(f'<html backend_node_id="1"><body backend_node_id="2">{many}</body></html>'))
+    many = "".join(
+        f'<select backend_node_id="{100 + i}"><option>a{i}</option></select>' for i in range(MAX_SELECT_BRANCHES + 1)
+    )
+    space = TypedSpace.of(
+        [str(100 + i) for i in range(MAX_SELECT_BRANCHES + 1)],
+        page_controls(f'<html backend_node_id="1"><body backend_node_id="2">{many}</body></html>'),
+    )
     (branch,) = space.schema(500)["anyOf"]
     assert len(branch["properties"]["element_id"]["enum"]) == MAX_SELECT_BRANCHES + 1
     assert space.check("100", "SELECT", "a1")[1] is not None and space.check("100", "SELECT", "A0") == ("a0", None)
 
 
 async def test_predict_action_with_controls_sends_the_typed_schema_and_reasks_once():
-    client = fake_client([reply(element_id="9", operation="TYPE", value="Boston").text,
-                          reply(element_id="5", operation="TYPE", value="Boston").text])
-    out = await predict_action(client, context="...", task="t", previous_actions=[], allowed_ids=ALLOWED,
-                               controls=page_controls(PAGE))
+    client = fake_client(
+        [
+            reply(element_id="9", operation="TYPE", value="Boston").text,
+            reply(element_id="5", operation="TYPE", value="Boston").text,
+        ]
+    )
+    out = await predict_action(
+        client, context="...", task="t", previous_actions=[], allowed_ids=ALLOWED, controls=page_controls(PAGE)
+    )
     assert (out.action.element_id, out.action.operation, out.calls, out.failures) == ("5", "TYPE", 2, 0)
     sent = client.backend.requests[0]["params"]["response_format"]["json_schema"]["schema"]
     assert "anyOf" in sent
@@ -155,15 +165,28 @@ def gold_model(tasks):
 
 
 def config(**kw):
-    base = dict(data=str(FIXTURES), split="test_website", depth="auto", budget_words=300, context_tokens=8192,
-                model="fake:function", endpoint="fake:function", structured=True,
-                prompts={name: prompt_hash(name) for name in PROMPTS_USED}, previous_k=5, act_on="looked-up")
+    base = dict(
+        data=str(FIXTURES),
+        split="test_website",
+        depth="auto",
+        budget_words=300,
+        context_tokens=8192,
+        model="fake:function",
+        endpoint="fake:function",
+        structured=True,
+        prompts={name: prompt_hash(name) for name in PROMPTS_USED},
+        previous_k=5,
+        act_on="looked-up",
+    )
     return EvalConfig(**{**base, **kw})
 
 
 def action_schemas(client) -> list[dict]:
-    return [r["params"]["response_format"]["json_schema"]["schema"] for r in client.backend.requests
-            if r["purpose"] == "action"]
+    return [
+        r["params"]["response_format"]["json_schema"]["schema"]
+        for r in client.backend.requests
+        if r["purpose"] == "action"
+    ]
 
 
 async def test_the_flag_changes_the_schema_sent_and_is_recorded_in_the_config(tmp_path):
@@ -181,7 +204,9 @@ async def test_the_flag_changes_the_schema_sent_and_is_recorded_in_the_config(tm
     assert plain and all("anyOf" not in s and "enum" in s["properties"]["element_id"] for s in plain)
     assert typed and all("anyOf" in s for s in typed)
     # the prompts are the same: only the action space differs
-    prompts = [[r["messages"] for r in runs[flag].backend.requests if r["purpose"] == "action"] for flag in (False, True)]
+    prompts = [
+        [r["messages"] for r in runs[flag].backend.requests if r["purpose"] == "action"] for flag in (False, True)
+    ]
     assert sorted(map(str, prompts[0])) == sorted(map(str, prompts[1]))
     # a changed flag refuses to resume into the folder
     with pytest.raises(UserError, match=r"typed_actions \(true → false\)"):
@@ -202,8 +227,19 @@ async def test_a_folder_written_before_the_flag_existed_resumes_as_plain(tmp_pat
 
 
 def test_cli_typed_actions_reaches_config_and_report(tmp_path):
-    args = ["eval", "--data", str(FIXTURES), "--split", "test_website", "--method", "bm25", "--top-k", "1",
-            "--model", "fake:heuristic"]
+    args = [
+        "eval",
+        "--data",
+        str(FIXTURES),
+        "--split",
+        "test_website",
+        "--method",
+        "bm25",
+        "--top-k",
+        "1",
+        "--model",
+        "fake:heuristic",
+    ]
     for flag, out in (([], tmp_path / "plain"), (["--typed-actions"], tmp_path / "typed")):
         result = CliRunner().invoke(m2w_main, [*args, *flag, "--out", str(out)])
         assert result.exit_code == 0, result.output

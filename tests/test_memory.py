@@ -5,7 +5,14 @@ import pytest
 from webagent.llm.client import ModelCallError, Reply
 from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.memory import (
-    GistMemory, Page, build_memory, compression_rate, lookup_parallel, lookup_sequential, parse_next_page, parse_pages,
+    GistMemory,
+    Page,
+    build_memory,
+    compression_rate,
+    lookup_parallel,
+    lookup_sequential,
+    parse_next_page,
+    parse_pages,
 )
 
 
@@ -32,12 +39,19 @@ def test_parse_pages_tolerates_messy_replies(text, data, expected):
     assert parsed.problem is None and parsed.pages == expected
 
 
-@pytest.mark.parametrize("text,data", [
-    ("I am not sure what to read.", None), ("Page [40, 41]", None), ("", None),
-    # Choosing nothing is not a look-up: the prompt asks for 1..k (else ReadAgent-P silently becomes GistMem).
-    ("none", None), ("I don't need to look up any pages.", None), ('{"pages": []}', {"pages": []}),
-    ('{"pages": [true]}', {"pages": [True]}),
-])
+@pytest.mark.parametrize(
+    "text,data",
+    [
+        ("I am not sure what to read.", None),
+        ("Page [40, 41]", None),
+        ("", None),
+        # Choosing nothing is not a look-up: the prompt asks for 1..k (else ReadAgent-P silently becomes GistMem).
+        ("none", None),
+        ("I don't need to look up any pages.", None),
+        ('{"pages": []}', {"pages": []}),
+        ('{"pages": [true]}', {"pages": [True]}),
+    ],
+)
 def test_parse_pages_reports_unusable_replies(text, data):
     parsed = parse_pages(Reply(text, data), num_pages=10, max_pages=5)
     assert parsed.problem and parsed.pages == []
@@ -113,8 +127,12 @@ async def test_lookup_parallel_counts_failure_and_falls_back_to_no_pages():
 
 
 async def test_lookup_sequential_reads_until_stop_and_refuses_repeats():
-    client = fake_client(['{"stop": false, "page": 2}', '{"stop": false, "page": 2}', '{"stop": false, "page": 6}', "STOP"])
-    result = await lookup_sequential(client, memory(), prompt="lookup_sequential", values={"question": "q?"}, max_pages=5)
+    client = fake_client(
+        ['{"stop": false, "page": 2}', '{"stop": false, "page": 2}', '{"stop": false, "page": 6}', "STOP"]
+    )
+    result = await lookup_sequential(
+        client, memory(), prompt="lookup_sequential", values={"question": "q?"}, max_pages=5
+    )
     assert result.pages == [2, 6] and result.calls == 4 and result.failures == 0
     third_prompt = client.backend.requests[2]["messages"]
     assert "already read" in third_prompt[-1]["content"]
@@ -126,5 +144,7 @@ async def test_lookup_sequential_reads_until_stop_and_refuses_repeats():
 
 async def test_lookup_sequential_stops_at_max_pages():
     client = fake_client([f'{{"stop": false, "page": {i}}}' for i in range(3)])
-    result = await lookup_sequential(client, memory(), prompt="lookup_sequential", values={"question": "q"}, max_pages=3)
+    result = await lookup_sequential(
+        client, memory(), prompt="lookup_sequential", values={"question": "q"}, max_pages=3
+    )
     assert result.pages == [0, 1, 2] and result.calls == 3

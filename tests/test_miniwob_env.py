@@ -67,7 +67,8 @@ async def test_enter_text_right_and_wrong(env):
         field = one_id(obs, "//input[@id='tt']")
         submit = one_id(obs, "//button[@id='subbtn']")
         typed = await env.browser.act(
-            Action(op="TYPE", element_id=field, value=target if value_from_task else target + "x"), obs)
+            Action(op="TYPE", element_id=field, value=target if value_from_task else target + "x"), obs
+        )
         assert typed.ok, typed.error
         assert not (await env.status()).done
         clicked = await env.browser.act(Action(op="CLICK", element_id=submit), obs)
@@ -101,9 +102,23 @@ async def test_require_browser_turns_the_skip_into_a_failure(tmp_path, require, 
 
     env = {**os.environ, "WEBAGENT_CHROMIUM": str(tmp_path / "no-such-chrome"), "WEBAGENT_REQUIRE_BROWSER": require}
     proc = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "pytest", "-q", "-rsf", "-p", "no:cacheprovider",
-         "tests/test_miniwob_env.py::test_task_pages_come_from_the_wheel"],
-        capture_output=True, text=True, env=env, cwd=Path(__file__).parent.parent, timeout=120)
+        subprocess.run,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-rsf",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_miniwob_env.py::test_task_pages_come_from_the_wheel",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).parent.parent,
+        timeout=120,
+    )
     assert f"1 {outcome}" in proc.stdout, proc.stdout[-2000:]
     assert (proc.returncode == 0) is (outcome == "skipped")
     assert "no-such-chrome is not an executable browser" in proc.stdout

@@ -33,8 +33,10 @@ def build_wheel(folder: Path, name: str, version: str, member: str, data: bytes)
         f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
         f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
-    record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b'=').decode()},{len(body)}"
-              for path, body in files.items()]
+    record = [
+        f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b'=').decode()},{len(body)}"
+        for path, body in files.items()
+    ]
     files[f"{dist_info}/RECORD"] = ("\n".join(record + [f"{dist_info}/RECORD,,"]) + "\n").encode()
     path = folder / f"{stem}-{version}-py3-none-any.whl"
     with zipfile.ZipFile(path, "w") as zf:
@@ -133,9 +135,19 @@ def test_models_list(index, tmp_path):
     assert row.startswith("* tiny") and "not pulled" in row and "MIT" in row
     runner.invoke(main, ["models", "pull", "tiny"])
     rows = [json.loads(ln) for ln in runner.invoke(main, ["models", "list", "--json"]).stdout.splitlines()]
-    assert rows == [{"name": "tiny", "default": True, "size_bytes": index.size, "license": "MIT",
-                     "description": "a test model", "wheels": [f"tiny-model-part{i}==1.0.0" for i in (1, 2, 3)],
-                     "sha256": index.sha256, "installed": True, "path": str(tmp_path / "models" / "tiny.gguf")}]
+    assert rows == [
+        {
+            "name": "tiny",
+            "default": True,
+            "size_bytes": index.size,
+            "license": "MIT",
+            "description": "a test model",
+            "wheels": [f"tiny-model-part{i}==1.0.0" for i in (1, 2, 3)],
+            "sha256": index.sha256,
+            "installed": True,
+            "path": str(tmp_path / "models" / "tiny.gguf"),
+        }
+    ]
 
 
 def test_the_shipped_registry_is_pinned_and_has_one_default(monkeypatch):
@@ -145,7 +157,11 @@ def test_the_shipped_registry_is_pinned_and_has_one_default(monkeypatch):
     assert registry.default_model() == registry.DEFAULT_MODEL == "qwen2.5-coder-1.5b"  # completes every demo task
     for m in models:
         assert len(m.sha256) == 64 and all(len(w.sha256) == 64 for w in m.wheels), m.name
-    assert [len(registry.MODELS[n].wheels) for n in ("smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")] == [1, 6, 22]
+    assert [len(registry.MODELS[n].wheels) for n in ("smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")] == [
+        1,
+        6,
+        22,
+    ]
 
 
 def test_embedded_model_choice_is_checked_before_anything_starts():

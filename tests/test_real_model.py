@@ -30,8 +30,14 @@ needs_llama = pytest.mark.skipif(
 
 
 def run(*args, env=None, timeout=600):
-    result = subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=timeout,
-                            env=env or {**os.environ}, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-m", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env or {**os.environ},
+        cwd=ROOT,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return result
 
@@ -45,8 +51,17 @@ def test_ask_twice_with_the_embedded_model(tmp_path, embedded_env):
         turns.append(turn)
         words += len(turn.split())
     doc.write_text("\n\n".join(turns))
-    args = ["webagent.cli", "ask", str(doc), "What did the group decide about the remote control?",
-            "--json", "--min-words", "100", "--max-words", "200"]
+    args = [
+        "webagent.cli",
+        "ask",
+        str(doc),
+        "What did the group decide about the remote control?",
+        "--json",
+        "--min-words",
+        "100",
+        "--max-words",
+        "200",
+    ]
     first = json.loads(run(*args, env=embedded_env).stdout)
     assert first["answer"] and first["num_pages"] >= 2
     assert first["usage"]["by_purpose"]["pagination"]["calls"] >= 1
@@ -64,8 +79,20 @@ def test_mind2web_eval_every_method_then_served_from_cache(tmp_path, embedded_en
     task = json.loads((FIXTURES / "test_website" / "test_website_0.json").read_text())[0]
     task.update(action_reprs=task["action_reprs"][:1], actions=task["actions"][:1])
     (data / "one_step.json").write_text(json.dumps([task]))
-    base = ["mind2web.cli", "eval", "--data", str(data.parent), "--split", "test_website", "--method", "all",
-            "--top-k", "1", "--max-lookup", "1"]
+    base = [
+        "mind2web.cli",
+        "eval",
+        "--data",
+        str(data.parent),
+        "--split",
+        "test_website",
+        "--method",
+        "all",
+        "--top-k",
+        "1",
+        "--max-lookup",
+        "1",
+    ]
     run(*base, "--out", str(tmp_path / "first"), env=embedded_env)
     report = json.loads((tmp_path / "first" / "report.json").read_text())
     methods = set(report["results"]["test_website"])
@@ -91,15 +118,22 @@ def test_mind2web_eval_every_method_then_served_from_cache(tmp_path, embedded_en
         if again["results"]["test_website"][method]["calls_per_step"] > 0:
             continue  # asked again: batching on the server may change a greedy reply
         # rows arrive in a different order, so float sums may differ in the last bits
-        assert {k: again["results"]["test_website"][method][k] for k in scores} == pytest.approx({k: m[k] for k in scores})
+        assert {k: again["results"]["test_website"][method][k] for k in scores} == pytest.approx(
+            {k: m[k] for k in scores}
+        )
 
 
 @needs_llama
 def test_a_broken_gguf_is_one_clear_line(tmp_path):
     junk = tmp_path / "broken.gguf"
     junk.write_bytes(b"GGUF" + b"\x00" * 64)
-    result = subprocess.run([sys.executable, "-m", "webagent.cli", "ask", str(DOC), "q", "--gguf", str(junk)],
-                            capture_output=True, text=True, timeout=300, env={**os.environ})
+    result = subprocess.run(
+        [sys.executable, "-m", "webagent.cli", "ask", str(DOC), "q", "--gguf", str(junk)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ},
+    )
     assert result.returncode == 3
     assert "embedded model server exited" in result.stderr and "Traceback" not in result.stderr
 
@@ -118,10 +152,16 @@ def _alive(pid: int) -> bool:
 @needs_llama
 def test_a_killed_parent_leaves_no_model_server_behind():
     parent = subprocess.Popen(
-        [sys.executable, "-c",
-         "import time; from webagent.llm.local import LocalServer; s = LocalServer(n_ctx=512, slots=2).start(); "
-         "print(s.proc.pid, s.port, flush=True); time.sleep(300)"],
-        stdout=subprocess.PIPE, text=True, env={**os.environ})
+        [
+            sys.executable,
+            "-c",
+            "import time; from webagent.llm.local import LocalServer; s = LocalServer(n_ctx=512, slots=2).start(); "
+            "print(s.proc.pid, s.port, flush=True); time.sleep(300)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ},
+    )
     line = parent.stdout.readline().split()
     assert line, "the parent did not start the server"
     server_pid, port = int(line[0]), int(line[1])
@@ -141,17 +181,32 @@ def test_a_killed_parent_leaves_no_model_server_behind():
 def test_json_schema_request_to_the_embedded_server_is_schema_valid_without_step_down(embedded_server):
     from webagent.llm.endpoint import EndpointOptions, open_client
 
-    schema = {"type": "object", "additionalProperties": False, "required": ["pages", "reason"],
-              "properties": {"pages": {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 9},
-                                       "minItems": 1, "maxItems": 3},
-                             "reason": {"type": "string", "enum": ["budget", "design", "other"]}}}
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["pages", "reason"],
+        "properties": {
+            "pages": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 0, "maximum": 9},
+                "minItems": 1,
+                "maxItems": 3,
+            },
+            "reason": {"type": "string", "enum": ["budget", "design", "other"]},
+        },
+    }
 
     async def go():
-        options = EndpointOptions(base_url=embedded_server.base_url, model=embedded_server.model, cache=False,
-                                  concurrency=2)
+        options = EndpointOptions(
+            base_url=embedded_server.base_url, model=embedded_server.model, cache=False, concurrency=2
+        )
         async with open_client(options) as client:
-            reply = await client.complete("Pages 0-9 of a meeting. Which pages mention the budget?",
-                                          purpose="lookup", schema=schema, max_tokens=60)
+            reply = await client.complete(
+                "Pages 0-9 of a meeting. Which pages mention the budget?",
+                purpose="lookup",
+                schema=schema,
+                max_tokens=60,
+            )
             return reply, client.backend.schema_dialect, client.usage.total
 
     reply, dialect, usage = asyncio.run(go())

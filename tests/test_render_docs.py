@@ -33,12 +33,20 @@ def test_committed_tables_match_their_results_files():
 def test_a_stale_table_is_caught_and_rewritten(tmp_path):
     io = results_io()
     result = tmp_path / "bench" / "results" / "demo" / "run.json"
-    io.write_result(result, [{"task": "a", "ok": True, "seconds": 1.5}], command="bench/demo.py", commit="0" * 40,
-                    machine_info={"cpus": 2, "loadavg": [1.0, 1.0, 1.0]}, date="2026-01-01")
+    io.write_result(
+        result,
+        [{"task": "a", "ok": True, "seconds": 1.5}],
+        command="bench/demo.py",
+        commit="0" * 40,
+        machine_info={"cpus": 2, "loadavg": [1.0, 1.0, 1.0]},
+        date="2026-01-01",
+    )
     page = tmp_path / "docs" / "page.md"
     page.parent.mkdir()
-    page.write_text("# Page\n\n<!-- table: rows bench/results/demo/run.json columns=task,seconds -->\n"
-                    "<!-- /table -->\n\nAfter.\n", encoding="utf-8")
+    page.write_text(
+        "# Page\n\n<!-- table: rows bench/results/demo/run.json columns=task,seconds -->\n<!-- /table -->\n\nAfter.\n",
+        encoding="utf-8",
+    )
     assert run("--write", "--root", str(tmp_path)).returncode == 0
     text = page.read_text(encoding="utf-8")
     assert "| a | 1.5 |" in text

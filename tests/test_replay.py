@@ -23,7 +23,6 @@ from browser_support import requires_chromium
 from replay_support import Forbidden, record_demo
 
 
-
 @pytest.fixture(scope="module")
 def site():
     base, stop = serve_directory(SITE_DIR)
@@ -47,12 +46,15 @@ async def test_replay_of_the_demo_order_needs_no_model(site, tmp_path):
     program = workflow.from_trace(tmp_path / "run")
     assert [s["op"] for s in program["steps"]] == ["TYPE", "CLICK", "TYPE", "SELECT", "CLICK", "DONE"]
     # Typed values found in the task are parameters, named after their fields.
-    assert program["params"] == {"search_books": {"default": "Night Trains", "source": "task"},
-                                 "name": {"default": "Ada Lovelace", "source": "task"}}
+    assert program["params"] == {
+        "search_books": {"default": "Night Trains", "source": "task"},
+        "name": {"default": "Ada Lovelace", "source": "task"},
+    }
 
     forbidden = Forbidden()
-    again = await replay(tmp_path / "run", url=site + "index.html", llm=fake_client(forbidden),
-                         trace_dir=tmp_path / "replay")
+    again = await replay(
+        tmp_path / "run", url=site + "index.html", llm=fake_client(forbidden), trace_dir=tmp_path / "replay"
+    )
     assert (again.status, again.error) == ("done", None)
     assert forbidden.requests == [] and again.model_calls == 0
     assert demo_task_done(again.final_url, site)  # the shop confirmed the order
@@ -79,8 +81,13 @@ async def test_parameterised_replay_orders_another_book_for_another_name(site, t
     await record_demo(site, tmp_path / "run", save_as="order-book")
     assert store.exists("order-book")
     forbidden = Forbidden()
-    again = await replay("order-book", {"search_books": "Tea Gardens of Assam", "name": "Grace Hopper"},
-                         url=site + "index.html", llm=fake_client(forbidden), trace_dir=tmp_path / "replay")
+    again = await replay(
+        "order-book",
+        {"search_books": "Tea Gardens of Assam", "name": "Grace Hopper"},
+        url=site + "index.html",
+        llm=fake_client(forbidden),
+        trace_dir=tmp_path / "replay",
+    )
     assert again.status == "done" and forbidden.requests == []
     final = parse_qs(urlsplit(again.final_url).query)
     assert again.final_url.startswith(site + "confirm.html")
@@ -113,8 +120,20 @@ async def test_cli_run_save_as_replay_and_workflows(site, tmp_path, monkeypatch)
     assert "param ship = 'Express (1 day)'  [declared]" in out.output
     assert 'SELECT "Express (1 day)" {ship} in [combobox] "Shipping"' in out.output
 
-    out = await invoke(["replay", "shop", "--url", site + "index.html", "--no-model", "--param", "ship=Pick up in store",
-                        "--trace-dir", str(tmp_path / "cli-replay"), "--json"])
+    out = await invoke(
+        [
+            "replay",
+            "shop",
+            "--url",
+            site + "index.html",
+            "--no-model",
+            "--param",
+            "ship=Pick up in store",
+            "--trace-dir",
+            str(tmp_path / "cli-replay"),
+            "--json",
+        ]
+    )
     assert out.exit_code == 0, out.output
     result = json.loads(out.output.strip().splitlines()[-1])
     assert result["status"] == "done" and result["model_calls"] == 0 and result["replayed"] == 6
@@ -155,16 +174,20 @@ def test_match_is_unique_or_says_why():
     button["nth"] = {}
     miss = find(button, PAGE)
     assert not miss.found and "not found uniquely" in miss.why
-    relabelled = PAGE.replace("Add to cart</button><button", "Buy</button><button").replace(">Add to cart<", ">Buy now<")
+    relabelled = PAGE.replace("Add to cart</button><button", "Buy</button><button").replace(
+        ">Add to cart<", ">Buy now<"
+    )
     gone = find(button, relabelled)
     assert not gone.found and "none shares its name" in gone.why
 
 
 def test_params_infer_declare_and_never_store_passwords():
-    steps = [{"op": "TYPE", "value": "Night Trains", "target": {"attrs": {"name": "q"}, "label": "Search books"}},
-             {"op": "TYPE", "value": "ada", "target": {"attrs": {"name": "user"}}},
-             {"op": "TYPE", "value": REDACTED, "secret": True, "target": {"attrs": {"name": "pw"}}},
-             {"op": "SELECT", "value": "Express (1 day)", "target": {"attrs": {"name": "shipping"}}}]
+    steps = [
+        {"op": "TYPE", "value": "Night Trains", "target": {"attrs": {"name": "q"}, "label": "Search books"}},
+        {"op": "TYPE", "value": "ada", "target": {"attrs": {"name": "user"}}},
+        {"op": "TYPE", "value": REDACTED, "secret": True, "target": {"attrs": {"name": "pw"}}},
+        {"op": "SELECT", "value": "Express (1 day)", "target": {"attrs": {"name": "shipping"}}},
+    ]
     params = P.assign(steps, 'Buy "Night Trains" as ada', {"ship": "Express (1 day)"})
     assert params["search_books"] == {"default": "Night Trains", "source": "task"}
     assert params["user"]["default"] == "ada" and params["ship"]["source"] == "declared"

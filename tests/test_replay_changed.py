@@ -34,16 +34,16 @@ async def test_changed_shop_is_repaired_only_where_the_element_changed(sites, tm
 
     # Without the model the replay stops at the relabelled button, and says so.
     forbidden = Forbidden()
-    stopped = await replay("shop", url=changed + "index.html", llm=fake_client(forbidden), no_model=True,
-                           trace_dir=tmp_path / "no-model")
+    stopped = await replay(
+        "shop", url=changed + "index.html", llm=fake_client(forbidden), no_model=True, trace_dir=tmp_path / "no-model"
+    )
     assert stopped.status == "error" and forbidden.requests == []
     assert stopped.error.startswith('step 5 (CLICK [button] "Place order"): no <button> on the page like')
     assert "--no-model" in stopped.error and stopped.replayed == 4
 
     # With it: the four steps whose elements are found again are replayed, step 5 alone is repaired.
     backend = FunctionBackend(confirm_button_policy)
-    result = await replay("shop", url=changed + "index.html", llm=fake_client(backend),
-                          trace_dir=tmp_path / "repaired")
+    result = await replay("shop", url=changed + "index.html", llm=fake_client(backend), trace_dir=tmp_path / "repaired")
     assert (result.status, result.error) == ("done", None)
     assert demo_task_done(result.final_url, changed)  # the changed shop confirmed the order
     assert (result.replayed, result.repaired) == (5, 1)
@@ -64,7 +64,11 @@ async def test_changed_shop_is_repaired_only_where_the_element_changed(sites, tm
     # The next replays are model-free again: from the repaired trace folder, and by name.
     for source in (tmp_path / "repaired", "shop"):
         forbidden = Forbidden()
-        again = await replay(source, url=changed + "index.html", llm=fake_client(forbidden),
-                             trace_dir=tmp_path / f"again-{len(str(source))}")
+        again = await replay(
+            source,
+            url=changed + "index.html",
+            llm=fake_client(forbidden),
+            trace_dir=tmp_path / f"again-{len(str(source))}",
+        )
         assert (again.status, again.model_calls, again.repaired) == ("done", 0, 0), again.error
         assert forbidden.requests == [] and demo_task_done(again.final_url, changed)

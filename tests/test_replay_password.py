@@ -51,8 +51,13 @@ def site(tmp_path_factory):
 
 
 async def test_password_is_asked_for_and_never_written(site, tmp_path):
-    run = await Agent(TASK, url=site + "index.html", llm=fake_client(FunctionBackend(login_policy)),
-                      trace_dir=tmp_path / "run", save_as="login").run()
+    run = await Agent(
+        TASK,
+        url=site + "index.html",
+        llm=fake_client(FunctionBackend(login_policy)),
+        trace_dir=tmp_path / "run",
+        save_as="login",
+    ).run()
     assert run.ok and "ok=1" in run.final_url, run.error
     saved = store.load("login")
     assert saved["params"]["password"] == {"default": None, "source": "password", "field": "pw"}
@@ -61,8 +66,13 @@ async def test_password_is_asked_for_and_never_written(site, tmp_path):
     forbidden = Forbidden()
     with pytest.raises(UserError, match="--param password="):
         await replay("login", url=site + "index.html", llm=fake_client(forbidden))
-    again = await replay("login", {"password": "other-pw-42"}, url=site + "index.html?expect=other-pw-42",
-                         llm=fake_client(forbidden), trace_dir=tmp_path / "replay")
+    again = await replay(
+        "login",
+        {"password": "other-pw-42"},
+        url=site + "index.html?expect=other-pw-42",
+        llm=fake_client(forbidden),
+        trace_dir=tmp_path / "replay",
+    )
     assert again.ok and "ok=1" in again.final_url and forbidden.requests == []
     for folder in (tmp_path / "run", tmp_path / "replay", store.folder("login")):
         for path in folder.iterdir():

@@ -65,8 +65,7 @@ class LoginModel:
             return prompt.rsplit("Snippet:", 1)[-1].strip()[:2000] or "a login form"
         if purpose.startswith("lookup"):
             pages = [int(i) for i in re.findall(r'"index": (\d+)', prompt)]
-            return json.dumps({"pages": pages[:3] or [0],
-                               "reason": f"to find where the password {PASSWORD} goes"})
+            return json.dumps({"pages": pages[:3] or [0], "reason": f"to find where the password {PASSWORD} goes"})
         self.actions += 1
         if self.actions == 1:
             reply = {"operation": "TYPE", "element_id": _id_of(prompt, "input", r"user"), "value": "alice"}
@@ -95,10 +94,31 @@ def test_a_typed_password_is_in_no_file_the_run_leaves(tmp_path, lookup):
     home, trace, records = tmp_path / "home", tmp_path / "trace", tmp_path / "records"
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "webagent.cli", "run", TASK, "--url", base + "login.html",
-             "--base-url", server.base_url, "--model", "fake-login", "--lookup", lookup, "--max-steps", "6",
-             "--trace-dir", str(trace), "--record", str(records), "--json"],
-            capture_output=True, text=True, timeout=180,
+            [
+                sys.executable,
+                "-m",
+                "webagent.cli",
+                "run",
+                TASK,
+                "--url",
+                base + "login.html",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "fake-login",
+                "--lookup",
+                lookup,
+                "--max-steps",
+                "6",
+                "--trace-dir",
+                str(trace),
+                "--record",
+                str(records),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
             env={**os.environ, "WEBAGENT_HOME": str(home)},
         )
     finally:

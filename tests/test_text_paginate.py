@@ -8,7 +8,13 @@ import pytest
 from webagent.llm.client import BackendReply, LLMClient, ModelCallError, Reply
 from webagent.llm.testing import ScriptedBackend, fake_client
 from webagent.text import (
-    PaginationStats, iter_pages, iter_pages_uniform, iter_paragraphs, paginate, paginate_uniform, parse_label,
+    PaginationStats,
+    iter_pages,
+    iter_pages_uniform,
+    iter_paragraphs,
+    paginate,
+    paginate_uniform,
+    parse_label,
 )
 
 FIXTURE = Path(__file__).parent / "fixtures" / "text" / "qmsum_meeting_excerpt.txt"
@@ -45,6 +51,7 @@ def paragraphs():
 
 
 # --- the paper's algorithm ----------------------------------------------------------------------
+
 
 async def test_pages_cover_the_text_exactly_in_order(paragraphs):
     rng = random.Random(7)
@@ -84,11 +91,14 @@ async def test_labels_are_offered_only_after_min_words(paragraphs):
         assert sum(words(p) for p in before_first if not LABEL.fullmatch(p)) < 280
         assert seen <= 600
         assert labels == list(range(labels[0], len(window_paragraphs) + 1))  # ⟨k⟩ after the k-th paragraph
-        assert request["params"]["response_format"]["json_schema"]["schema"]["properties"]["break_point"]["enum"] == labels
+        assert (
+            request["params"]["response_format"]["json_schema"]["schema"]["properties"]["break_point"]["enum"] == labels
+        )
 
 
-@pytest.mark.parametrize("style", ['{"label": %d}', "⟨%d⟩", "<%d>", "Break point: <%d>", "label %d", "%d",
-                                   '```json\n{"label": "%d"}\n```'])
+@pytest.mark.parametrize(
+    "style", ['{"label": %d}', "⟨%d⟩", "<%d>", "Break point: <%d>", "label %d", "%d", '```json\n{"label": "%d"}\n```']
+)
 async def test_the_chosen_label_is_honoured(paragraphs, style):
     chosen = []
 
@@ -210,8 +220,17 @@ async def test_iter_pages_consumes_paragraphs_lazily():
 
 def test_parse_label_formats():
     labels = [5, 6, 7]
-    for text in ['{"label": 7}', "⟨7⟩", "<7>", "Break point: <7>", "label 7", "Label: 7", "7", " 7.\n",
-                 "The best pause point is ⟨7⟩ because the topic changes after paragraph 3."]:
+    for text in [
+        '{"label": 7}',
+        "⟨7⟩",
+        "<7>",
+        "Break point: <7>",
+        "label 7",
+        "Label: 7",
+        "7",
+        " 7.\n",
+        "The best pause point is ⟨7⟩ because the topic changes after paragraph 3.",
+    ]:
         assert parse_label(text, labels) == (7, None), text
     assert parse_label(Reply(text="", data={"label": 6}), labels) == (6, None)
     assert parse_label(Reply(text="", data={"label": "<6>"}), labels) == (6, None)
@@ -228,6 +247,7 @@ async def test_invalid_word_limits():
 
 # --- uniform pages (Table 5 ablation) ---------------------------------------------------------------
 
+
 def test_uniform_pages_have_fixed_size(paragraphs):
     pages = paginate_uniform(paragraphs, words_per_page=600)
     total = sum(words(p) for p in paragraphs)
@@ -241,13 +261,16 @@ def test_uniform_pages_have_fixed_size(paragraphs):
 def test_uniform_small_cases():
     assert paginate_uniform([]) == []
     assert [p.text for p in paginate_uniform(["a b c", "d e", "f g h i"], words_per_page=4)] == [
-        "a b c\n\nd", "e\n\nf g h", "i",
+        "a b c\n\nd",
+        "e\n\nf g h",
+        "i",
     ]
     with pytest.raises(ValueError):
         paginate_uniform(["x"], words_per_page=0)
 
 
 # --- streaming --------------------------------------------------------------------------------------
+
 
 def _write_big(path: Path, megabytes: int) -> tuple[int, int]:
     """Writes the file in chunks; returns (bytes, words)."""
@@ -334,4 +357,6 @@ async def test_the_examples_in_the_prompt_are_labels_not_offered():
     client = fake_client(copy_the_example)
     result = await paginate(client, paragraphs, min_words=100, max_words=6000)
     assert seen and all(example not in labels for example, labels in seen)
-    assert result.fallbacks >= 1 and result.fallbacks == sum(1 for p in result.pages if p.metadata["pause"] == "fallback")
+    assert result.fallbacks >= 1 and result.fallbacks == sum(
+        1 for p in result.pages if p.metadata["pause"] == "fallback"
+    )

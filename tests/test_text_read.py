@@ -22,6 +22,7 @@ def write(tmp_path, name, content):
 
 # --- plain text / markdown ------------------------------------------------------------------
 
+
 def test_fixture_paragraphs_keep_every_word_in_order():
     paragraphs = list(iter_paragraphs(FIXTURE))
     raw_turns = [t for t in FIXTURE.read_text(encoding="utf-8").split("\n\n") if t.strip()]
@@ -66,7 +67,7 @@ def test_paragraph_over_the_limit_is_split_by_sentences(tmp_path):
     sentences = [f"Sentence number {i} has exactly seven words." for i in range(10)]  # 7 words each
     path = write(tmp_path, "doc.txt", " ".join(sentences) + "\n\nShort one.\n")
     paragraphs = list(iter_paragraphs(path, max_paragraph_words=20))
-    assert paragraphs[:-1] == [" ".join(sentences[i:i + 2]) for i in range(0, 10, 2)]
+    assert paragraphs[:-1] == [" ".join(sentences[i : i + 2]) for i in range(0, 10, 2)]
     assert paragraphs[-1] == "Short one."
 
 
@@ -79,7 +80,10 @@ def test_a_sentence_longer_than_the_limit_is_split_at_words():
 
 def test_split_sentences_handles_quotes_and_tokenised_text():
     assert split_sentences('He said "Stop!" Then left. Why ? Because .') == [
-        'He said "Stop!"', "Then left.", "Why ?", "Because .",
+        'He said "Stop!"',
+        "Then left.",
+        "Why ?",
+        "Because .",
     ]
     assert split_paragraph("   ", 5) == []
     with pytest.raises(ValueError):
@@ -151,11 +155,14 @@ def test_html_long_paragraph_is_split(tmp_path):
     assert [len(p.split()) for p in paragraphs] == [100, 100, 100, 100]
 
 
-@pytest.mark.parametrize("content", [
-    "<html><head><script>x()</script></head><body>  </body></html>",
-    "<html><body><script>only()</script><!-- nothing --></body></html>",
-    "   \n  ",
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "<html><head><script>x()</script></head><body>  </body></html>",
+        "<html><body><script>only()</script><!-- nothing --></body></html>",
+        "   \n  ",
+    ],
+)
 def test_html_without_visible_text_is_an_error(tmp_path, content):
     path = write(tmp_path, "empty.html", content)
     with pytest.raises(UserError, match="has no text"):
@@ -163,6 +170,7 @@ def test_html_without_visible_text_is_an_error(tmp_path, content):
 
 
 # --- bad input ------------------------------------------------------------------------------------
+
 
 def test_missing_file(tmp_path):
     with pytest.raises(UserError, match=r"nope\.txt: no such file"):
@@ -230,6 +238,7 @@ def test_errors_are_raised_at_call_time_not_first_next(tmp_path):
 
 
 # --- hashing --------------------------------------------------------------------------------------
+
 
 def test_document_hash_is_sha256_of_bytes(tmp_path):
     data = os.urandom(3 * (1 << 20) + 17)

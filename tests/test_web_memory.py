@@ -103,12 +103,21 @@ async def test_an_endpoint_that_stays_down_marks_the_step_for_a_rerun():
 
 
 async def test_looked_up_snippets_that_would_overflow_go_back_to_gists_last_first():
-    big = [Snippet(index=i, ids=[str(i)], text=f"<div id={i}> " + "word " * 2000 + "</div>", words=2002) for i in range(3)]
+    big = [
+        Snippet(index=i, ids=[str(i)], text=f"<div id={i}> " + "word " * 2000 + "</div>", words=2002) for i in range(3)
+    ]
     client = fake_client(scripted([0, 1, 2], action_id="0"))
     memory = await build_web_memory(client, big)
     budget = estimate_tokens(memory.render_indexed(expanded=[0, 1])) + 1
-    decision = await act_on_memory(client, memory, looked_up=[0, 1, 2], task="t", previous_actions=[],
-                                   valid_ids={"0", "1", "2"}, context_tokens=budget)
+    decision = await act_on_memory(
+        client,
+        memory,
+        looked_up=[0, 1, 2],
+        task="t",
+        previous_actions=[],
+        valid_ids={"0", "1", "2"},
+        context_tokens=budget,
+    )
     assert decision.expanded == [0, 1] and decision.dropped_for_context == [2]
     assert decision.allowed == ["0", "1"] and decision.action.element_id == "0"
 
@@ -119,8 +128,9 @@ async def test_unchanged_snippets_reuse_their_gists_across_steps():
     client = fake_client(backend)  # no persistent cache: the reuse is in-process
     await build_web_memory(client, snippets(), reuse=reuse)
     changed = snippets()
-    changed[1] = Snippet(index=1, ids=changed[1].ids, text=changed[1].text.replace("Search", "Search now"),
-                         words=changed[1].words + 1)
+    changed[1] = Snippet(
+        index=1, ids=changed[1].ids, text=changed[1].text.replace("Search", "Search now"), words=changed[1].words + 1
+    )
     await build_web_memory(client, changed, reuse=reuse)
     gist_calls = [r for r in backend.requests if r["purpose"] == "gist"]
     assert len(gist_calls) == 3 + 1 and reuse.reused == 2

@@ -50,8 +50,8 @@ class RunResult:
     replayed: int = 0
     repaired: int = 0
     misses: list[dict] = field(default_factory=list)
-    saved_as: str | None = None         # the workflow name this run was saved under
-    save_error: str | None = None       # why --save-as did not save
+    saved_as: str | None = None  # the workflow name this run was saved under
+    save_error: str | None = None  # why --save-as did not save
     demo_order_placed: bool | None = None
 
     @property
@@ -63,9 +63,26 @@ class RunResult:
         return int(self.usage.get("calls", 0))
 
     def to_json(self) -> dict:
-        out = {k: getattr(self, k) for k in ("status", "answer", "final_url", "final_title", "steps", "usage", "error",
-                                              "failed_steps", "wall_s", "replayed", "repaired", "misses", "saved_as",
-                                              "save_error", "demo_order_placed")}
+        out = {
+            k: getattr(self, k)
+            for k in (
+                "status",
+                "answer",
+                "final_url",
+                "final_title",
+                "steps",
+                "usage",
+                "error",
+                "failed_steps",
+                "wall_s",
+                "replayed",
+                "repaired",
+                "misses",
+                "saved_as",
+                "save_error",
+                "demo_order_placed",
+            )
+        }
         out["trace_dir"] = str(self.trace_dir) if self.trace_dir else None
         out["model_calls"] = self.model_calls
         return out
@@ -98,13 +115,30 @@ class Agent:
     ``endpoint`` take the full ``AgentOptions`` / ``EndpointOptions`` (what the CLI uses).
     """
 
-    def __init__(self, task: str, *, url: str | None = None, model: str | None = None, base_url: str | None = None,
-                 api_key: str | None = None, gguf: str | None = None, llm: "LLMClient | None" = None,
-                 allow_domains: Sequence[str] = (), max_steps: int = 15, trace_dir: str | Path | None = None,
-                 save_as: str | None = None, params: Mapping[str, str] | None = None, demo: bool = False,
-                 headed: bool = False, cdp_url: str | None = None, record_dir: str | Path | None = None,
-                 options: "AgentOptions | None" = None, endpoint: "EndpointOptions | None" = None,
-                 accept_dialogs: bool = False, secrets: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        task: str,
+        *,
+        url: str | None = None,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        gguf: str | None = None,
+        llm: "LLMClient | None" = None,
+        allow_domains: Sequence[str] = (),
+        max_steps: int = 15,
+        trace_dir: str | Path | None = None,
+        save_as: str | None = None,
+        params: Mapping[str, str] | None = None,
+        demo: bool = False,
+        headed: bool = False,
+        cdp_url: str | None = None,
+        record_dir: str | Path | None = None,
+        options: "AgentOptions | None" = None,
+        endpoint: "EndpointOptions | None" = None,
+        accept_dialogs: bool = False,
+        secrets: Mapping[str, str] | None = None,
+    ):
         self.task, self.url, self.demo = task, url, demo
         self.secrets = dict(secrets or {})  # name -> value: the model sees <secret:name> only
         self.accept_dialogs = accept_dialogs  # confirm/prompt/beforeunload: accept instead of dismiss
@@ -140,16 +174,36 @@ class Agent:
         self.trace_dir.mkdir(parents=True, exist_ok=True)
         if self.params:  # declared parameters, read when the trace becomes a workflow
             (self.trace_dir / "params.json").write_text(json.dumps(self.params, ensure_ascii=False), encoding="utf-8")
-        self.live = live = LiveRun(task=task, url=self.url, demo=self.demo, allow_domains=self.allow_domains,
-                                   headed=self.headed, cdp_url=self.cdp_url, trace_dir=self.trace_dir,
-                                   record_dir=self.record_dir, options=options, endpoint=self.endpoint,
-                                   client=self.llm, accept_dialogs=self.accept_dialogs, secrets=self.secrets)
+        self.live = live = LiveRun(
+            task=task,
+            url=self.url,
+            demo=self.demo,
+            allow_domains=self.allow_domains,
+            headed=self.headed,
+            cdp_url=self.cdp_url,
+            trace_dir=self.trace_dir,
+            record_dir=self.record_dir,
+            options=options,
+            endpoint=self.endpoint,
+            client=self.llm,
+            accept_dialogs=self.accept_dialogs,
+            secrets=self.secrets,
+        )
         started = time.perf_counter()
         done = await live.run(progress=progress)
-        result = RunResult(status=done.status, answer=done.answer, final_url=live.final_url or "", steps=done.steps,
-                           usage=done.usage, trace_dir=Path(done.trace_dir) if done.trace_dir else None,
-                           error=done.error, failed_steps=done.failed_steps, wall_s=time.perf_counter() - started,
-                           final_title=live.final_title or "", demo_order_placed=live.demo_done)
+        result = RunResult(
+            status=done.status,
+            answer=done.answer,
+            final_url=live.final_url or "",
+            steps=done.steps,
+            usage=done.usage,
+            trace_dir=Path(done.trace_dir) if done.trace_dir else None,
+            error=done.error,
+            failed_steps=done.failed_steps,
+            wall_s=time.perf_counter() - started,
+            final_title=live.final_title or "",
+            demo_order_placed=live.demo_done,
+        )
         self._note_run(result)
         if self.save_as:
             self._save(result, options)
@@ -176,8 +230,9 @@ class Agent:
         from webagent.replay import store, workflow
 
         if result.status != "done" or options.dry_run:
-            result.save_error = f"not saved as {self.save_as!r}: the run ended {result.status!r}" + \
-                (" (dry run)" if options.dry_run else "")
+            result.save_error = f"not saved as {self.save_as!r}: the run ended {result.status!r}" + (
+                " (dry run)" if options.dry_run else ""
+            )
             return
         try:
             store.save(self.save_as, workflow.from_trace(self.trace_dir, self.params))
@@ -186,12 +241,26 @@ class Agent:
             result.save_error = f"not saved as {self.save_as!r}: {exc}"
 
 
-async def replay(trace_or_name: str | Path, params: Mapping[str, str] | None = None, *, url: str | None = None,
-                 demo: bool = False, no_model: bool = False, model: str | None = None, base_url: str | None = None,
-                 api_key: str | None = None, gguf: str | None = None, llm: "LLMClient | None" = None,
-                 allow_domains: Sequence[str] | None = None, trace_dir: str | Path | None = None,
-                 headed: bool = False, cdp_url: str | None = None, options: "AgentOptions | None" = None,
-                 endpoint: "EndpointOptions | None" = None, progress: Progress | None = None) -> RunResult:
+async def replay(
+    trace_or_name: str | Path,
+    params: Mapping[str, str] | None = None,
+    *,
+    url: str | None = None,
+    demo: bool = False,
+    no_model: bool = False,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    gguf: str | None = None,
+    llm: "LLMClient | None" = None,
+    allow_domains: Sequence[str] | None = None,
+    trace_dir: str | Path | None = None,
+    headed: bool = False,
+    cdp_url: str | None = None,
+    options: "AgentOptions | None" = None,
+    endpoint: "EndpointOptions | None" = None,
+    progress: Progress | None = None,
+) -> RunResult:
     """Replay a finished run (a trace folder, or a workflow saved with ``save_as``) in a
     fresh browser without the model; a step whose page or element changed goes to the
     model alone (``no_model=True``: the replay fails there instead, naming the step).
@@ -210,21 +279,44 @@ async def replay(trace_or_name: str | Path, params: Mapping[str, str] | None = N
         shop = DemoShop.start()
         url = url or shop.base + "index.html"
     try:
-        runner = Replay(workflow, trace_dir=folder, params=dict(params or {}), url=url,
-                        endpoint=_endpoint(endpoint, model, base_url, api_key, gguf), client=llm, no_model=no_model,
-                        allow_domains=list(allow_domains) if allow_domains else None, headed=headed,
-                        cdp_url=cdp_url, options=options, store_name=name, progress=progress)
+        runner = Replay(
+            workflow,
+            trace_dir=folder,
+            params=dict(params or {}),
+            url=url,
+            endpoint=_endpoint(endpoint, model, base_url, api_key, gguf),
+            client=llm,
+            no_model=no_model,
+            allow_domains=list(allow_domains) if allow_domains else None,
+            headed=headed,
+            cdp_url=cdp_url,
+            options=options,
+            store_name=name,
+            progress=progress,
+        )
         done = await runner.run()
     finally:
         if shop is not None:
             shop.stop()
     # The shop's own record of the order its task asks for, as for a run (None: not the demo).
     placed = shop.confirms(runner.task) if shop is not None else None
-    return RunResult(status=done.status, answer=done.answer, final_url=done.final_url, steps=done.steps,
-                     usage=done.usage, trace_dir=Path(done.trace_dir), error=done.error,
-                     failed_steps=done.failed_steps, wall_s=done.wall_s, final_title=done.final_title,
-                     replayed=done.replayed, repaired=done.repaired, misses=done.misses,
-                     saved_as=name if done.saved_to else None, demo_order_placed=placed)
+    return RunResult(
+        status=done.status,
+        answer=done.answer,
+        final_url=done.final_url,
+        steps=done.steps,
+        usage=done.usage,
+        trace_dir=Path(done.trace_dir),
+        error=done.error,
+        failed_steps=done.failed_steps,
+        wall_s=done.wall_s,
+        final_title=done.final_title,
+        replayed=done.replayed,
+        repaired=done.repaired,
+        misses=done.misses,
+        saved_as=name if done.saved_to else None,
+        demo_order_placed=placed,
+    )
 
 
 def replay_sync(trace_or_name: str | Path, params: Mapping[str, str] | None = None, **kwargs: Any) -> RunResult:
@@ -233,10 +325,20 @@ def replay_sync(trace_or_name: str | Path, params: Mapping[str, str] | None = No
     return asyncio.run(replay(trace_or_name, params, **kwargs))
 
 
-async def ask(path: str | Path, question: str, *, method: str = "readagent-p", max_pages: int = 5,
-              model: str | None = None, base_url: str | None = None, api_key: str | None = None,
-              gguf: str | None = None, llm: "LLMClient | None" = None, endpoint: "EndpointOptions | None" = None,
-              context_tokens: int = 8192):
+async def ask(
+    path: str | Path,
+    question: str,
+    *,
+    method: str = "readagent-p",
+    max_pages: int = 5,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    gguf: str | None = None,
+    llm: "LLMClient | None" = None,
+    endpoint: "EndpointOptions | None" = None,
+    context_tokens: int = 8192,
+):
     """Answer ``question`` about the document at ``path`` (.txt, .md, .html) with a
     reading method: ``readagent-p`` / ``readagent-s`` (gist memory, parallel or
     sequential look-up) or any of ``webagent qa-eval``'s (``full``, ``bm25@k``,
@@ -251,8 +353,11 @@ async def ask(path: str | Path, question: str, *, method: str = "readagent-p", m
         if base in ("readagent-p", "readagent-s"):
             from webagent.docqa.ask import AskOptions, ask as ask_gist
 
-            opts = AskOptions(lookup="parallel" if base == "readagent-p" else "sequential",
-                              max_pages=int(k) if k else max_pages, context_tokens=context_tokens)
+            opts = AskOptions(
+                lookup="parallel" if base == "readagent-p" else "sequential",
+                max_pages=int(k) if k else max_pages,
+                context_tokens=context_tokens,
+            )
             return await ask_gist(client, path, question, opts)
         from webagent.docqa.ask import AskOptions
         from webagent.docqa.ask_method import WORDS_PER_TOKEN, ask_method

@@ -22,32 +22,89 @@ def main() -> None:
 @main.command("ask")
 @click.argument("path", type=click.Path())
 @click.argument("question")
-@click.option("--lookup", type=click.Choice(LOOKUPS), default="parallel", show_default=True,
-              help="ReadAgent-P (pages chosen in one call) or ReadAgent-S (one page at a time).")
+@click.option(
+    "--lookup",
+    type=click.Choice(LOOKUPS),
+    default="parallel",
+    show_default=True,
+    help="ReadAgent-P (pages chosen in one call) or ReadAgent-S (one page at a time).",
+)
 @click.option("--max-pages", type=click.IntRange(min=1), default=5, show_default=True, help="Most pages to look up.")
-@click.option("--min-words", type=click.IntRange(min=1), default=280, show_default=True, help="Pagination: fewest words before a pause label.")
-@click.option("--max-words", type=click.IntRange(min=2), default=600, show_default=True, help="Pagination: most words offered per step.")
-@click.option("--pagination", type=click.Choice(PAGINATIONS), default="llm", show_default=True,
-              help="llm: the model picks pause points; uniform: fixed pages of --max-words.")
+@click.option(
+    "--min-words",
+    type=click.IntRange(min=1),
+    default=280,
+    show_default=True,
+    help="Pagination: fewest words before a pause label.",
+)
+@click.option(
+    "--max-words",
+    type=click.IntRange(min=2),
+    default=600,
+    show_default=True,
+    help="Pagination: most words offered per step.",
+)
+@click.option(
+    "--pagination",
+    type=click.Choice(PAGINATIONS),
+    default="llm",
+    show_default=True,
+    help="llm: the model picks pause points; uniform: fixed pages of --max-words.",
+)
 @click.option("--conditional-gist", is_flag=True, help="Gist with the question in view (gists are then per question).")
-@click.option("--context-tokens", type=click.IntRange(min=512), default=8192, show_default=True,
-              help="The model's context: looked-up pages that would overflow it go back to their gists, last first.")
-@click.option("--single-pass", is_flag=True,
-              help="Read each page once: the pause-point call also writes the page's gist (the paper's two passes are the default).")
-@click.option("--gist-model", metavar="NAME",
-              help="Paginate and gist with this model (a registry name such as qwen2.5-coder-0.5b, a GGUF file, or a model "
-                   "at --base-url); look-up and answer stay with the main model. Both are served at once.")
-@click.option("--method", help="Another reading method (gistmem, full, bm25@k, memwalker, summary-tree, kv-memory, ...; "
-              "see qa-eval); readagent-p / readagent-s are --lookup parallel / sequential.")
+@click.option(
+    "--context-tokens",
+    type=click.IntRange(min=512),
+    default=8192,
+    show_default=True,
+    help="The model's context: looked-up pages that would overflow it go back to their gists, last first.",
+)
+@click.option(
+    "--single-pass",
+    is_flag=True,
+    help="Read each page once: the pause-point call also writes the page's gist (the paper's two passes are the default).",
+)
+@click.option(
+    "--gist-model",
+    metavar="NAME",
+    help="Paginate and gist with this model (a registry name such as qwen2.5-coder-0.5b, a GGUF file, or a model "
+    "at --base-url); look-up and answer stay with the main model. Both are served at once.",
+)
+@click.option(
+    "--method",
+    help="Another reading method (gistmem, full, bm25@k, memwalker, summary-tree, kv-memory, ...; "
+    "see qa-eval); readagent-p / readagent-s are --lookup parallel / sequential.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @model_options
 @run_async
-async def ask_command(path, question, lookup, max_pages, min_words, max_words, pagination, conditional_gist,
-                      context_tokens, single_pass, gist_model, method, as_json, **kwargs) -> None:
+async def ask_command(
+    path,
+    question,
+    lookup,
+    max_pages,
+    min_words,
+    max_words,
+    pagination,
+    conditional_gist,
+    context_tokens,
+    single_pass,
+    gist_model,
+    method,
+    as_json,
+    **kwargs,
+) -> None:
     """Answer QUESTION about the document at PATH (.txt, .md, .html)."""
-    opts = AskOptions(lookup=lookup, max_pages=max_pages, min_words=min_words, max_words=max_words,
-                      pagination=pagination, conditional_gist=conditional_gist, context_tokens=context_tokens,
-                      single_pass=single_pass)
+    opts = AskOptions(
+        lookup=lookup,
+        max_pages=max_pages,
+        min_words=min_words,
+        max_words=max_words,
+        pagination=pagination,
+        conditional_gist=conditional_gist,
+        context_tokens=context_tokens,
+        single_pass=single_pass,
+    )
     opts.check()
     if not question.strip():
         raise UserError("the question is empty")
@@ -83,19 +140,34 @@ def _pages(pages: list[int]) -> str:
 def describe_result(result) -> list[str]:
     """The lines under the answer: what was read, what failed, what it cost in context."""
     looked = f"pages {_pages(result.pages_looked_up)}" if result.pages_looked_up else "no pages"
-    lines = [f"looked up: {looked} of {result.num_pages} ({result.lookup}, {result.lookup_calls} look-up calls"
-             f"{f', {result.lookup_failures} failed' if result.lookup_failures else ''})"]
+    lines = [
+        f"looked up: {looked} of {result.num_pages} ({result.lookup}, {result.lookup_calls} look-up calls"
+        f"{f', {result.lookup_failures} failed' if result.lookup_failures else ''})"
+    ]
     if result.pages_dropped_for_context:
         lines.append(f"kept as gists to fit the context: pages {_pages(result.pages_dropped_for_context)}")
     if result.pagination_fallbacks or result.gist_failures:
-        lines.append(f"failures: {result.pagination_fallbacks} pagination fallbacks, {result.gist_failures} fallback "
-                     "gists (this memory was not cached)")
-    lines.append(f"compression rate: {result.compression_rate:.1f}%"
-                 f"{'  (gist memory from cache)' if result.memory_from_cache else ''}")
+        lines.append(
+            f"failures: {result.pagination_fallbacks} pagination fallbacks, {result.gist_failures} fallback "
+            "gists (this memory was not cached)"
+        )
+    lines.append(
+        f"compression rate: {result.compression_rate:.1f}%"
+        f"{'  (gist memory from cache)' if result.memory_from_cache else ''}"
+    )
     if result.gist_model or result.single_pass:
-        lines.append("memory: " + ", ".join(filter(None, [f"paginated and gisted by {result.gist_model}"
-                                                            if result.gist_model else "",
-                                                            "single pass" if result.single_pass else ""])))
+        lines.append(
+            "memory: "
+            + ", ".join(
+                filter(
+                    None,
+                    [
+                        f"paginated and gisted by {result.gist_model}" if result.gist_model else "",
+                        "single pass" if result.single_pass else "",
+                    ],
+                )
+            )
+        )
     return lines
 
 
@@ -105,13 +177,29 @@ main.add_command(qa_eval_command)
 @main.command("serve")
 @click.option("--gguf", type=click.Path(dir_okay=False), help="GGUF file (default: the registry's default model).")
 @click.option("--embedded", metavar="NAME", help="A registry model instead of --gguf (see `webagent models list`).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (keep 127.0.0.1 unless other machines must reach it).")
-@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port of the OpenAI-compatible API.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on (keep 127.0.0.1 unless other machines must reach it).",
+)
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port of the OpenAI-compatible API."
+)
 @click.option("--n-ctx", type=click.IntRange(min=256), default=8192, show_default=True, help="Context tokens per slot.")
-@click.option("--parallel", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Slots: requests decoded at once (continuous batching), fewer if memory is short.")
-@click.option("--threads", type=click.IntRange(min=1), help="Compute threads (default: every core when the machine is quiet, "
-              "one fewer for decoding when it is busy; see the README's Threads).")
+@click.option(
+    "--parallel",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Slots: requests decoded at once (continuous batching), fewer if memory is short.",
+)
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    help="Compute threads (default: every core when the machine is quiet, "
+    "one fewer for decoding when it is busy; see the README's Threads).",
+)
 @user_errors
 def serve_command(gguf, embedded, host, port, n_ctx, parallel, threads) -> None:
     """Run the embedded OpenAI-compatible model server until interrupted (one model shared
@@ -119,12 +207,20 @@ def serve_command(gguf, embedded, host, port, n_ctx, parallel, threads) -> None:
     from webagent.llm.endpoint import EndpointOptions, announce_embedded, embedded_gguf
     from webagent.llm.local import LocalServer
 
-    server = LocalServer(embedded_gguf(EndpointOptions(gguf=gguf, embedded=embedded)), host=host, port=port, n_ctx=n_ctx,
-                         slots=parallel, threads=threads)
+    server = LocalServer(
+        embedded_gguf(EndpointOptions(gguf=gguf, embedded=embedded)),
+        host=host,
+        port=port,
+        n_ctx=n_ctx,
+        slots=parallel,
+        threads=threads,
+    )
     announce_embedded(server.model_name, (server.threads, server.threads_batch))
     server.start()
-    click.echo(f"serving {server.model} at {server.base_url} with {server.slots} slots of {n_ctx} tokens "
-               f"(Ctrl-C to stop; log: {server.log_path})")
+    click.echo(
+        f"serving {server.model} at {server.base_url} with {server.slots} slots of {n_ctx} tokens "
+        f"(Ctrl-C to stop; log: {server.log_path})"
+    )
     click.echo(f"use it with: --base-url {server.base_url} --model {server.model} --concurrency {server.slots}")
     import signal
 
@@ -177,8 +273,9 @@ def cache_clear(namespace) -> None:
     try:
         known = cache.namespaces()
         if namespace is not None and namespace not in known:
-            raise UserError(f"--namespace {namespace!r}: no such namespace in {cache.path} "
-                            f"(known: {', '.join(known) or 'none'})")
+            raise UserError(
+                f"--namespace {namespace!r}: no such namespace in {cache.path} (known: {', '.join(known) or 'none'})"
+            )
         gone = cache.clear(namespace)
     finally:
         cache.close()
@@ -204,8 +301,10 @@ def models_list(as_json) -> None:
             continue
         mark = "*" if row["default"] else " "
         state = row["path"] if row["installed"] else "not pulled"
-        click.echo(f"{mark} {row['name']:20} {row['size_bytes'] / 1e6:7,.0f} MB  {row['license']:10}  "
-                   f"{row['description']}  [{state}]")
+        click.echo(
+            f"{mark} {row['name']:20} {row['size_bytes'] / 1e6:7,.0f} MB  {row['license']:10}  "
+            f"{row['description']}  [{state}]"
+        )
     if not as_json:
         click.echo("* the default (used without --base-url, --gguf or --embedded)")
 

@@ -15,23 +15,58 @@ from webagent.llm.endpoint import EndpointOptions
 def embedded_option():
     from webagent.llm.registry import MODELS, default_model
 
-    return click.option("--embedded", type=click.Choice(list(MODELS)), metavar="NAME",
-                        help=f"Registry model for the embedded server, pulled on first use ({', '.join(MODELS)}; "
-                             f"default {default_model()}; see `webagent models list`).")
+    return click.option(
+        "--embedded",
+        type=click.Choice(list(MODELS)),
+        metavar="NAME",
+        help=f"Registry model for the embedded server, pulled on first use ({', '.join(MODELS)}; "
+        f"default {default_model()}; see `webagent models list`).",
+    )
 
 
 def model_options(func):
     """--base-url/--model/--api-key/--gguf/--embedded/--n-ctx/--concurrency/--threads/--timeout/--no-cache/--no-structured."""
     opts = [
-        click.option("--base-url", envvar="OPENAI_BASE_URL", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL). Without one, the embedded model is started."),
-        click.option("--model", envvar="WEBAGENT_MODEL", help="Model name at the endpoint (env WEBAGENT_MODEL); 'fake:heuristic' for a dry run."),
+        click.option(
+            "--base-url",
+            envvar="OPENAI_BASE_URL",
+            help="OpenAI-compatible endpoint (env OPENAI_BASE_URL). Without one, the embedded model is started.",
+        ),
+        click.option(
+            "--model",
+            envvar="WEBAGENT_MODEL",
+            help="Model name at the endpoint (env WEBAGENT_MODEL); 'fake:heuristic' for a dry run.",
+        ),
         click.option("--api-key", envvar="OPENAI_API_KEY", help="API key (env OPENAI_API_KEY)."),
         click.option("--gguf", type=click.Path(dir_okay=False), help="GGUF file for the embedded server."),
         embedded_option(),
-        click.option("--n-ctx", type=click.IntRange(min=256), default=8192, show_default=True, help="Embedded server: context tokens per slot (one slot per two cores, at most --concurrency)."),
-        click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Model calls in flight at once."),
-        click.option("--threads", type=click.IntRange(min=1), help="Embedded server: compute threads for reading prompts and decoding (default: every core; see the README's Threads)."),
-        click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=300.0, show_default=True, help="Seconds per model call."),
+        click.option(
+            "--n-ctx",
+            type=click.IntRange(min=256),
+            default=8192,
+            show_default=True,
+            help="Embedded server: context tokens per slot (one slot per two cores, at most --concurrency).",
+        ),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(min=1),
+            default=8,
+            show_default=True,
+            help="Model calls in flight at once.",
+        ),
+        click.option(
+            "--threads",
+            type=click.IntRange(min=1),
+            help="Embedded server: compute threads for reading prompts and decoding (default: every core; see the README's Threads).",
+        ),
+        click.option(
+            "--timeout",
+            "timeout_s",
+            type=click.FloatRange(min=1),
+            default=300.0,
+            show_default=True,
+            help="Seconds per model call.",
+        ),
         click.option("--no-cache", is_flag=True, help="Bypass the persistent cache."),
         click.option("--no-structured", is_flag=True, help="Do not request JSON-schema replies; parse text only."),
     ]
@@ -43,9 +78,17 @@ def model_options(func):
 def endpoint_options(kwargs: dict) -> EndpointOptions:
     """Pop the model options out of a command's kwargs."""
     return EndpointOptions(
-        base_url=kwargs.pop("base_url"), model=kwargs.pop("model"), api_key=kwargs.pop("api_key"),
-        gguf=kwargs.pop("gguf"), embedded=kwargs.pop("embedded"), n_ctx=kwargs.pop("n_ctx"), concurrency=kwargs.pop("concurrency"), timeout_s=kwargs.pop("timeout_s"),
-        cache=not kwargs.pop("no_cache"), structured=not kwargs.pop("no_structured"), threads=kwargs.pop("threads", None),
+        base_url=kwargs.pop("base_url"),
+        model=kwargs.pop("model"),
+        api_key=kwargs.pop("api_key"),
+        gguf=kwargs.pop("gguf"),
+        embedded=kwargs.pop("embedded"),
+        n_ctx=kwargs.pop("n_ctx"),
+        concurrency=kwargs.pop("concurrency"),
+        timeout_s=kwargs.pop("timeout_s"),
+        cache=not kwargs.pop("no_cache"),
+        structured=not kwargs.pop("no_structured"),
+        threads=kwargs.pop("threads", None),
     )
 
 

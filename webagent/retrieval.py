@@ -69,4 +69,3 @@ class NeuralRanker:
         docs = cls._vectors(tuple(texts))
         q = cls._vectors((query,))[0]
         return top_k_in_order((docs @ q).tolist(), k)
-

@@ -20,12 +20,21 @@ from importlib.metadata import version
 def main(spec: dict) -> dict:
     from playwright.sync_api import sync_playwright
     from browsergym.core.observation import (
-        _post_extract, _pre_extract, extract_dom_extra_properties, extract_dom_snapshot,
-        extract_focused_element_bid, extract_merged_axtree)
+        _post_extract,
+        _pre_extract,
+        extract_dom_extra_properties,
+        extract_dom_snapshot,
+        extract_focused_element_bid,
+        extract_merged_axtree,
+    )
     from browsergym.utils.obs import flatten_axtree_to_str
 
-    result = {"rival": "browsergym", "version": version("browsergym-core"), "playwright": version("playwright"),
-              "pages": {}}
+    result = {
+        "rival": "browsergym",
+        "version": version("browsergym-core"),
+        "playwright": version("playwright"),
+        "pages": {},
+    }
     with sync_playwright() as pw:
         browser = pw.chromium.connect_over_cdp(spec["cdp_url"])
         context = browser.new_context(viewport={"width": 1280, "height": 800})

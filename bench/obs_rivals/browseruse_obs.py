@@ -26,7 +26,8 @@ os.environ.setdefault("BROWSER_USE_LOGGING_LEVEL", "warning")
 async def evaluate(session, expression: str):
     cdp = await session.get_or_create_cdp_session()
     out = await cdp.cdp_client.send.Runtime.evaluate(
-        params={"expression": expression, "awaitPromise": True, "returnByValue": True}, session_id=cdp.session_id)
+        params={"expression": expression, "awaitPromise": True, "returnByValue": True}, session_id=cdp.session_id
+    )
     if out.get("exceptionDetails"):
         raise RuntimeError(f"setup script failed: {out['exceptionDetails'].get('text')}")
     return out.get("result", {}).get("value")

@@ -18,18 +18,33 @@ import time
 import urllib.request
 
 FLAGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--disable-dev-shm-usage",
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
     # what Playwright adds when it launches a browser itself: no throttling of background tabs
-    "--disable-background-timer-throttling", "--disable-backgrounding-occluded-windows",
-    "--disable-renderer-backgrounding", "--window-size=1280,800", "--remote-allow-origins=*",
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
+    "--window-size=1280,800",
+    "--remote-allow-origins=*",
 ]
 
 
 def chromium_path() -> str:
-    for candidate in (os.environ.get("WEBAGENT_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser"), shutil.which("google-chrome")):
+    for candidate in (
+        os.environ.get("WEBAGENT_CHROMIUM"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+        shutil.which("google-chrome"),
+    ):
         if candidate and os.path.exists(candidate):
             return candidate
     raise SystemExit("no Chromium found: apt-get install chromium, or set WEBAGENT_CHROMIUM")
@@ -47,9 +62,17 @@ def shared_chromium(timeout_s: float = 30.0):
     port = free_port()
     profile = tempfile.mkdtemp(prefix="rivals-chromium-")
     proc = subprocess.Popen(
-        [chromium_path(), *FLAGS, f"--remote-debugging-port={port}", "--remote-debugging-address=127.0.0.1",
-         f"--user-data-dir={profile}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            chromium_path(),
+            *FLAGS,
+            f"--remote-debugging-port={port}",
+            "--remote-debugging-address=127.0.0.1",
+            f"--user-data-dir={profile}",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout_s

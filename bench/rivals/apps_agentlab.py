@@ -58,29 +58,59 @@ def episode(spec: dict) -> dict:
     import apps_browsergym  # registers browsergym/webagent-apps.* (the suite's tasks)
 
     gym_id = f"browsergym/{apps_browsergym.PREFIX}.{spec['task_id']}"
-    row = {"peer": "agentlab", "version": f"agentlab {version('agentlab')}, browsergym {version('browsergym-core')}",
-           "task": spec["task_id"], "steps": 0, "done": False, "reward": 0.0, "answer": None, "error": None}
+    row = {
+        "peer": "agentlab",
+        "version": f"agentlab {version('agentlab')}, browsergym {version('browsergym-core')}",
+        "task": spec["task_id"],
+        "steps": 0,
+        "done": False,
+        "reward": 0.0,
+        "answer": None,
+        "error": None,
+    }
     flags = FLAGS_8B.copy()
     flags.max_prompt_tokens = spec.get("max_prompt_tokens", 7000)  # the server's context per slot is 8192
-    chat = SelfHostedModelArgs(model_name=spec["model"], max_total_tokens=8192, max_input_tokens=7680,
-                               max_new_tokens=512, backend="vllm", temperature=0.1)
+    chat = SelfHostedModelArgs(
+        model_name=spec["model"],
+        max_total_tokens=8192,
+        max_input_tokens=7680,
+        max_new_tokens=512,
+        backend="vllm",
+        temperature=0.1,
+    )
     agent_args = GenericAgentArgs(chat_model_args=chat, flags=flags)
-    benchmark = Benchmark(name="webagent_apps", high_level_action_set_args=DEFAULT_HIGHLEVEL_ACTION_SET_ARGS["webarena"],
-                          is_multi_tab=False, supports_parallel_seeds=False, backends=[],
-                          env_args_list=[EnvArgs(task_name=t.split("/", 1)[1]) for t in apps_browsergym.ALL_TASK_IDS])
+    benchmark = Benchmark(
+        name="webagent_apps",
+        high_level_action_set_args=DEFAULT_HIGHLEVEL_ACTION_SET_ARGS["webarena"],
+        is_multi_tab=False,
+        supports_parallel_seeds=False,
+        backends=[],
+        env_args_list=[EnvArgs(task_name=t.split("/", 1)[1]) for t in apps_browsergym.ALL_TASK_IDS],
+    )
     agent_args.set_benchmark(benchmark, demo_mode=False)
     agent = agent_args.make_agent()
-    instance = {"base_url": spec["base_url_app"], "state": spec["check"]["state"], "python": spec["check"]["python"],
-                "app_folder": spec["check"]["app_folder"], "pristine": spec.get("pristine"),
-                "reset_python": spec.get("reset_python")}
-    env = gym.make(gym_id, disable_env_checker=True, max_episode_steps=spec["max_steps"], headless=True,
-                   wait_for_user_message=False, action_mapping=agent.action_set.to_python_code,
-                   task_kwargs={"instance": instance},
-                   # Debian's Chromium under Playwright 1.44: with viewport emulation alone the page's
-                   # innerWidth is 780 px (Oscar then hides its login link in a collapsed menu); a window
-                   # of the task's size (1280x800) gives the page 1280 px, as webagent's browser has.
-                   resizeable_window=True,
-                   pw_chromium_kwargs={"executable_path": spec.get("chromium", "/usr/bin/chromium")})
+    instance = {
+        "base_url": spec["base_url_app"],
+        "state": spec["check"]["state"],
+        "python": spec["check"]["python"],
+        "app_folder": spec["check"]["app_folder"],
+        "pristine": spec.get("pristine"),
+        "reset_python": spec.get("reset_python"),
+    }
+    env = gym.make(
+        gym_id,
+        disable_env_checker=True,
+        max_episode_steps=spec["max_steps"],
+        headless=True,
+        wait_for_user_message=False,
+        action_mapping=agent.action_set.to_python_code,
+        task_kwargs={"instance": instance},
+        # Debian's Chromium under Playwright 1.44: with viewport emulation alone the page's
+        # innerWidth is 780 px (Oscar then hides its login link in a collapsed menu); a window
+        # of the task's size (1280x800) gives the page 1280 px, as webagent's browser has.
+        resizeable_window=True,
+        pw_chromium_kwargs={"executable_path": spec.get("chromium", "/usr/bin/chromium")},
+    )
 
     def on_alarm(signum, frame):
         raise _Cap()
@@ -95,8 +125,9 @@ def episode(spec: dict) -> dict:
         while not (terminated or truncated) and row["steps"] < spec["max_steps"]:
             action, agent_info = agent.get_action(obs.copy())
             if action is None:  # GenericAgent gives up after its re-asks on unparseable replies
-                row["gave_up"] = {k: v for k, v in dict(agent_info.get("stats") or {}).items()
-                                  if "retry" in k or "busted" in k}
+                row["gave_up"] = {
+                    k: v for k, v in dict(agent_info.get("stats") or {}).items() if "retry" in k or "busted" in k
+                }
                 break
             obs, reward, terminated, truncated, info = env.step(action)
             row["steps"] += 1
@@ -136,6 +167,10 @@ if __name__ == "__main__":
     try:
         row = episode(spec)
     except Exception as exc:
-        row = {"peer": "agentlab", "task": spec["task_id"], "steps": 0,
-               "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"}
+        row = {
+            "peer": "agentlab",
+            "task": spec["task_id"],
+            "steps": 0,
+            "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}",
+        }
     sys.stdout.write("\n" + json.dumps(row) + "\n")

@@ -43,12 +43,16 @@ import playwright.sync_api
 from browsergym.core.registration import register_task
 from browsergym.core.task import AbstractBrowserTask
 
-APPS_DIR = Path(os.environ.get("WEBAGENT_APPS_DIR")
-                or Path(__file__).resolve().parent.parent.parent / "webagent" / "apps" / "builtin")
+APPS_DIR = Path(
+    os.environ.get("WEBAGENT_APPS_DIR")
+    or Path(__file__).resolve().parent.parent.parent / "webagent" / "apps" / "builtin"
+)
 PREFIX = "webagent-apps"
 CHECK_TIMEOUT_S = 120
-RESTORE = ("import sys; from pathlib import Path; from webagent.apps.instance import restore; "
-           "restore(Path(sys.argv[1]), Path(sys.argv[2]))")
+RESTORE = (
+    "import sys; from pathlib import Path; from webagent.apps.instance import restore; "
+    "restore(Path(sys.argv[1]), Path(sys.argv[2]))"
+)
 
 
 def load_tasks(apps_dir: Path = APPS_DIR) -> dict[str, dict]:
@@ -57,9 +61,14 @@ def load_tasks(apps_dir: Path = APPS_DIR) -> dict[str, dict]:
     for folder in sorted(p for p in apps_dir.iterdir() if (p / "tasks.json").is_file()):
         for t in json.loads((folder / "tasks.json").read_text(encoding="utf-8")):
             last = t["gold"][-1]
-            tasks[t["id"]] = {"app": folder.name, "app_folder": str(folder), "goal": t["task"],
-                              "start": t.get("start", "/"), "kinds": t.get("kinds", []),
-                              "answer_task": last.get("op") == "done" and bool(last.get("value"))}
+            tasks[t["id"]] = {
+                "app": folder.name,
+                "app_folder": str(folder),
+                "goal": t["task"],
+                "start": t.get("start", "/"),
+                "kinds": t.get("kinds", []),
+                "answer_task": last.get("op") == "done" and bool(last.get("value")),
+            }
     return tasks
 
 
@@ -80,8 +89,18 @@ def app_check(instance: dict, task_id: str, answer: str | None = None) -> tuple[
 class WebagentAppTask(AbstractBrowserTask):
     """One task of webagent's app suite on a running instance (see the module docstring)."""
 
-    def __init__(self, seed: int, task_id: str, app: str, app_folder: str, goal: str, start: str = "/",
-                 answer_task: bool = False, kinds: list | None = None, instance: dict | None = None) -> None:
+    def __init__(
+        self,
+        seed: int,
+        task_id: str,
+        app: str,
+        app_folder: str,
+        goal: str,
+        start: str = "/",
+        answer_task: bool = False,
+        kinds: list | None = None,
+        instance: dict | None = None,
+    ) -> None:
         super().__init__(seed)
         self.task_id, self.app, self.goal, self.start = task_id, app, goal, start
         self.answer_task, self.kinds = answer_task, kinds or []
@@ -103,8 +122,12 @@ class WebagentAppTask(AbstractBrowserTask):
     def reset_app(self) -> None:
         inst = self.instance
         if inst.get("reset_python") and inst.get("pristine"):
-            subprocess.run([inst["reset_python"], "-c", RESTORE, inst["pristine"], inst["state"]], check=True,
-                           capture_output=True, timeout=120)
+            subprocess.run(
+                [inst["reset_python"], "-c", RESTORE, inst["pristine"], inst["state"]],
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
 
     def setup(self, page: playwright.sync_api.Page) -> tuple[str, dict]:
         self.reset_app()
@@ -117,8 +140,11 @@ class WebagentAppTask(AbstractBrowserTask):
     def validate(self, page: playwright.sync_api.Page, chat_messages: list) -> tuple[float, bool, str, dict]:
         # the agent's own "done": a message to the user (or report_infeasible) after the goal
         said = None
-        if chat_messages and chat_messages[-1]["role"] in ("assistant", "infeasible") and \
-                any(m["role"] == "user" for m in chat_messages[:-1]):
+        if (
+            chat_messages
+            and chat_messages[-1]["role"] in ("assistant", "infeasible")
+            and any(m["role"] == "user" for m in chat_messages[:-1])
+        ):
             said = chat_messages[-1]["message"]
         if self.answer_task:
             if said is None:

@@ -39,13 +39,16 @@ async def app_check(check: dict, task_id: str, answer: str | None = None) -> tup
     cmd = [check["python"], "app.py", "check", check["state"], task_id]
     if answer is not None:
         cmd += ["--answer", answer]
-    proc = await asyncio.create_subprocess_exec(*cmd, cwd=check["app_folder"], stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE)
+    proc = await asyncio.create_subprocess_exec(
+        *cmd, cwd=check["app_folder"], stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     lines = [x for x in out.decode(errors="replace").splitlines() if x.strip()]
     if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"check of {task_id} failed (exit {proc.returncode}): "
-                           f"{(err.decode(errors='replace').strip().splitlines() or ['no output'])[-1]}")
+        raise RuntimeError(
+            f"check of {task_id} failed (exit {proc.returncode}): "
+            f"{(err.decode(errors='replace').strip().splitlines() or ['no output'])[-1]}"
+        )
     verdict = json.loads(lines[-1])
     return bool(verdict["ok"]), str(verdict.get("why", ""))
 
@@ -53,17 +56,35 @@ async def app_check(check: dict, task_id: str, answer: str | None = None) -> tup
 async def episode(spec: dict, cdp_url: str) -> dict:
     from browser_use import Agent, BrowserSession, ChatOpenAI
 
-    row = {"peer": "browser-use", "version": f"browser-use {version('browser-use')}", "task": spec["task_id"],
-           "steps": 0, "done": False, "answer": None, "stopped_by_check": False, "error": None}
+    row = {
+        "peer": "browser-use",
+        "version": f"browser-use {version('browser-use')}",
+        "task": spec["task_id"],
+        "steps": 0,
+        "done": False,
+        "answer": None,
+        "stopped_by_check": False,
+        "error": None,
+    }
     session = BrowserSession(cdp_url=cdp_url, keep_alive=True)
     await session.start()
     try:
         await session.navigate_to(spec["start_url"])
-        llm = ChatOpenAI(model=spec["model"], base_url=spec["base_url"], api_key="none",
-                         timeout=spec["timeout_s"], max_retries=1)
-        agent = Agent(task=spec["goal"], llm=llm, browser_session=session, use_vision=False, use_judge=False,
-                      calculate_cost=False, step_timeout=int(spec["timeout_s"]), llm_timeout=int(spec["timeout_s"]),
-                      directly_open_url=False, flash_mode=bool(spec.get("flash_mode", True)))
+        llm = ChatOpenAI(
+            model=spec["model"], base_url=spec["base_url"], api_key="none", timeout=spec["timeout_s"], max_retries=1
+        )
+        agent = Agent(
+            task=spec["goal"],
+            llm=llm,
+            browser_session=session,
+            use_vision=False,
+            use_judge=False,
+            calculate_cost=False,
+            step_timeout=int(spec["timeout_s"]),
+            llm_timeout=int(spec["timeout_s"]),
+            directly_open_url=False,
+            flash_mode=bool(spec.get("flash_mode", True)),
+        )
 
         async def on_step_end(agent) -> None:  # the app's word after each step, as webagent's eval has it
             if spec["answer_task"]:
@@ -80,8 +101,9 @@ async def episode(spec: dict, cdp_url: str) -> dict:
         t0 = time.perf_counter()
         history = None
         try:
-            history = await asyncio.wait_for(agent.run(max_steps=spec["max_steps"], on_step_end=on_step_end),
-                                             spec["timeout_s"])
+            history = await asyncio.wait_for(
+                agent.run(max_steps=spec["max_steps"], on_step_end=on_step_end), spec["timeout_s"]
+            )
         except TimeoutError:
             row["capped"] = True
             row["error"] = f"wall-time cap of {spec['timeout_s']:g} s reached"
@@ -108,8 +130,12 @@ def main() -> None:
         try:
             row = asyncio.run(episode(spec, cdp_url))
         except Exception as exc:  # reported as the episode's error, never a traceback only
-            row = {"peer": "browser-use", "task": spec["task_id"], "steps": 0,
-                   "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
+            row = {
+                "peer": "browser-use",
+                "task": spec["task_id"],
+                "steps": 0,
+                "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+            }
     sys.stdout.write("\n" + json.dumps(row) + "\n")
 
 

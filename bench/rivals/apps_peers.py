@@ -59,13 +59,13 @@ from webagent.apps.spec import load_apps  # noqa: E402
 
 # Three tasks per app, short and long (gold steps in brackets).
 SUBSET = [
-    "roundup-answer-assignee",         # [3] open an issue, answer its assignee
-    "roundup-assign-to-self",          # [7] log in, open, assign, leave the rest alone
-    "roundup-create-issue",            # [8] log in, create with priority and assignee
-    "oscar-login-alice",               # [4] log in
-    "oscar-answer-price",              # [4] search, open, answer
-    "oscar-login-add-basket",          # [7] log in, search, add to basket
-    "helpdesk-answer-queue",           # [7] log in, search, open, answer
+    "roundup-answer-assignee",  # [3] open an issue, answer its assignee
+    "roundup-assign-to-self",  # [7] log in, open, assign, leave the rest alone
+    "roundup-create-issue",  # [8] log in, create with priority and assignee
+    "oscar-login-alice",  # [4] log in
+    "oscar-answer-price",  # [4] search, open, answer
+    "oscar-login-add-basket",  # [7] log in, search, add to basket
+    "helpdesk-answer-queue",  # [7] log in, search, open, answer
     "helpdesk-submit-docking-ticket",  # [6] public form: title, queue, priority, description, email
     "helpdesk-assign-battery-to-bob",  # [8] log in, open, assign, leave the rest alone
 ]
@@ -125,8 +125,9 @@ def last_json_line(text: str) -> dict | None:
 async def run_process(cmd: list[str], log: Path, timeout_s: float, env: dict | None = None) -> tuple[int | None, str]:
     """Run ``cmd`` in its own process group; kill the group at ``timeout_s``. Returns (rc or None if killed, stdout)."""
     with log.open("wb") as err:
-        proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE, stderr=err,
-                                                    start_new_session=True, env=env, cwd=str(ROOT))
+        proc = await asyncio.create_subprocess_exec(
+            *cmd, stdout=asyncio.subprocess.PIPE, stderr=err, start_new_session=True, env=env, cwd=str(ROOT)
+        )
         try:
             out, _ = await asyncio.wait_for(proc.communicate(), timeout_s)
             rc = proc.returncode
@@ -155,11 +156,14 @@ def tagged(path: Path, tag: str) -> list[dict]:
 
 def proxy_usage(out: Path, tag: str) -> dict:
     calls = tagged(out / "calls.jsonl", tag)
-    return {"calls": len(calls), "calls_sent": len(tagged(out / "starts.jsonl", tag)),
-            "prompt_tokens": sum(c.get("prompt_tokens") or 0 for c in calls),
-            "completion_tokens": sum(c.get("completion_tokens") or 0 for c in calls),
-            "cached_tokens": sum(c.get("cached_tokens") or 0 for c in calls),
-            "failed_calls": sum(1 for c in calls if c.get("status") != 200)}
+    return {
+        "calls": len(calls),
+        "calls_sent": len(tagged(out / "starts.jsonl", tag)),
+        "prompt_tokens": sum(c.get("prompt_tokens") or 0 for c in calls),
+        "completion_tokens": sum(c.get("completion_tokens") or 0 for c in calls),
+        "cached_tokens": sum(c.get("cached_tokens") or 0 for c in calls),
+        "failed_calls": sum(1 for c in calls if c.get("status") != 200),
+    }
 
 
 async def peer_episode(peer: str, instance: AppInstance, task, args, base_url: str, tag: str, out: Path) -> dict:
@@ -167,13 +171,27 @@ async def peer_episode(peer: str, instance: AppInstance, task, args, base_url: s
     log = out / "logs" / f"{tag}.log"
     row = {"reset_s": round(instance.reset(), 4)}
     answer_task = task.answer is not None
-    spec = {"task_id": task.id, "app": instance.app.name, "goal": task.task, "start_url": instance.url(task.start),
-            "base_url_app": instance.base_url, "answer_task": answer_task,
-            "check": {"python": str(venv_python(instance.app)), "app_folder": str(instance.app.folder),
-                      "state": str(instance.live)},
-            "pristine": str(instance.pristine), "reset_python": str(ROOT / ".venv" / "bin" / "python"),
-            "base_url": base_url, "model": args.model, "max_steps": args.max_steps, "timeout_s": args.cap,
-            "flash_mode": args.browser_use_flash, "chromium": os.environ.get("WEBAGENT_CHROMIUM", "/usr/bin/chromium")}
+    spec = {
+        "task_id": task.id,
+        "app": instance.app.name,
+        "goal": task.task,
+        "start_url": instance.url(task.start),
+        "base_url_app": instance.base_url,
+        "answer_task": answer_task,
+        "check": {
+            "python": str(venv_python(instance.app)),
+            "app_folder": str(instance.app.folder),
+            "state": str(instance.live),
+        },
+        "pristine": str(instance.pristine),
+        "reset_python": str(ROOT / ".venv" / "bin" / "python"),
+        "base_url": base_url,
+        "model": args.model,
+        "max_steps": args.max_steps,
+        "timeout_s": args.cap,
+        "flash_mode": args.browser_use_flash,
+        "chromium": os.environ.get("WEBAGENT_CHROMIUM", "/usr/bin/chromium"),
+    }
     spec_path = out / "logs" / f"{tag}.spec.json"
     spec_path.write_text(json.dumps(spec, indent=2))
     python = VENV[peer] / "bin" / "python"
@@ -183,9 +201,14 @@ async def peer_episode(peer: str, instance: AppInstance, task, args, base_url: s
     rc, text = await run_process([str(python), str(RUNNER[peer]), str(spec_path)], log, hard_cap)
     result = last_json_line(text)
     if result is None:
-        result = {"capped": rc is None,
-                  "error": (f"killed at the hard cap of {hard_cap:g} s" if rc is None
-                            else f"runner exited {rc} without a result (see {os.path.relpath(log, ROOT)})")}
+        result = {
+            "capped": rc is None,
+            "error": (
+                f"killed at the hard cap of {hard_cap:g} s"
+                if rc is None
+                else f"runner exited {rc} without a result (see {os.path.relpath(log, ROOT)})"
+            ),
+        }
     row.update({k: v for k, v in result.items() if k not in ("peer", "task")})
     try:
         ok, why = instance.check(task.id, (result.get("answer") or "") if answer_task else None)
@@ -206,25 +229,59 @@ async def peer_episode(peer: str, instance: AppInstance, task, args, base_url: s
 async def webagent_episode(task, args, base_url: str, tag: str, out: Path) -> dict:
     log = out / "logs" / f"{tag}.log"
     folder = out / "runs" / "webagent" / tag
-    cmd = [str(ROOT / ".venv" / "bin" / "webagent"), "apps", "eval", "--base-url", base_url, "--model", args.model,
-           "--api-key", "none", "--task", task.id, "--out", str(folder), "--max-steps", str(args.max_steps),
-           "--no-cache"]
+    cmd = [
+        str(ROOT / ".venv" / "bin" / "webagent"),
+        "apps",
+        "eval",
+        "--base-url",
+        base_url,
+        "--model",
+        args.model,
+        "--api-key",
+        "none",
+        "--task",
+        task.id,
+        "--out",
+        str(folder),
+        "--max-steps",
+        str(args.max_steps),
+        "--no-cache",
+    ]
     rc, _ = await run_process(cmd, log, args.cap, env={**os.environ, "OPENAI_API_KEY": "none"})
-    rows = [json.loads(x) for x in (folder / "episodes.jsonl").read_text().splitlines() if x.strip()] \
-        if (folder / "episodes.jsonl").exists() else []
+    rows = (
+        [json.loads(x) for x in (folder / "episodes.jsonl").read_text().splitlines() if x.strip()]
+        if (folder / "episodes.jsonl").exists()
+        else []
+    )
     if rows:
         r = rows[-1]
-        row = {"success": r["success"], "steps": r["steps"], "status": r["status"], "cause": r.get("cause"),
-               "check": r.get("check"), "answer": r.get("answer"), "error": r.get("error"), "reset_s": r.get("reset_s"),
-               "time_s": r.get("time_s"), "trace_dir": os.path.relpath(folder / "traces" / task.id, ROOT)}
+        row = {
+            "success": r["success"],
+            "steps": r["steps"],
+            "status": r["status"],
+            "cause": r.get("cause"),
+            "check": r.get("check"),
+            "answer": r.get("answer"),
+            "error": r.get("error"),
+            "reset_s": r.get("reset_s"),
+            "time_s": r.get("time_s"),
+            "trace_dir": os.path.relpath(folder / "traces" / task.id, ROOT),
+        }
         row["outcome"] = "success" if r["success"] else ("error" if r.get("cause") == "error" else "failure")
         return row
     if rc is None:
         steps = list(folder.glob(f"traces/{task.id}/steps.jsonl"))
-        return {"success": False, "outcome": "capped", "error": f"wall-time cap of {args.cap:g} s reached",
-                "steps": sum(1 for x in steps[0].read_text().splitlines() if x.strip()) if steps else None}
-    return {"success": False, "outcome": "error",
-            "error": f"webagent exited {rc} without an episode row (see {os.path.relpath(log, ROOT)})"}
+        return {
+            "success": False,
+            "outcome": "capped",
+            "error": f"wall-time cap of {args.cap:g} s reached",
+            "steps": sum(1 for x in steps[0].read_text().splitlines() if x.strip()) if steps else None,
+        }
+    return {
+        "success": False,
+        "outcome": "error",
+        "error": f"webagent exited {rc} without an episode row (see {os.path.relpath(log, ROOT)})",
+    }
 
 
 async def run(args) -> None:
@@ -237,10 +294,17 @@ async def run(args) -> None:
     if unknown:
         sys.exit(f"unknown task {unknown[0]!r} (see `.venv/bin/webagent apps list --tasks`)")
     done = load_rows(episodes)
-    todo = [t for t in args.tasks if args.rerun or
-            done.get((args.peer, t, args.model, args.cap, args.max_steps), {}).get("outcome", "error") == "error"]
-    print(f"{args.peer}: {len(args.tasks)} tasks, {len(args.tasks) - len(todo)} already in {episodes}; "
-          f"model {args.model}, cap {args.cap:g} s, at most {args.max_steps} steps", flush=True)
+    todo = [
+        t
+        for t in args.tasks
+        if args.rerun
+        or done.get((args.peer, t, args.model, args.cap, args.max_steps), {}).get("outcome", "error") == "error"
+    ]
+    print(
+        f"{args.peer}: {len(args.tasks)} tasks, {len(args.tasks) - len(todo)} already in {episodes}; "
+        f"model {args.model}, cap {args.cap:g} s, at most {args.max_steps} steps",
+        flush=True,
+    )
     if not todo:
         return
     proxy = StartCountingProxy(args.server, out / "calls.jsonl", out / "starts.jsonl")
@@ -267,16 +331,30 @@ async def run(args) -> None:
                             row = await peer_episode(args.peer, instance, task, args, base_url, tag, out)
                     except Exception as exc:  # noqa: BLE001 - one broken task must not end the run
                         row = {"success": False, "outcome": "error", "error": f"{type(exc).__name__}: {exc}"}
-                    row = {"peer": args.peer, "task": task.id, "app": name, "kinds": task.kinds,
-                           "gold_steps": len(task.gold), "answer_task": task.answer is not None, "model": args.model,
-                           "cap_s": args.cap, "max_steps": args.max_steps, **row, "tag": tag,
-                           "wall_s": round(time.time() - t0, 1), **proxy_usage(out, tag),
-                           "log": os.path.relpath(out / "logs" / f"{tag}.log", ROOT)}
+                    row = {
+                        "peer": args.peer,
+                        "task": task.id,
+                        "app": name,
+                        "kinds": task.kinds,
+                        "gold_steps": len(task.gold),
+                        "answer_task": task.answer is not None,
+                        "model": args.model,
+                        "cap_s": args.cap,
+                        "max_steps": args.max_steps,
+                        **row,
+                        "tag": tag,
+                        "wall_s": round(time.time() - t0, 1),
+                        **proxy_usage(out, tag),
+                        "log": os.path.relpath(out / "logs" / f"{tag}.log", ROOT),
+                    }
                     with episodes.open("a") as f:
                         f.write(json.dumps(row) + "\n")
-                    print(f"{args.peer:11s} {task.id:32s} {row['outcome']:8s} steps={row.get('steps')} "
-                          f"calls={row['calls']} (sent {row['calls_sent']}) prompt_tokens={row['prompt_tokens']} wall={row['wall_s']}s"
-                          f"{' error: ' + str(row['error'])[:160] if row.get('error') else ''}", flush=True)
+                    print(
+                        f"{args.peer:11s} {task.id:32s} {row['outcome']:8s} steps={row.get('steps')} "
+                        f"calls={row['calls']} (sent {row['calls_sent']}) prompt_tokens={row['prompt_tokens']} wall={row['wall_s']}s"
+                        f"{' error: ' + str(row['error'])[:160] if row.get('error') else ''}",
+                        flush=True,
+                    )
             finally:
                 if instance is not None:
                     instance.stop()
@@ -294,40 +372,57 @@ def report(args) -> str:
     groups: dict[tuple, list] = {}
     for r in rows:
         groups.setdefault((r["model"], r["cap_s"], r["max_steps"]), []).append(r)
-    lines = ["# Peers on webagent's real-app suite (subset)", "",
-             "One model server, calls and tokens counted by the same proxy (`bench/rivals/proxy.py`); success is the "
-             "app's own database check (`app.py check`), with the agent's last message as the answer for answer tasks. "
-             "`capped`: the episode was cut by the wall-time cap (counted apart from failures). "
-             "Made by `bench/rivals/apps_peers.py`.", ""]
+    lines = [
+        "# Peers on webagent's real-app suite (subset)",
+        "",
+        "One model server, calls and tokens counted by the same proxy (`bench/rivals/proxy.py`); success is the "
+        "app's own database check (`app.py check`), with the agent's last message as the answer for answer tasks. "
+        "`capped`: the episode was cut by the wall-time cap (counted apart from failures). "
+        "Made by `bench/rivals/apps_peers.py`.",
+        "",
+    ]
     summary = {}
     for (model, cap, max_steps), rs in sorted(groups.items(), key=lambda kv: str(kv[0])):
-        lines += [f"## {model}: cap {cap:g} s per episode, at most {max_steps} steps", "",
-                  "| peer | tasks | success | failure | capped | error | model calls / task (answered) | prompt tokens / task "
-                  "| completion tokens / task | seconds / task |", "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## {model}: cap {cap:g} s per episode, at most {max_steps} steps",
+            "",
+            "| peer | tasks | success | failure | capped | error | model calls / task (answered) | prompt tokens / task "
+            "| completion tokens / task | seconds / task |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for peer in PEERS:
             pr = [r for r in rs if r["peer"] == peer]
             if not pr:
                 continue
             n = len(pr)
             count = {o: sum(1 for r in pr if r["outcome"] == o) for o in ("success", "failure", "capped", "error")}
-            mean = {k: sum(r.get(k) or 0 for r in pr) / n for k in ("calls", "prompt_tokens", "completion_tokens",
-                                                                      "wall_s")}
-            summary.setdefault(f"{model} / cap {cap:g} s / {max_steps} steps", {})[peer] = {"tasks": n, **count,
-                                                                                               **mean}
-            lines.append(f"| {peer} | {n} | {count['success']}/{n} | {count['failure']} | {count['capped']} | "
-                         f"{count['error']} | {mean['calls']:.1f} | {mean['prompt_tokens']:.0f} | "
-                         f"{mean['completion_tokens']:.0f} | {mean['wall_s']:.0f} |")
-        lines += ["", "| task | gold steps | " + " | ".join(p for p in PEERS if any(r["peer"] == p for r in rs)) + " |",
-                  "|---|---|" + "---|" * len({r["peer"] for r in rs})]
+            mean = {
+                k: sum(r.get(k) or 0 for r in pr) / n for k in ("calls", "prompt_tokens", "completion_tokens", "wall_s")
+            }
+            summary.setdefault(f"{model} / cap {cap:g} s / {max_steps} steps", {})[peer] = {"tasks": n, **count, **mean}
+            lines.append(
+                f"| {peer} | {n} | {count['success']}/{n} | {count['failure']} | {count['capped']} | "
+                f"{count['error']} | {mean['calls']:.1f} | {mean['prompt_tokens']:.0f} | "
+                f"{mean['completion_tokens']:.0f} | {mean['wall_s']:.0f} |"
+            )
+        lines += [
+            "",
+            "| task | gold steps | " + " | ".join(p for p in PEERS if any(r["peer"] == p for r in rs)) + " |",
+            "|---|---|" + "---|" * len({r["peer"] for r in rs}),
+        ]
         for t in args.tasks:
             cells = []
             for peer in PEERS:
                 if not any(r["peer"] == peer for r in rs):
                     continue
                 r = next((r for r in rs if r["peer"] == peer and r["task"] == t), None)
-                cells.append("–" if r is None else f"{r['outcome']}, {fmt(r.get('steps'), 'd')} steps, "
-                             f"{r['calls']}/{r.get('calls_sent', '?')} calls answered/sent, "
-                             f"{r['prompt_tokens']} tok, {r['wall_s']:.0f} s")
+                cells.append(
+                    "–"
+                    if r is None
+                    else f"{r['outcome']}, {fmt(r.get('steps'), 'd')} steps, "
+                    f"{r['calls']}/{r.get('calls_sent', '?')} calls answered/sent, "
+                    f"{r['prompt_tokens']} tok, {r['wall_s']:.0f} s"
+                )
             gold = next((r["gold_steps"] for r in rs if r["task"] == t), None)
             lines.append(f"| {t} | {fmt(gold, 'd')} | " + " | ".join(cells) + " |")
         lines += ["", "Why each episode that did not succeed ended:", ""]
@@ -340,8 +435,10 @@ def report(args) -> str:
     versions = sorted({r["version"] for r in rows if r.get("version")})
     if versions:
         lines += ["Versions: " + "; ".join(versions) + ".", ""]
-    lines += ["A model call still in flight when an episode reached its cap is not answered: it counts in the calls "
-              "sent, not in the calls or tokens (no reply, no usage)."]
+    lines += [
+        "A model call still in flight when an episode reached its cap is not answered: it counts in the calls "
+        "sent, not in the calls or tokens (no reply, no usage)."
+    ]
     text = "\n".join(lines) + "\n"
     (out / "results.md").write_text(text)
     (out / "results.json").write_text(json.dumps({"tasks": args.tasks, "summary": summary, "episodes": rows}, indent=2))
@@ -352,12 +449,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--peer", choices=PEERS)
     parser.add_argument("--tasks", nargs="+", default=SUBSET, metavar="ID", help="task ids (default: the 9 of SUBSET)")
-    parser.add_argument("--server", default="http://127.0.0.1:8765/v1", help="the shared OpenAI-compatible model server")
+    parser.add_argument(
+        "--server", default="http://127.0.0.1:8765/v1", help="the shared OpenAI-compatible model server"
+    )
     parser.add_argument("--model", help="model name at the server (default: the server's first model)")
     parser.add_argument("--cap", type=float, default=900, help="wall-time cap per episode, seconds")
     parser.add_argument("--max-steps", type=int, default=15, help="most agent steps (webagent apps eval's default)")
-    parser.add_argument("--browser-use-flash", action=argparse.BooleanOptionalAction, default=True,
-                        help="browser-use's flash_mode (its short prompt for fast models; default on)")
+    parser.add_argument(
+        "--browser-use-flash",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="browser-use's flash_mode (its short prompt for fast models; default on)",
+    )
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="episodes.jsonl, calls.jsonl, logs, results.md")
     parser.add_argument("--rerun", action="store_true", help="run tasks again even when recorded")
     parser.add_argument("--report-only", action="store_true")
@@ -370,8 +473,10 @@ def main() -> None:
             try:
                 args.model = server_model(args.server)
             except OSError as exc:
-                sys.exit(f"no model server at {args.server} ({exc}); start one: "
-                         ".venv/bin/webagent serve --embedded qwen2.5-coder-0.5b --port 8765")
+                sys.exit(
+                    f"no model server at {args.server} ({exc}); start one: "
+                    ".venv/bin/webagent serve --embedded qwen2.5-coder-0.5b --port 8765"
+                )
         asyncio.run(run(args))
     print(report(args))
 

@@ -36,8 +36,11 @@ def usage_of(reply: dict) -> dict:
     cached = details.get("cached_tokens")
     if cached is None:
         cached = timings.get("cache_n")
-    return {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
-            "cached_tokens": cached}
+    return {
+        "prompt_tokens": usage.get("prompt_tokens"),
+        "completion_tokens": usage.get("completion_tokens"),
+        "cached_tokens": cached,
+    }
 
 
 class CountingProxy:
@@ -54,7 +57,9 @@ class CountingProxy:
         self._client = ClientSession(timeout=ClientTimeout(total=None, sock_read=1800), auto_decompress=True)
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self.handle)
-        self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)  # a client gone cancels the upstream call
+        self._runner = web.AppRunner(
+            app, access_log=None, handler_cancellation=True
+        )  # a client gone cancels the upstream call
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
@@ -114,8 +119,17 @@ class CountingProxy:
                         except ValueError:
                             pass
             await resp.write_eof()
-            self._log({"tag": tag, "path": path, "status": up.status, "t0": t0, "t1": time.time(), "stream": True,
-                       **{k: last_usage.get(k) for k in ("prompt_tokens", "completion_tokens", "cached_tokens")}})
+            self._log(
+                {
+                    "tag": tag,
+                    "path": path,
+                    "status": up.status,
+                    "t0": t0,
+                    "t1": time.time(),
+                    "stream": True,
+                    **{k: last_usage.get(k) for k in ("prompt_tokens", "completion_tokens", "cached_tokens")},
+                }
+            )
             return resp
 
 

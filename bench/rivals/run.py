@@ -42,8 +42,10 @@ from webagent.demo_site import serve_directory  # noqa: E402
 from webagent.miniwob.env import START_EPISODE, miniwob_html_dir  # noqa: E402
 
 AGENTS = ("browser-use", "agentlab", "webagent")
-STATUS_JS = ("(typeof WOB_RAW_REWARD_GLOBAL === 'undefined') ? {left: location.href} : "
-             "{done: WOB_DONE_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL, reward: WOB_REWARD_GLOBAL}")
+STATUS_JS = (
+    "(typeof WOB_RAW_REWARD_GLOBAL === 'undefined') ? {left: location.href} : "
+    "{done: WOB_DONE_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL, reward: WOB_REWARD_GLOBAL}"
+)
 VENV = {"browser-use": HERE / ".venv-browser-use", "agentlab": HERE / ".venv-agentlab"}
 RUNNER = {"browser-use": HERE / "run_browseruse.py", "agentlab": HERE / "run_agentlab.py"}
 
@@ -77,8 +79,9 @@ def last_json_line(text: str) -> dict | None:
 async def run_process(cmd: list[str], log: Path, timeout_s: float, env: dict | None = None) -> tuple[int | None, str]:
     """Run ``cmd`` in its own process group; kill that group at ``timeout_s``. Returns (rc, stdout)."""
     with log.open("wb") as err:
-        proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE, stderr=err,
-                                                    start_new_session=True, env=env, cwd=str(ROOT))
+        proc = await asyncio.create_subprocess_exec(
+            *cmd, stdout=asyncio.subprocess.PIPE, stderr=err, start_new_session=True, env=env, cwd=str(ROOT)
+        )
         try:
             out, _ = await asyncio.wait_for(proc.communicate(), timeout_s)
             rc = proc.returncode
@@ -105,48 +108,120 @@ async def episode(agent: str, task: str, seed: int, args, proxy_base: str, miniw
     t0 = time.time()
     if agent == "webagent":
         folder = out / "webagent" / tag
-        cmd = [str(ROOT / ".venv" / "bin" / "webagent"), "miniwob", "--base-url", base_url, "--model", args.model,
-               "--api-key", "none", "--tasks", task, "--seed", str(seed), "--episodes", "1",
-               "--max-steps", str(args.max_steps), "--no-cache", "--out", str(folder),
-               "--timeout", str(args.episode_timeout)]
+        cmd = [
+            str(ROOT / ".venv" / "bin" / "webagent"),
+            "miniwob",
+            "--base-url",
+            base_url,
+            "--model",
+            args.model,
+            "--api-key",
+            "none",
+            "--tasks",
+            task,
+            "--seed",
+            str(seed),
+            "--episodes",
+            "1",
+            "--max-steps",
+            str(args.max_steps),
+            "--no-cache",
+            "--out",
+            str(folder),
+            "--timeout",
+            str(args.episode_timeout),
+        ]
         rc, _ = await run_process(cmd, log, args.episode_timeout, env={**os.environ, "OPENAI_API_KEY": "none"})
-        row = {"agent": "webagent", "task": task, "seed": seed, "steps": None, "raw_reward": 0.0, "success": False,
-               "error": None}
-        rows = [json.loads(x) for x in (folder / "episodes.jsonl").read_text().splitlines() if x.strip()] \
-            if (folder / "episodes.jsonl").exists() else []
+        row = {
+            "agent": "webagent",
+            "task": task,
+            "seed": seed,
+            "steps": None,
+            "raw_reward": 0.0,
+            "success": False,
+            "error": None,
+        }
+        rows = (
+            [json.loads(x) for x in (folder / "episodes.jsonl").read_text().splitlines() if x.strip()]
+            if (folder / "episodes.jsonl").exists()
+            else []
+        )
         if rows:
             r = rows[-1]
-            row.update(steps=r["steps"], raw_reward=r["raw_reward"], success=bool(r["raw_reward"] > 0),
-                       error=r.get("error"), status=r.get("status"), utterance=r.get("utterance"))
+            row.update(
+                steps=r["steps"],
+                raw_reward=r["raw_reward"],
+                success=bool(r["raw_reward"] > 0),
+                error=r.get("error"),
+                status=r.get("status"),
+                utterance=r.get("utterance"),
+            )
         else:
-            row["error"] = (f"wall-time cap of {args.episode_timeout:g} s reached" if rc is None
-                            else f"webagent exited {rc} without an episode row (see {log})")
+            row["error"] = (
+                f"wall-time cap of {args.episode_timeout:g} s reached"
+                if rc is None
+                else f"webagent exited {rc} without an episode row (see {log})"
+            )
             steps = list(folder.glob("traces/*/steps.jsonl"))  # the steps it took before it was stopped
             if steps:
                 row["steps"] = sum(1 for x in steps[0].read_text().splitlines() if x.strip())
     else:
-        spec = {"task_url": f"{miniwob_url}miniwob/{task}.html", "miniwob_url": miniwob_url, "task": task, "seed": seed,
-                "start_js": START_EPISODE, "status_js": STATUS_JS, "episode_max_s": 3600, "base_url": base_url,
-                "model": args.model, "max_steps": args.max_steps, "timeout_s": args.episode_timeout,
-                "flash_mode": args.browser_use_flash}
+        spec = {
+            "task_url": f"{miniwob_url}miniwob/{task}.html",
+            "miniwob_url": miniwob_url,
+            "task": task,
+            "seed": seed,
+            "start_js": START_EPISODE,
+            "status_js": STATUS_JS,
+            "episode_max_s": 3600,
+            "base_url": base_url,
+            "model": args.model,
+            "max_steps": args.max_steps,
+            "timeout_s": args.episode_timeout,
+            "flash_mode": args.browser_use_flash,
+        }
         spec_path = out / "logs" / f"{tag}.spec.json"
         spec_path.write_text(json.dumps(spec))
         python = VENV[agent] / "bin" / "python"
         if not python.exists():
-            row = {"agent": agent, "task": task, "seed": seed, "steps": None, "raw_reward": 0.0, "success": False,
-                   "error": f"not installed: run bench/rivals/setup.sh {agent}"}
+            row = {
+                "agent": agent,
+                "task": task,
+                "seed": seed,
+                "steps": None,
+                "raw_reward": 0.0,
+                "success": False,
+                "error": f"not installed: run bench/rivals/setup.sh {agent}",
+            }
         else:
             rc, text = await run_process([str(python), str(RUNNER[agent]), str(spec_path)], log, hard_cap)
             row = last_json_line(text) or {
-                "agent": agent, "task": task, "seed": seed, "steps": None, "raw_reward": 0.0, "success": False,
-                "error": (f"killed at the hard cap of {hard_cap:g} s" if rc is None
-                          else f"runner exited {rc} without a result (see {log})")}
+                "agent": agent,
+                "task": task,
+                "seed": seed,
+                "steps": None,
+                "raw_reward": 0.0,
+                "success": False,
+                "error": (
+                    f"killed at the hard cap of {hard_cap:g} s"
+                    if rc is None
+                    else f"runner exited {rc} without a result (see {log})"
+                ),
+            }
     calls = [c for c in proxy_calls(out / "calls.jsonl") if c.get("tag") == tag]
-    row.update(agent=agent, model=args.model, max_steps=args.max_steps, tag=tag, wall_s=round(time.time() - t0, 1),
-               calls=len(calls), prompt_tokens=sum(c.get("prompt_tokens") or 0 for c in calls),
-               cached_tokens=sum(c.get("cached_tokens") or 0 for c in calls),
-               completion_tokens=sum(c.get("completion_tokens") or 0 for c in calls),
-               failed_calls=sum(1 for c in calls if c.get("status") != 200), log=os.path.relpath(log, ROOT))
+    row.update(
+        agent=agent,
+        model=args.model,
+        max_steps=args.max_steps,
+        tag=tag,
+        wall_s=round(time.time() - t0, 1),
+        calls=len(calls),
+        prompt_tokens=sum(c.get("prompt_tokens") or 0 for c in calls),
+        cached_tokens=sum(c.get("cached_tokens") or 0 for c in calls),
+        completion_tokens=sum(c.get("completion_tokens") or 0 for c in calls),
+        failed_calls=sum(1 for c in calls if c.get("status") != 200),
+        log=os.path.relpath(log, ROOT),
+    )
     return row
 
 
@@ -165,7 +240,8 @@ def summarise(rows: list[dict]) -> dict:
     wins = [r for r in rows if r["success"]]
     total_prompt = sum(r["prompt_tokens"] for r in rows)
     return {
-        "episodes": len(rows), "successes": len(wins),
+        "episodes": len(rows),
+        "successes": len(wins),
         "success_rate": len(wins) / len(rows) if rows else None,
         "mean_steps": _mean([r.get("steps") for r in rows]),
         "mean_calls": _mean([r["calls"] for r in rows]),
@@ -185,38 +261,75 @@ def fmt(x, spec=".0f"):
 def report(all_rows: dict, args) -> int:
     summary, per_task = {}, {}
     for agent in AGENTS:
-        rows = [all_rows[k] for k in sorted(all_rows) if k[0] == agent and k[1] in args.tasks and k[2] in args.seeds
-                and k[3] == args.model and k[4] == args.max_steps]
+        rows = [
+            all_rows[k]
+            for k in sorted(all_rows)
+            if k[0] == agent
+            and k[1] in args.tasks
+            and k[2] in args.seeds
+            and k[3] == args.model
+            and k[4] == args.max_steps
+        ]
         if rows:
             summary[agent] = summarise(rows)
-            per_task[agent] = {t: summarise([r for r in rows if r["task"] == t]) for t in args.tasks
-                               if any(r["task"] == t for r in rows)}
-    lines = [f"# webagent vs browser-use vs AgentLab on MiniWoB++ ({args.model})", "",
-             f"Tasks {', '.join(args.tasks)}; seeds {', '.join(map(str, args.seeds))} (the same `Math.seedrandom(seed)` "
-             f"episodes for all three); at most {args.max_steps} steps and {args.episode_timeout:g} s per episode; "
-             "one model server, calls and tokens counted by the same proxy from each reply's usage. "
-             "Success: MiniWoB's raw reward > 0.", "",
-             "| agent | episodes | success rate | mean steps | model calls / episode | prompt tokens / episode "
-             "| of which from the server's prompt cache | prompt tokens per success | capped by wall time | errors |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+            per_task[agent] = {
+                t: summarise([r for r in rows if r["task"] == t])
+                for t in args.tasks
+                if any(r["task"] == t for r in rows)
+            }
+    lines = [
+        f"# webagent vs browser-use vs AgentLab on MiniWoB++ ({args.model})",
+        "",
+        f"Tasks {', '.join(args.tasks)}; seeds {', '.join(map(str, args.seeds))} (the same `Math.seedrandom(seed)` "
+        f"episodes for all three); at most {args.max_steps} steps and {args.episode_timeout:g} s per episode; "
+        "one model server, calls and tokens counted by the same proxy from each reply's usage. "
+        "Success: MiniWoB's raw reward > 0.",
+        "",
+        "| agent | episodes | success rate | mean steps | model calls / episode | prompt tokens / episode "
+        "| of which from the server's prompt cache | prompt tokens per success | capped by wall time | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for agent, s in summary.items():
-        lines.append(f"| {agent} | {s['episodes']} | {s['successes']}/{s['episodes']} = {fmt(s['success_rate'], '.0%')} "
-                     f"| {fmt(s['mean_steps'], '.1f')} | {fmt(s['mean_calls'], '.1f')} | {fmt(s['mean_prompt_tokens'])} "
-                     f"| {fmt(s['mean_cached_tokens'])} | {fmt(s['prompt_tokens_per_success'])} | {s['timeouts']} | {s['errors']} |")
-    lines += ["", "Per task (success, mean steps, mean prompt tokens):", "",
-              "| agent | " + " | ".join(args.tasks) + " |", "|---|" + "---|" * len(args.tasks)]
+        lines.append(
+            f"| {agent} | {s['episodes']} | {s['successes']}/{s['episodes']} = {fmt(s['success_rate'], '.0%')} "
+            f"| {fmt(s['mean_steps'], '.1f')} | {fmt(s['mean_calls'], '.1f')} | {fmt(s['mean_prompt_tokens'])} "
+            f"| {fmt(s['mean_cached_tokens'])} | {fmt(s['prompt_tokens_per_success'])} | {s['timeouts']} | {s['errors']} |"
+        )
+    lines += [
+        "",
+        "Per task (success, mean steps, mean prompt tokens):",
+        "",
+        "| agent | " + " | ".join(args.tasks) + " |",
+        "|---|" + "---|" * len(args.tasks),
+    ]
     for agent, tasks in per_task.items():
-        cells = [f"{s['successes']}/{s['episodes']}, {fmt(s['mean_steps'], '.1f')} steps, {fmt(s['mean_prompt_tokens'])} tok"
-                 if (s := tasks.get(t)) else "–" for t in args.tasks]
+        cells = [
+            f"{s['successes']}/{s['episodes']}, {fmt(s['mean_steps'], '.1f')} steps, {fmt(s['mean_prompt_tokens'])} tok"
+            if (s := tasks.get(t))
+            else "–"
+            for t in args.tasks
+        ]
         lines.append(f"| {agent} | " + " | ".join(cells) + " |")
-    lines += ["", "Episodes:", "", "| agent | task | seed | success | raw reward | steps | calls | prompt tokens | error |",
-              "|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "Episodes:",
+        "",
+        "| agent | task | seed | success | raw reward | steps | calls | prompt tokens | error |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for k in sorted(all_rows):
         r = all_rows[k]
-        if r["model"] == args.model and r["max_steps"] == args.max_steps and r["task"] in args.tasks and r["seed"] in args.seeds:
+        if (
+            r["model"] == args.model
+            and r["max_steps"] == args.max_steps
+            and r["task"] in args.tasks
+            and r["seed"] in args.seeds
+        ):
             err = str(r.get("error") or "").replace("|", "/")[:120]
-            lines.append(f"| {r['agent']} | {r['task']} | {r['seed']} | {'yes' if r['success'] else 'no'} | "
-                         f"{r['raw_reward']:g} | {fmt(r.get('steps'), 'd')} | {r['calls']} | {r['prompt_tokens']} | {err} |")
+            lines.append(
+                f"| {r['agent']} | {r['task']} | {r['seed']} | {'yes' if r['success'] else 'no'} | "
+                f"{r['raw_reward']:g} | {fmt(r.get('steps'), 'd')} | {r['calls']} | {r['prompt_tokens']} | {err} |"
+            )
     # the same seed must have given every agent the same episode: compare the utterances
     utter: dict = {}
     for r in all_rows.values():
@@ -224,28 +337,39 @@ def report(all_rows: dict, args) -> int:
             utter.setdefault((r["task"], r["seed"]), {})[r["agent"]] = r["utterance"]
     mismatch = {k: v for k, v in utter.items() if len(set(v.values())) > 1}
     versions = sorted({f"{r['agent']}: {r['version']}" for r in all_rows.values() if r.get("version")})
-    lines += ["", "Versions: " + "; ".join(versions) + "." if versions else "",
-              "A model call still in flight when an episode reached its wall-time cap is not counted "
-              "(no reply, no usage); a capped episode is a failure."]
-    lines += ["", "Same episodes: " + ("every task/seed gave each agent the same utterance"
-                                       if not mismatch else f"MISMATCH {mismatch}")]
+    lines += [
+        "",
+        "Versions: " + "; ".join(versions) + "." if versions else "",
+        "A model call still in flight when an episode reached its wall-time cap is not counted "
+        "(no reply, no usage); a capped episode is a failure.",
+    ]
+    lines += [
+        "",
+        "Same episodes: "
+        + ("every task/seed gave each agent the same utterance" if not mismatch else f"MISMATCH {mismatch}"),
+    ]
     verdicts, failed = [], False
     ours = summary.get("webagent")
     rivals = [a for a in ("browser-use", "agentlab") if a in summary]
-    complete = ours is not None and all(summary.get(a, {}).get("episodes") == len(args.tasks) * len(args.seeds)
-                                        for a in AGENTS)
+    complete = ours is not None and all(
+        summary.get(a, {}).get("episodes") == len(args.tasks) * len(args.seeds) for a in AGENTS
+    )
     for rival in rivals:
         if ours is None:
             continue
         theirs = summary[rival]
         ok = ours["success_rate"] > theirs["success_rate"]
-        verdicts.append(f"success rate: webagent {ours['success_rate']:.0%} vs {rival} {theirs['success_rate']:.0%} "
-                        f"(target: ahead): {'PASS' if ok else 'FAIL'}")
+        verdicts.append(
+            f"success rate: webagent {ours['success_rate']:.0%} vs {rival} {theirs['success_rate']:.0%} "
+            f"(target: ahead): {'PASS' if ok else 'FAIL'}"
+        )
         failed |= not ok
         mine, other = ours["prompt_tokens_per_success"], theirs["prompt_tokens_per_success"]
         ok = mine is not None and (other is None or mine < other)
-        verdicts.append(f"prompt tokens per successful episode: webagent {fmt(mine)} vs {rival} {fmt(other)}"
-                        f"{' (no success)' if other is None else ''} (target: fewer): {'PASS' if ok else 'FAIL'}")
+        verdicts.append(
+            f"prompt tokens per successful episode: webagent {fmt(mine)} vs {rival} {fmt(other)}"
+            f"{' (no success)' if other is None else ''} (target: fewer): {'PASS' if ok else 'FAIL'}"
+        )
         failed |= not ok
     if not complete:
         verdicts.append("incomplete: not every agent has every episode yet (targets not final)")
@@ -253,13 +377,29 @@ def report(all_rows: dict, args) -> int:
     results = Path(args.results)
     results.mkdir(parents=True, exist_ok=True)
     (results / "results.md").write_text("\n".join(lines) + "\n")
-    (results / "results.json").write_text(json.dumps(
-        {"model": args.model, "tasks": args.tasks, "seeds": args.seeds, "max_steps": args.max_steps,
-         "episode_timeout_s": args.episode_timeout, "summary": summary, "per_task": per_task,
-         "episodes": [all_rows[k] for k in sorted(all_rows) if all_rows[k]["model"] == args.model
-                      and all_rows[k]["max_steps"] == args.max_steps and all_rows[k]["task"] in args.tasks
-                      and all_rows[k]["seed"] in args.seeds],
-         "targets": verdicts}, indent=2))
+    (results / "results.json").write_text(
+        json.dumps(
+            {
+                "model": args.model,
+                "tasks": args.tasks,
+                "seeds": args.seeds,
+                "max_steps": args.max_steps,
+                "episode_timeout_s": args.episode_timeout,
+                "summary": summary,
+                "per_task": per_task,
+                "episodes": [
+                    all_rows[k]
+                    for k in sorted(all_rows)
+                    if all_rows[k]["model"] == args.model
+                    and all_rows[k]["max_steps"] == args.max_steps
+                    and all_rows[k]["task"] in args.tasks
+                    and all_rows[k]["seed"] in args.seeds
+                ],
+                "targets": verdicts,
+            },
+            indent=2,
+        )
+    )
     print("\n".join(lines))
     return 1 if failed and complete else 0
 
@@ -273,9 +413,16 @@ async def main(args) -> int:
     proxy = CountingProxy(args.server, out / "calls.jsonl")
     proxy_base = await proxy.start()
     miniwob_url, stop = serve_directory(miniwob_html_dir())
-    print(f"model {args.model} at {args.server}, counted through {proxy_base}; MiniWoB pages at {miniwob_url}", flush=True)
-    todo = [(agent, task, seed) for agent in args.agents for task in args.tasks for seed in args.seeds
-            if (agent, task, seed, args.model, args.max_steps) not in load_rows(episodes_path) or args.rerun]
+    print(
+        f"model {args.model} at {args.server}, counted through {proxy_base}; MiniWoB pages at {miniwob_url}", flush=True
+    )
+    todo = [
+        (agent, task, seed)
+        for agent in args.agents
+        for task in args.tasks
+        for seed in args.seeds
+        if (agent, task, seed, args.model, args.max_steps) not in load_rows(episodes_path) or args.rerun
+    ]
     gate = asyncio.Semaphore(args.parallel)
 
     async def one(agent: str, task: str, seed: int) -> None:
@@ -283,9 +430,12 @@ async def main(args) -> int:
             row = await episode(agent, task, seed, args, proxy_base, miniwob_url, out)
         with episodes_path.open("a") as f:
             f.write(json.dumps(row) + "\n")
-        print(f"{agent:12s} {task:14s} seed {seed}: success={row['success']} raw={row['raw_reward']:g} "
-              f"steps={row.get('steps')} calls={row['calls']} prompt_tokens={row['prompt_tokens']} "
-              f"wall={row['wall_s']}s{' error: ' + str(row['error'])[:160] if row.get('error') else ''}", flush=True)
+        print(
+            f"{agent:12s} {task:14s} seed {seed}: success={row['success']} raw={row['raw_reward']:g} "
+            f"steps={row.get('steps')} calls={row['calls']} prompt_tokens={row['prompt_tokens']} "
+            f"wall={row['wall_s']}s{' error: ' + str(row['error'])[:160] if row.get('error') else ''}",
+            flush=True,
+        )
 
     try:
         await asyncio.gather(*(one(*job) for job in todo))
@@ -297,17 +447,27 @@ async def main(args) -> int:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server", default="http://127.0.0.1:8765/v1", help="the shared OpenAI-compatible model server")
+    parser.add_argument(
+        "--server", default="http://127.0.0.1:8765/v1", help="the shared OpenAI-compatible model server"
+    )
     parser.add_argument("--model", help="model name at the server (default: the server's first model)")
     parser.add_argument("--agents", default=",".join(AGENTS))
     parser.add_argument("--tasks", default="click-button,enter-text")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--max-steps", type=int, default=6)
     parser.add_argument("--episode-timeout", type=float, default=480, help="wall-time cap per episode, seconds")
-    parser.add_argument("--browser-use-flash", action=argparse.BooleanOptionalAction, default=True,
-                        help="browser-use's flash_mode (its short prompt for fast models; default on)")
-    parser.add_argument("--parallel", type=int, default=1,
-                        help="episodes at once (the server is shared: each runs slower, and the wall-time cap binds sooner)")
+    parser.add_argument(
+        "--browser-use-flash",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="browser-use's flash_mode (its short prompt for fast models; default on)",
+    )
+    parser.add_argument(
+        "--parallel",
+        type=int,
+        default=1,
+        help="episodes at once (the server is shared: each runs slower, and the wall-time cap binds sooner)",
+    )
     parser.add_argument("--out", default=str(HERE / "runs"), help="episodes, call log, per-episode logs")
     parser.add_argument("--results", default=str(HERE), help="where results.md and results.json go")
     parser.add_argument("--rerun", action="store_true", help="run episodes again even when recorded")
@@ -323,5 +483,7 @@ if __name__ == "__main__":
         try:
             args.model = server_model(args.server)
         except OSError as exc:
-            sys.exit(f"no model server at {args.server} ({exc}); start one: .venv/bin/webagent serve --gguf FILE --port 8765")
+            sys.exit(
+                f"no model server at {args.server} ({exc}); start one: .venv/bin/webagent serve --gguf FILE --port 8765"
+            )
     sys.exit(asyncio.run(main(args)))

@@ -74,19 +74,40 @@ def episode(spec: dict) -> dict:
 
     AbstractMiniwobTask.setup = setup
 
-    row = {"agent": "agentlab", "version": f"agentlab {version('agentlab')}, browsergym {version('browsergym-core')}",
-           "task": spec["task"], "seed": seed, "steps": 0, "raw_reward": 0.0, "success": False, "done": False,
-           "error": None, "utterance": None}
+    row = {
+        "agent": "agentlab",
+        "version": f"agentlab {version('agentlab')}, browsergym {version('browsergym-core')}",
+        "task": spec["task"],
+        "seed": seed,
+        "steps": 0,
+        "raw_reward": 0.0,
+        "success": False,
+        "done": False,
+        "error": None,
+        "utterance": None,
+    }
     flags = FLAGS_8B.copy()
     flags.max_prompt_tokens = spec.get("max_prompt_tokens", 7000)  # the server's context per slot is 8192
-    chat = SelfHostedModelArgs(model_name=spec["model"], max_total_tokens=8192, max_input_tokens=7680,
-                               max_new_tokens=512, backend="vllm", temperature=0.1)
+    chat = SelfHostedModelArgs(
+        model_name=spec["model"],
+        max_total_tokens=8192,
+        max_input_tokens=7680,
+        max_new_tokens=512,
+        backend="vllm",
+        temperature=0.1,
+    )
     agent_args = GenericAgentArgs(chat_model_args=chat, flags=flags)
     agent_args.set_benchmark(DEFAULT_BENCHMARKS["miniwob_tiny_test"](), demo_mode=False)
     agent = agent_args.make_agent()
-    env = gym.make(f"browsergym/miniwob.{spec['task']}", disable_env_checker=True, max_episode_steps=spec["max_steps"],
-                   headless=True, wait_for_user_message=False, action_mapping=agent.action_set.to_python_code,
-                   pw_chromium_kwargs={"executable_path": spec.get("chromium", "/usr/bin/chromium")})
+    env = gym.make(
+        f"browsergym/miniwob.{spec['task']}",
+        disable_env_checker=True,
+        max_episode_steps=spec["max_steps"],
+        headless=True,
+        wait_for_user_message=False,
+        action_mapping=agent.action_set.to_python_code,
+        pw_chromium_kwargs={"executable_path": spec.get("chromium", "/usr/bin/chromium")},
+    )
 
     def on_alarm(signum, frame):
         raise _Cap()
@@ -102,8 +123,9 @@ def episode(spec: dict) -> dict:
         while not (terminated or truncated) and row["steps"] < spec["max_steps"]:
             action, agent_info = agent.get_action(obs.copy())
             if action is None:  # GenericAgent gives up after its re-asks on unparseable replies
-                row["gave_up"] = {k: v for k, v in dict(agent_info.get("stats") or {}).items()
-                                  if "retry" in k or "busted" in k}
+                row["gave_up"] = {
+                    k: v for k, v in dict(agent_info.get("stats") or {}).items() if "retry" in k or "busted" in k
+                }
                 break
             obs, reward, terminated, truncated, info = env.step(action)
             row["steps"] += 1
@@ -136,6 +158,13 @@ if __name__ == "__main__":
     try:
         row = episode(spec)
     except Exception as exc:
-        row = {"agent": "agentlab", "task": spec["task"], "seed": spec["seed"], "steps": 0, "raw_reward": 0.0,
-               "success": False, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"}
+        row = {
+            "agent": "agentlab",
+            "task": spec["task"],
+            "seed": spec["seed"],
+            "steps": 0,
+            "raw_reward": 0.0,
+            "success": False,
+            "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}",
+        }
     sys.stdout.write("\n" + json.dumps(row) + "\n")

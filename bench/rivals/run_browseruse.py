@@ -30,10 +30,14 @@ from chromium import shared_chromium  # noqa: E402
 
 
 async def evaluate(session, expression: str, target_id=None):
-    cdp = await session.get_or_create_cdp_session(target_id=target_id, focus=False) if target_id else \
-        await session.get_or_create_cdp_session()
+    cdp = (
+        await session.get_or_create_cdp_session(target_id=target_id, focus=False)
+        if target_id
+        else await session.get_or_create_cdp_session()
+    )
     out = await cdp.cdp_client.send.Runtime.evaluate(
-        params={"expression": expression, "awaitPromise": True, "returnByValue": True}, session_id=cdp.session_id)
+        params={"expression": expression, "awaitPromise": True, "returnByValue": True}, session_id=cdp.session_id
+    )
     if out.get("exceptionDetails"):
         raise RuntimeError(f"page script failed: {out['exceptionDetails'].get('text')}")
     return out.get("result", {}).get("value")
@@ -42,8 +46,18 @@ async def evaluate(session, expression: str, target_id=None):
 async def episode(spec: dict, cdp_url: str) -> dict:
     from browser_use import Agent, BrowserSession, ChatOpenAI
 
-    row = {"agent": "browser-use", "version": version("browser-use"), "task": spec["task"], "seed": spec["seed"],
-           "steps": 0, "raw_reward": 0.0, "success": False, "done": False, "error": None, "utterance": None}
+    row = {
+        "agent": "browser-use",
+        "version": version("browser-use"),
+        "task": spec["task"],
+        "seed": spec["seed"],
+        "steps": 0,
+        "raw_reward": 0.0,
+        "success": False,
+        "done": False,
+        "error": None,
+        "utterance": None,
+    }
     session = BrowserSession(cdp_url=cdp_url, keep_alive=True)
     await session.start()
     try:
@@ -55,11 +69,21 @@ async def episode(spec: dict, cdp_url: str) -> dict:
             return row
         row["utterance"] = out["utterance"]
         episode_tab = session.agent_focus_target_id  # the reward is read here even if the agent opens other tabs
-        llm = ChatOpenAI(model=spec["model"], base_url=spec["base_url"], api_key="none",
-                         timeout=spec["timeout_s"], max_retries=1)
-        agent = Agent(task=out["utterance"], llm=llm, browser_session=session, use_vision=False, use_judge=False,
-                      calculate_cost=False, step_timeout=int(spec["timeout_s"]), llm_timeout=int(spec["timeout_s"]),
-                      directly_open_url=False, flash_mode=bool(spec.get("flash_mode", True)))
+        llm = ChatOpenAI(
+            model=spec["model"], base_url=spec["base_url"], api_key="none", timeout=spec["timeout_s"], max_retries=1
+        )
+        agent = Agent(
+            task=out["utterance"],
+            llm=llm,
+            browser_session=session,
+            use_vision=False,
+            use_judge=False,
+            calculate_cost=False,
+            step_timeout=int(spec["timeout_s"]),
+            llm_timeout=int(spec["timeout_s"]),
+            directly_open_url=False,
+            flash_mode=bool(spec.get("flash_mode", True)),
+        )
         t0 = time.perf_counter()
         history = None
         try:
@@ -77,8 +101,11 @@ async def episode(spec: dict, cdp_url: str) -> dict:
             status = {"left": f"status not readable: {exc}"}
         if "left" in status:  # the agent navigated away from the task page: raw reward 0
             row["left_task_page"] = status["left"][:200]
-        row.update(raw_reward=float(status.get("raw_reward") or 0.0), wob_done=bool(status.get("done")),
-                   success=float(status.get("raw_reward") or 0.0) > 0)
+        row.update(
+            raw_reward=float(status.get("raw_reward") or 0.0),
+            wob_done=bool(status.get("done")),
+            success=float(status.get("raw_reward") or 0.0) > 0,
+        )
     finally:
         try:
             await asyncio.wait_for(session.stop(), 20)
@@ -94,8 +121,15 @@ def main() -> None:
         try:
             row = asyncio.run(episode(spec, cdp_url))
         except Exception as exc:  # reported as the episode's error, never a traceback only
-            row = {"agent": "browser-use", "task": spec["task"], "seed": spec["seed"], "steps": 0, "raw_reward": 0.0,
-                   "success": False, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
+            row = {
+                "agent": "browser-use",
+                "task": spec["task"],
+                "seed": spec["seed"],
+                "steps": 0,
+                "raw_reward": 0.0,
+                "success": False,
+                "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+            }
     sys.stdout.write("\n" + json.dumps(row) + "\n")
 
 

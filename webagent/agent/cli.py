@@ -13,30 +13,59 @@ from webagent.demo_site import DEMO_TASK
 from webagent.errors import UserError
 
 
-
 def agent_options(func):
     """Options every agent command shares."""
-    for opt in reversed([
-        click.option("--max-steps", type=click.IntRange(min=1), default=15, show_default=True, help="Most steps."),
-        click.option("--lookup", type=click.Choice(LOOKUPS), default="auto", show_default=True,
-                     help="auto: a page that fits the context whole is read without gists and look-up."),
-        click.option("--max-lookup", type=click.IntRange(min=1), default=3, show_default=True,
-                     help="Most snippets the look-up may read again."),
-        click.option("--context-tokens", type=click.IntRange(min=512), default=8192, show_default=True,
-                     help="The model's context window."),
-        click.option("--form-check/--no-form-check", default=True, show_default=True,
-                     help="Before a form is sent, a short model call checks its fields against the task; what it "
-                          "finds is told to the model (the form is sent the next time it is asked)."),
-        click.option("--headed", is_flag=True, help="Show the browser window."),
-        click.option("--cdp-url", help="Attach to a running Chromium (ws://... or http://host:port) instead of launching one."),
-    ]):
+    for opt in reversed(
+        [
+            click.option("--max-steps", type=click.IntRange(min=1), default=15, show_default=True, help="Most steps."),
+            click.option(
+                "--lookup",
+                type=click.Choice(LOOKUPS),
+                default="auto",
+                show_default=True,
+                help="auto: a page that fits the context whole is read without gists and look-up.",
+            ),
+            click.option(
+                "--max-lookup",
+                type=click.IntRange(min=1),
+                default=3,
+                show_default=True,
+                help="Most snippets the look-up may read again.",
+            ),
+            click.option(
+                "--context-tokens",
+                type=click.IntRange(min=512),
+                default=8192,
+                show_default=True,
+                help="The model's context window.",
+            ),
+            click.option(
+                "--form-check/--no-form-check",
+                default=True,
+                show_default=True,
+                help="Before a form is sent, a short model call checks its fields against the task; what it "
+                "finds is told to the model (the form is sent the next time it is asked).",
+            ),
+            click.option("--headed", is_flag=True, help="Show the browser window."),
+            click.option(
+                "--cdp-url",
+                help="Attach to a running Chromium (ws://... or http://host:port) instead of launching one.",
+            ),
+        ]
+    ):
         func = opt(func)
     return func
 
 
 def _options(max_steps, lookup, max_lookup, context_tokens, form_check=True, **extra) -> AgentOptions:
-    return AgentOptions(max_steps=max_steps, lookup=lookup, max_lookup=max_lookup, context_tokens=context_tokens,
-                        form_check=form_check, **extra)
+    return AgentOptions(
+        max_steps=max_steps,
+        lookup=lookup,
+        max_lookup=max_lookup,
+        context_tokens=context_tokens,
+        form_check=form_check,
+        **extra,
+    )
 
 
 def _progress(message: str) -> None:
@@ -46,30 +75,77 @@ def _progress(message: str) -> None:
 @click.command("run")
 @click.argument("task", required=False)
 @click.option("--url", help="Where the run starts.")
-@click.option("--demo", is_flag=True, help="Serve the bundled demo shop on 127.0.0.1 and start there "
-              "(TASK defaults to buying a book).")
+@click.option(
+    "--demo",
+    is_flag=True,
+    help="Serve the bundled demo shop on 127.0.0.1 and start there (TASK defaults to buying a book).",
+)
 @click.option("--dry-run", is_flag=True, help="Predict and print actions without executing them.")
-@click.option("--allow-domain", "allow_domains", multiple=True,
-              help="Another site top-level navigation may go to: HOST (any port) or HOST:PORT "
-              "(default: only the start URL's host and port; none when it is a file).")
-@click.option("--trace-dir", type=click.Path(file_okay=False), help="Folder for steps.jsonl, screenshots and "
-              "report.html (default: runs/agent/<time>-<task>).")
-@click.option("--record", "record_dir", type=click.Path(file_okay=False),
-              help="Also save the steps as Mind2Web records under DIR/live/ (for `mind2web eval --data DIR`).")
+@click.option(
+    "--allow-domain",
+    "allow_domains",
+    multiple=True,
+    help="Another site top-level navigation may go to: HOST (any port) or HOST:PORT "
+    "(default: only the start URL's host and port; none when it is a file).",
+)
+@click.option(
+    "--trace-dir",
+    type=click.Path(file_okay=False),
+    help="Folder for steps.jsonl, screenshots and report.html (default: runs/agent/<time>-<task>).",
+)
+@click.option(
+    "--record",
+    "record_dir",
+    type=click.Path(file_okay=False),
+    help="Also save the steps as Mind2Web records under DIR/live/ (for `mind2web eval --data DIR`).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--accept-dialogs", is_flag=True, help="Accept confirm/prompt/beforeunload dialogs (default: dismiss them).")
-@click.option("--secret", "secrets", multiple=True, metavar="NAME=VALUE",
-              help="A value the model may type but never sees: it reads and types <secret:NAME> (also WEBAGENT_SECRET_NAME; "
-                   "a password in the task is masked the same way). Repeatable.")
-@click.option("--save-as", metavar="NAME", help="Keep the run, when it ends done, as a workflow for `webagent replay NAME`.")
-@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
-              help="Name a typed value as a parameter of the saved workflow (e.g. name=\"Ada Lovelace\"); repeatable.")
+@click.option(
+    "--accept-dialogs", is_flag=True, help="Accept confirm/prompt/beforeunload dialogs (default: dismiss them)."
+)
+@click.option(
+    "--secret",
+    "secrets",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A value the model may type but never sees: it reads and types <secret:NAME> (also WEBAGENT_SECRET_NAME; "
+    "a password in the task is masked the same way). Repeatable.",
+)
+@click.option(
+    "--save-as", metavar="NAME", help="Keep the run, when it ends done, as a workflow for `webagent replay NAME`."
+)
+@click.option(
+    "--param",
+    "params",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help='Name a typed value as a parameter of the saved workflow (e.g. name="Ada Lovelace"); repeatable.',
+)
 @agent_options
 @model_options
 @run_async
-async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record_dir, as_json, accept_dialogs, secrets,
-                      save_as, params, max_steps, lookup, max_lookup, context_tokens, form_check, headed, cdp_url,
-                      **kwargs) -> None:
+async def run_command(
+    task,
+    url,
+    demo,
+    dry_run,
+    allow_domains,
+    trace_dir,
+    record_dir,
+    as_json,
+    accept_dialogs,
+    secrets,
+    save_as,
+    params,
+    max_steps,
+    lookup,
+    max_lookup,
+    context_tokens,
+    form_check,
+    headed,
+    cdp_url,
+    **kwargs,
+) -> None:
     """Do TASK in a browser starting at --url: observe, remember, act, until DONE."""
     from webagent import Agent
     from webagent.agent.secrets import parse_secret_options
@@ -82,15 +158,31 @@ async def run_command(task, url, demo, dry_run, allow_domains, trace_dir, record
     if not task or not task.strip():
         raise UserError("the task is empty")
     options = _options(max_steps, lookup, max_lookup, context_tokens, form_check, dry_run=dry_run)
-    agent = Agent(task, url=url, demo=demo, allow_domains=list(allow_domains), headed=headed, cdp_url=cdp_url,
-                  trace_dir=trace_dir, record_dir=record_dir,
-                  options=options, endpoint=endpoint_options(kwargs), save_as=save_as, params=parse_params(params),
-                  accept_dialogs=accept_dialogs, secrets=parse_secret_options(secrets))
+    agent = Agent(
+        task,
+        url=url,
+        demo=demo,
+        allow_domains=list(allow_domains),
+        headed=headed,
+        cdp_url=cdp_url,
+        trace_dir=trace_dir,
+        record_dir=record_dir,
+        options=options,
+        endpoint=endpoint_options(kwargs),
+        save_as=save_as,
+        params=parse_params(params),
+        accept_dialogs=accept_dialogs,
+        secrets=parse_secret_options(secrets),
+    )
     result = await agent.run(progress=_progress)
     _print_result(result, agent.live, as_json)
     if save_as:
-        click.echo(f"saved as workflow {result.saved_as!r} (replay it: webagent replay {result.saved_as})"
-                   if result.saved_as else result.save_error, err=as_json)
+        click.echo(
+            f"saved as workflow {result.saved_as!r} (replay it: webagent replay {result.saved_as})"
+            if result.saved_as
+            else result.save_error,
+            err=as_json,
+        )
     if result.status == "error":
         raise SystemExit(1)
 
@@ -112,8 +204,11 @@ def _print_result(result: AgentResult, live, as_json: bool) -> None:
         click.echo(f"error: {result.error}")
     if live.demo_done is not None:
         # The shop's own record, whatever the model claimed: a DONE is the model's word only.
-        click.echo("demo check: the shop confirmed the order" if live.demo_done else
-                   f"demo check: NOT completed -- the shop has no confirmed order for this task ({live.demo_orders})")
+        click.echo(
+            "demo check: the shop confirmed the order"
+            if live.demo_done
+            else f"demo check: NOT completed -- the shop has no confirmed order for this task ({live.demo_orders})"
+        )
     elif getattr(live, "demo_orders", None):
         click.echo(f"demo check: not a known demo task, so nothing to judge; {live.demo_orders}")
     click.echo(f"trace: {result.trace_dir}/steps.jsonl")
@@ -121,6 +216,8 @@ def _print_result(result: AgentResult, live, as_json: bool) -> None:
     if live.recorder is not None:
         click.echo(f"records: {live.recorder.path} ({live.recorder.steps} steps)")
     usage = result.usage
-    click.echo(f"usage: {usage.get('calls', 0)} model calls, {usage.get('cached_calls', 0)} cached, "
-               f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion tokens, "
-               f"{usage.get('failures', 0)} failed calls")
+    click.echo(
+        f"usage: {usage.get('calls', 0)} model calls, {usage.get('cached_calls', 0)} cached, "
+        f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion tokens, "
+        f"{usage.get('failures', 0)} failed calls"
+    )

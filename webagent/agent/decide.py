@@ -37,7 +37,7 @@ class Decision:
     outcome: LiveOutcome
     context: str
     allowed: list[str]
-    skipped_lookup: str | None = None   # why gists and look-up were skipped
+    skipped_lookup: str | None = None  # why gists and look-up were skipped
     gists: list[str] = field(default_factory=list)
     gist_fallbacks: list[int] = field(default_factory=list)
     gists_reused: int = 0
@@ -51,27 +51,55 @@ class Decision:
 
 
 async def decide(
-    client: LLMClient, snippets: list[Snippet], *, task: str, history: list[str], controls: dict[str, Control],
-    lookup: str, max_lookup: int, context_tokens: int, act_on: str, reuse: GistReuse | None,
-    url: str = "", title: str = "", can_back: bool = False, warning: str = "", chat: LiveChat | None = None,
+    client: LLMClient,
+    snippets: list[Snippet],
+    *,
+    task: str,
+    history: list[str],
+    controls: dict[str, Control],
+    lookup: str,
+    max_lookup: int,
+    context_tokens: int,
+    act_on: str,
+    reuse: GistReuse | None,
+    url: str = "",
+    title: str = "",
+    can_back: bool = False,
+    warning: str = "",
+    chat: LiveChat | None = None,
 ) -> Decision:
     """``snippets`` are in the agent view (``agent_view``); ``controls`` every control on the page."""
     page = "\n".join(s.text for s in snippets)
 
     async def predict(context: str, allowed: list[str], hint: str = "", in_chat: bool = False) -> LiveOutcome:
         choices = Choices({i: controls[i] for i in allowed if i in controls}, can_back=can_back)
-        return await predict_live_action(client, context=context, task=task, history=history, choices=choices,
-                                         url=url, title=title, warning=warning, chat=chat if in_chat else None)
+        return await predict_live_action(
+            client,
+            context=context,
+            task=task,
+            history=history,
+            choices=choices,
+            url=url,
+            title=title,
+            warning=warning,
+            chat=chat if in_chat else None,
+        )
 
     if lookup == "auto" and fits(page, context_tokens):
         t0 = time.perf_counter()
         allowed = [i for i in line_ids(page) if i in controls]
         outcome = await predict(page, allowed, in_chat=True)
         if not context_overflow(outcome.problem):
-            return Decision(outcome, page, allowed, context_words=word_count(page),
-                            skipped_lookup=f"the whole page ({word_count(page)} words) fits the context",
-                            endpoint_failed=outcome.endpoint_failed, failures=outcome.failures,
-                            times={"action_s": time.perf_counter() - t0})
+            return Decision(
+                outcome,
+                page,
+                allowed,
+                context_words=word_count(page),
+                skipped_lookup=f"the whole page ({word_count(page)} words) fits the context",
+                endpoint_failed=outcome.endpoint_failed,
+                failures=outcome.failures,
+                times={"action_s": time.perf_counter() - t0},
+            )
     if chat is not None:  # the page is read through its gists: the conversation starts again after it
         chat.reset()
     times: dict[str, float] = {}
@@ -82,20 +110,42 @@ async def decide(
     t0 = time.perf_counter()
     found = await look_up(client, memory, task=task, previous_actions=history, max_pages=max_lookup)
     times["lookup_s"] = time.perf_counter() - t0
-    lookup_info = {"pages": found.pages, "calls": found.calls, "failures": found.failures,
-                   "problem": found.problem, "replies": found.replies}
+    lookup_info = {
+        "pages": found.pages,
+        "calls": found.calls,
+        "failures": found.failures,
+        "problem": found.problem,
+        "replies": found.replies,
+    }
     t0 = time.perf_counter()
-    decision = await act_on_memory(client, memory, looked_up=found.pages, task=task, previous_actions=history,
-                                   valid_ids=set(controls), act_on=act_on, context_tokens=context_tokens,
-                                   predict=predict, visible=line_ids, render=memory_text)
+    decision = await act_on_memory(
+        client,
+        memory,
+        looked_up=found.pages,
+        task=task,
+        previous_actions=history,
+        valid_ids=set(controls),
+        act_on=act_on,
+        context_tokens=context_tokens,
+        predict=predict,
+        visible=line_ids,
+        render=memory_text,
+    )
     outcome, context, allowed = decision.outcome, decision.context, decision.allowed
     expanded, dropped = decision.expanded, decision.dropped_for_context
     times["action_s"] = time.perf_counter() - t0
     return Decision(
-        outcome, context, allowed, gists=list(memory.gists), gist_fallbacks=list(memory.fallback_pages),
-        gists_reused=(reuse.reused - reused_before) if reuse else 0, lookup=lookup_info, expanded=expanded,
+        outcome,
+        context,
+        allowed,
+        gists=list(memory.gists),
+        gist_fallbacks=list(memory.fallback_pages),
+        gists_reused=(reuse.reused - reused_before) if reuse else 0,
+        lookup=lookup_info,
+        expanded=expanded,
         dropped_for_context=dropped,
         context_words=max(memory.context_words(), memory.context_words(expanded=expanded)),
         endpoint_failed=memory.endpoint_failed or found.endpoint_failed or outcome.endpoint_failed,
-        failures=len(memory.fallback_pages) + found.failures + outcome.failures, times=times,
+        failures=len(memory.fallback_pages) + found.failures + outcome.failures,
+        times=times,
     )

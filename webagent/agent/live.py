@@ -55,10 +55,10 @@ class LiveRun:
     recorder: Recorder | None = None
     demo_done: bool | None = None  # --demo with one of its tasks: did the shop confirm that order?
     demo_orders: str | None = None  # --demo: what the shop recorded
-    client: object | None = None   # an LLMClient to use instead of opening one (the Python API, tests)
-    final_url: str | None = None   # the page the run ended on
+    client: object | None = None  # an LLMClient to use instead of opening one (the Python API, tests)
+    final_url: str | None = None  # the page the run ended on
     final_title: str | None = None
-    accept_dialogs: bool = False   # confirm/prompt/beforeunload: accept instead of dismiss
+    accept_dialogs: bool = False  # confirm/prompt/beforeunload: accept instead of dismiss
     secrets: dict = field(default_factory=dict)  # name -> value, typed from <secret:name> (never shown)
 
     async def run(self, progress=None) -> AgentResult:
@@ -74,22 +74,35 @@ class LiveRun:
         url = check_url(self.url)
         trace = TraceWriter(self.trace_dir)
         try:
-            async with BrowserSession(headed=self.headed, cdp_url=self.cdp_url, allowed_domains=self.allow_domains,
-                                      accept_dialogs=self.accept_dialogs,
-                                      downloads_dir=trace.folder / "downloads") as browser:
+            async with BrowserSession(
+                headed=self.headed,
+                cdp_url=self.cdp_url,
+                allowed_domains=self.allow_domains,
+                accept_dialogs=self.accept_dialogs,
+                downloads_dir=trace.folder / "downloads",
+            ) as browser:
                 opened = await browser.open(url)
                 if not opened.ok:
                     raise UserError(f"cannot open {url}: {opened.error}")
                 if progress:
                     progress(f"opened {browser.page.url}; trace in {trace.folder}")
                 if self.record_dir is not None:
-                    self.recorder = Recorder(self.record_dir, self.task, url, run_id=trace.folder.name,
-                                             secrets=trace.secrets)
+                    self.recorder = Recorder(
+                        self.record_dir, self.task, url, run_id=trace.folder.name, secrets=trace.secrets
+                    )
                 model = nullcontext(self.client) if self.client is not None else open_client(self.endpoint)
                 async with model as client:
-                    result = await run_agent(browser, uncached(client), self.task, options=self.options, trace=trace,
-                                             recorder=self.recorder, progress=progress,
-                                             after_step=_shop_check(shop, self.task), secrets=self.secrets)
+                    result = await run_agent(
+                        browser,
+                        uncached(client),
+                        self.task,
+                        options=self.options,
+                        trace=trace,
+                        recorder=self.recorder,
+                        progress=progress,
+                        after_step=_shop_check(shop, self.task),
+                        secrets=self.secrets,
+                    )
                 self.final_url = browser.page.url
                 self.final_title = await browser.page.title()
                 if shop is not None:  # the shop's own record, whatever the model said
@@ -98,8 +111,16 @@ class LiveRun:
                 return result
         except Exception as exc:
             if not (trace.folder / "run.json").is_file():  # it ended before the loop: say so in the trace too
-                trace.write_run({"task": self.task, "status": "error", "error": first_line(exc), "steps": 0,
-                                 "start_url": url, "trace_dir": str(trace.folder)})
+                trace.write_run(
+                    {
+                        "task": self.task,
+                        "status": "error",
+                        "error": first_line(exc),
+                        "steps": 0,
+                        "start_url": url,
+                        "trace_dir": str(trace.folder),
+                    }
+                )
             raise
         finally:
             if self.recorder is not None and self.recorder.steps:

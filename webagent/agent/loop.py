@@ -57,7 +57,7 @@ CHAT_SHARE = 0.4
 @dataclass
 class AgentOptions:
     max_steps: int = 15
-    lookup: str = "auto"          # "auto": skip gists and look-up when the whole page fits; "always"
+    lookup: str = "auto"  # "auto": skip gists and look-up when the whole page fits; "always"
     max_lookup: int = 3
     context_tokens: int = 8192
     act_on: str = "looked-up"
@@ -65,8 +65,8 @@ class AgentOptions:
     budget_words: int = 300
     dry_run: bool = False
     screenshots: bool = True
-    prompt: str = "chat"          # "chat": one growing conversation (prompt cache); "full": each step whole
-    form_check: bool = False      # a short model call before a form is sent (webagent.web.form_check; the CLI's default)
+    prompt: str = "chat"  # "chat": one growing conversation (prompt cache); "full": each step whole
+    form_check: bool = False  # a short model call before a form is sent (webagent.web.form_check; the CLI's default)
 
 
 @dataclass
@@ -78,28 +78,40 @@ class AgentResult:
     usage: dict = field(default_factory=dict)
     error: str | None = None
     failed_steps: int = 0
-    final_url: str = ""     # the page the run ended on (after the last action)
+    final_url: str = ""  # the page the run ended on (after the last action)
     final_title: str = ""
 
     def to_json(self) -> dict:
-        return {"status": self.status, "answer": self.answer, "steps": self.steps, "trace_dir": self.trace_dir,
-                "usage": self.usage, "error": self.error, "failed_steps": self.failed_steps,
-                "final_url": self.final_url, "final_title": self.final_title}
+        return {
+            "status": self.status,
+            "answer": self.answer,
+            "steps": self.steps,
+            "trace_dir": self.trace_dir,
+            "usage": self.usage,
+            "error": self.error,
+            "failed_steps": self.failed_steps,
+            "final_url": self.final_url,
+            "final_title": self.final_title,
+        }
 
 
 def to_browser_action(action: LiveAction, secrets: dict[str, str] | None = None) -> Action:
     """The browser's action; a secret's placeholder in a TYPE value becomes its value here, and only here."""
     op = action.operation
     if op == "SCROLL":
-        return Action(op="SCROLL", element_id=action.element_id or None,
-                      direction="up" if action.value.lower() == "up" else "down")
+        return Action(
+            op="SCROLL",
+            element_id=action.element_id or None,
+            direction="up" if action.value.lower() == "up" else "down",
+        )
     if op == "GOTO":
         return Action(op="GOTO", value=action.value)
     if op == "BACK":
         return Action(op="BACK")
     value = reveal(action.value, secrets) if secrets and op == "TYPE" else action.value
-    return Action(op=op, element_id=action.element_id, value=value or None,
-                  press_enter=action.press_enter and op == "TYPE")
+    return Action(
+        op=op, element_id=action.element_id, value=value or None, press_enter=action.press_enter and op == "TYPE"
+    )
 
 
 class _Repeats:
@@ -121,24 +133,25 @@ class _RunState:
 
     task: str
     options: AgentOptions
-    obs: object = None                   # the current observation (taken after the last action)
+    obs: object = None  # the current observation (taken after the last action)
     history: list[str] = field(default_factory=list)
     urls: list[str] = field(default_factory=list)  # the pages observed, in order (all on the allowed sites)
     warning: str = ""
-    page: str = ""                       # the current page's key: it changes only when an action changes the page
+    page: str = ""  # the current page's key: it changes only when an action changes the page
     reuse: GistReuse = field(default_factory=GistReuse)
     secrets: set[str] = field(default_factory=set)  # values never written anywhere (traces scrub them)
     named: dict[str, str] = field(default_factory=dict)  # the model's placeholders: name -> value
-    chat: LiveChat | None = None         # the conversation the prompt cache keeps (``webagent.web.live_chat``)
+    chat: LiveChat | None = None  # the conversation the prompt cache keeps (``webagent.web.live_chat``)
     forms_checked: set = field(default_factory=set)  # (page, form id) checked before sending
-    _view: tuple | None = None           # (observation, snippets, view) of the last rendering
+    _view: tuple | None = None  # (observation, snippets, view) of the last rendering
 
     def view(self, obs):
         """(snippets, view) of ``obs`` in the agent view, rendered once per observation."""
         if self._view is None or self._view[0] is not obs:
             try:
-                snippets, view = view_snippets(obs.cleaned_html, depth=self.options.depth,
-                                               budget_words=self.options.budget_words)
+                snippets, view = view_snippets(
+                    obs.cleaned_html, depth=self.options.depth, budget_words=self.options.budget_words
+                )
             except UserError as exc:
                 snippets, view = [], exc
             if self.named:  # a secret the page shows (typed into a text field) reads as its placeholder
@@ -156,15 +169,19 @@ class _RunState:
         snippets, _ = self.view(obs)
         return LINE_ID.sub("[]", "\n".join(s.text for s in snippets)).splitlines()
 
-
     @property
     def can_back(self) -> bool:
         return bool(self.urls) and any(u != self.urls[-1] for u in self.urls[:-1])
 
 
 async def run_agent(
-    browser, client: LLMClient, task: str, *, options: AgentOptions | None = None,
-    trace: TraceWriter | None = None, recorder: Recorder | None = None,
+    browser,
+    client: LLMClient,
+    task: str,
+    *,
+    options: AgentOptions | None = None,
+    trace: TraceWriter | None = None,
+    recorder: Recorder | None = None,
     progress: Callable[[str], None] | None = None,
     after_step: Callable[[], Awaitable[str | None]] | None = None,
     secrets: dict[str, str] | None = None,
@@ -177,9 +194,13 @@ async def run_agent(
     client = client.scoped()  # this run's usage (the caller's client may serve several runs)
     result = AgentResult(status="max_steps", trace_dir=str(trace.folder) if trace else None)
     task, named = mask_task(task, secrets)
-    state = _RunState(task, options, secrets=trace.secrets if trace else set(), named=named,
-                      chat=LiveChat(budget_words=int(options.context_tokens * CHAT_SHARE))
-                      if options.prompt == "chat" else None)
+    state = _RunState(
+        task,
+        options,
+        secrets=trace.secrets if trace else set(),
+        named=named,
+        chat=LiveChat(budget_words=int(options.context_tokens * CHAT_SHARE)) if options.prompt == "chat" else None,
+    )
     state.secrets.update(named.values())
     repeats = _Repeats()
     say = progress or (lambda message: None)
@@ -208,15 +229,22 @@ async def run_agent(
                 result.status, result.answer = "done", scrub(action.value, state.secrets) or None
                 break
             # The element by what it is (ids change with each new document), the page by what it shows.
-            key = (action.operation, record.get("element"), action.value, record.get("page")) if action else (
-                "NONE", record.get("page"))
+            key = (
+                (action.operation, record.get("element"), action.value, record.get("page"))
+                if action
+                else ("NONE", record.get("page"))
+            )
             count = repeats.see(key)
             if count >= STUCK_REPEATS:
                 result.status = "stuck"
                 result.error = f"the same action on the same page {STUCK_REPEATS} times: {record['action_text']}"
                 break
-            state.warning = (f"Warning: you already did {record['action_text']} on this same page, and it "
-                             "did not help. Do something else." if count == 2 else "")
+            state.warning = (
+                f"Warning: you already did {record['action_text']} on this same page, and it "
+                "did not help. Do something else."
+                if count == 2
+                else ""
+            )
     except BaseException as exc:  # the trace says how the run ended, then the error goes on
         result.status = "error" if isinstance(exc, Exception) else "interrupted"
         result.error = f"{type(exc).__name__}: {exc}" if isinstance(exc, Exception) else "interrupted"
@@ -258,27 +286,54 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
     if not state.urls or state.urls[-1] != obs.url:
         state.urls.append(obs.url)
     controls = view.controls if view else {}
-    record.update(url=obs.url, title=obs.title, page=state.page, snippets=len(snippets),
-                  raw_words=sum(s.words for s in snippets), controls=len(controls),
-                  frame_errors=obs.frame_errors, truncated=obs.truncated)
+    record.update(
+        url=obs.url,
+        title=obs.title,
+        page=state.page,
+        snippets=len(snippets),
+        raw_words=sum(s.words for s in snippets),
+        controls=len(controls),
+        frame_errors=obs.frame_errors,
+        truncated=obs.truncated,
+    )
     decision: Decision | None = None
     if snippets:
-        decision = await decide(step_client, snippets, task=state.task, history=state.history, controls=controls,
-                                lookup=options.lookup, max_lookup=options.max_lookup,
-                                context_tokens=options.context_tokens, act_on=options.act_on, reuse=state.reuse,
-                                url=obs.url, title=obs.title, can_back=state.can_back, chat=state.chat,
-                                warning=state.warning)
+        decision = await decide(
+            step_client,
+            snippets,
+            task=state.task,
+            history=state.history,
+            controls=controls,
+            lookup=options.lookup,
+            max_lookup=options.max_lookup,
+            context_tokens=options.context_tokens,
+            act_on=options.act_on,
+            reuse=state.reuse,
+            url=obs.url,
+            title=obs.title,
+            can_back=state.can_back,
+            chat=state.chat,
+            warning=state.warning,
+        )
         times.update(decision.times)
         problem = decision.outcome.problem
     action = decision.outcome.action if decision else None
-    secret = bool(action and action.element_id and action.operation == "TYPE"
-                  and (ref := obs.elements.get(action.element_id)) is not None and ref.is_password
-                  and not uses_secret(action.value, state.named))  # a placeholder is safe to show
+    secret = bool(
+        action
+        and action.element_id
+        and action.operation == "TYPE"
+        and (ref := obs.elements.get(action.element_id)) is not None
+        and ref.is_password
+        and not uses_secret(action.value, state.named)
+    )  # a placeholder is safe to show
     if secret and action.value:
         secrets.add(action.value)
     control = controls.get(action.element_id) if action and action.element_id else None
-    description = control.describe() if control else (
-        elements.describe(obs.cleaned_html, action.element_id) if action and action.element_id else "")
+    description = (
+        control.describe()
+        if control
+        else (elements.describe(obs.cleaned_html, action.element_id) if action and action.element_id else "")
+    )
     action_text = _action_text(action, description, secret) if action else f"no usable action ({problem})"
     fatal = finished = None
     if decision is not None and decision.endpoint_failed:
@@ -346,19 +401,31 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
     record.update(
         context_words=decision.context_words if decision else 0,
         lookup_skipped=decision.skipped_lookup if decision else None,
-        gists=decision.gists if decision else [], gist_fallbacks=decision.gist_fallbacks if decision else [],
+        gists=decision.gists if decision else [],
+        gist_fallbacks=decision.gist_fallbacks if decision else [],
         gists_reused=decision.gists_reused if decision else 0,
         lookup=decision.lookup if decision else None,
         expanded=decision.expanded if decision else [],
         dropped_for_context=decision.dropped_for_context if decision else [],
-        action=action.model_dump() if action else None, action_text=action_text, element=description or None,
-        problem=problem, replies=decision.outcome.replies if decision else [],
-        result=executed.model_dump() if executed else None, result_text=result_text, ok=ok, changed=changed,
-        warning=state.warning or None, dry_run=options.dry_run, failures=decision.failures if decision else 1,
-        calls=step_client.transcript, usage=step_client.usage.to_dict(),
+        action=action.model_dump() if action else None,
+        action_text=action_text,
+        element=description or None,
+        problem=problem,
+        replies=decision.outcome.replies if decision else [],
+        result=executed.model_dump() if executed else None,
+        result_text=result_text,
+        ok=ok,
+        changed=changed,
+        warning=state.warning or None,
+        dry_run=options.dry_run,
+        failures=decision.failures if decision else 1,
+        calls=step_client.transcript,
+        usage=step_client.usage.to_dict(),
         times={k: round(v, 4) for k, v in times.items()},
     )
-    record["target"] = target_of(obs, action) if executed is not None and ok else None  # replay: the element, findable again
+    record["target"] = (
+        target_of(obs, action) if executed is not None and ok else None
+    )  # replay: the element, findable again
     if secret and record["action"]:
         record["action"]["value"] = REDACTED
     if trace is not None:
@@ -404,8 +471,11 @@ def _news(before: list[str], after: list[str], new_page: bool, acted_on: str = "
         return ""
     seen = set(before)
     own = f"[{acted_on}] " if acted_on else None  # the control acted on: its line says what was done
-    added = [line.strip() for line in after if LINE_ID.sub("[]", line) not in seen and line.strip()
-             and not (own and line.startswith(own))]
+    added = [
+        line.strip()
+        for line in after
+        if LINE_ID.sub("[]", line) not in seen and line.strip() and not (own and line.startswith(own))
+    ]
     if not added:
         return ""
     shown = "; ".join(f'"{line[:70]}"' for line in added[:NEWS_LINES])

@@ -31,16 +31,24 @@ def action_repr(description: str, op: str, value: str) -> str:
 
 
 class Recorder:
-    def __init__(self, folder: str | Path, task: str, start_url: str, run_id: str | None = None,
-                 secrets: set[str] | None = None):
+    def __init__(
+        self, folder: str | Path, task: str, start_url: str, run_id: str | None = None, secrets: set[str] | None = None
+    ):
         self.secrets = secrets if secrets is not None else set()  # shared with the run's trace when given
         self.folder = Path(folder) / SPLIT
         self.folder.mkdir(parents=True, exist_ok=True)
         self.annotation_id = run_id or uuid.uuid4().hex
         self.path = self.folder / f"{self.annotation_id}.json"
         host = urlsplit(start_url).hostname or "local"
-        self.task = {"annotation_id": self.annotation_id, "website": host, "domain": "live", "subdomain": host,
-                     "confirmed_task": task, "action_reprs": [], "actions": []}
+        self.task = {
+            "annotation_id": self.annotation_id,
+            "website": host,
+            "domain": "live",
+            "subdomain": host,
+            "confirmed_task": task,
+            "action_reprs": [],
+            "actions": [],
+        }
 
     @property
     def steps(self) -> int:
@@ -54,14 +62,23 @@ class Recorder:
                 self.secrets.add(value)
             value = redact(value, True)
         tag, attrs = elements.attributes(obs.raw_html, element_id)
-        candidate = {"tag": tag or obs.elements[element_id].tag, "backend_node_id": element_id,
-                     "attributes": json.dumps(attrs), "is_original_target": True, "is_top_level_target": True}
-        self.task["actions"].append({
-            "action_uid": f"{self.annotation_id}-{self.steps}",
-            "raw_html": obs.raw_html, "cleaned_html": obs.cleaned_html,
-            "operation": {"op": op, "original_op": op, "value": value},
-            "pos_candidates": [candidate], "neg_candidates": [],
-        })
+        candidate = {
+            "tag": tag or obs.elements[element_id].tag,
+            "backend_node_id": element_id,
+            "attributes": json.dumps(attrs),
+            "is_original_target": True,
+            "is_top_level_target": True,
+        }
+        self.task["actions"].append(
+            {
+                "action_uid": f"{self.annotation_id}-{self.steps}",
+                "raw_html": obs.raw_html,
+                "cleaned_html": obs.cleaned_html,
+                "operation": {"op": op, "original_op": op, "value": value},
+                "pos_candidates": [candidate],
+                "neg_candidates": [],
+            }
+        )
         self.task["action_reprs"].append(action_repr(elements.describe(obs.cleaned_html, element_id), op, value))
         self.write()
 

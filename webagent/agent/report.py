@@ -37,17 +37,21 @@ def _image(folder: Path, name: str | None) -> str:
 
 def _step_html(folder: Path, step: dict) -> str:
     cls = "ok" if step.get("ok") else "fail"
-    parts = [f'<div class="step"><h2>Step {step["step"]}</h2>',
-             f'<div class="meta">{escape(step.get("url") or "")} — {escape(step.get("title") or "")}</div>',
-             f'<p><b>Action:</b> {escape(step.get("action_text") or "")}</p>']
+    parts = [
+        f'<div class="step"><h2>Step {step["step"]}</h2>',
+        f'<div class="meta">{escape(step.get("url") or "")} — {escape(step.get("title") or "")}</div>',
+        f"<p><b>Action:</b> {escape(step.get('action_text') or '')}</p>",
+    ]
     if step.get("element"):
-        parts.append(f'<p><b>Element:</b> {escape(step["element"])}</p>')
+        parts.append(f"<p><b>Element:</b> {escape(step['element'])}</p>")
     parts.append(f'<p><b>Result:</b> <span class="{cls}">{escape(step.get("result_text") or "")}</span></p>')
     if step.get("problem"):
         parts.append(f'<p class="fail"><b>Problem:</b> {escape(step["problem"])}</p>')
     times = ", ".join(f"{k.removesuffix('_s')} {v:.2f}s" for k, v in (step.get("times") or {}).items())
-    parts.append(f'<p class="meta">{step.get("snippets", 0)} snippets, {step.get("raw_words", 0)} words on the page, '
-                 f'{step.get("context_words", 0)} in context; {escape(times)}</p>')
+    parts.append(
+        f'<p class="meta">{step.get("snippets", 0)} snippets, {step.get("raw_words", 0)} words on the page, '
+        f"{step.get('context_words', 0)} in context; {escape(times)}</p>"
+    )
     if step.get("lookup_skipped"):
         parts.append(f'<p class="meta">look-up skipped: {escape(step["lookup_skipped"])}</p>')
     parts.append(_image(folder, step.get("screenshot")))
@@ -55,8 +59,12 @@ def _step_html(folder: Path, step: dict) -> str:
         gists = "\n".join(f"{i}: {g}" for i, g in enumerate(step["gists"]))
         parts.append(_fold(f"Gists ({len(step['gists'])}, {step.get('gists_reused', 0)} reused)", _pre(gists)))
     if step.get("lookup"):
-        parts.append(_fold(f"Look-up: snippets {step['lookup'].get('pages')} "
-                           f"(shown in full: {step.get('expanded')})", _pre(step["lookup"])))
+        parts.append(
+            _fold(
+                f"Look-up: snippets {step['lookup'].get('pages')} (shown in full: {step.get('expanded')})",
+                _pre(step["lookup"]),
+            )
+        )
     if step.get("replies"):
         parts.append(_fold("Model replies (action)", _pre("\n---\n".join(step["replies"]))))
     if step.get("result"):
@@ -70,23 +78,31 @@ def write_report(folder: str | Path) -> Path:
     """Build ``report.html`` from ``steps.jsonl`` and ``run.json`` in ``folder``."""
     folder = Path(folder)
     steps_path = folder / "steps.jsonl"
-    steps = [json.loads(line) for line in steps_path.read_text(encoding="utf-8").splitlines() if line.strip()] \
-        if steps_path.is_file() else []
+    steps = (
+        [json.loads(line) for line in steps_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if steps_path.is_file()
+        else []
+    )
     run = json.loads((folder / "run.json").read_text(encoding="utf-8")) if (folder / "run.json").is_file() else {}
     usage = run.get("usage") or {}
-    head = [f"<h1>webagent run: {escape(run.get('status', 'interrupted'))}</h1>",
-            "<table>",
-            f"<tr><th>Task</th><td>{escape(str(run.get('task', '')))}</td></tr>",
-            f"<tr><th>Status</th><td>{escape(str(run.get('status', 'interrupted')))}</td></tr>",
-            f"<tr><th>Answer</th><td>{escape(str(run.get('answer') or ''))}</td></tr>",
-            f"<tr><th>Error</th><td>{escape(str(run.get('error') or ''))}</td></tr>",
-            f"<tr><th>Steps</th><td>{len(steps)} ({sum(not s.get('ok') for s in steps)} failed)</td></tr>",
-            f"<tr><th>Model calls</th><td>{usage.get('calls', 0)} ({usage.get('cached_calls', 0)} cached), "
-            f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion tokens, "
-            f"{usage.get('failures', 0)} failed calls</td></tr>",
-            "</table>"]
+    head = [
+        f"<h1>webagent run: {escape(run.get('status', 'interrupted'))}</h1>",
+        "<table>",
+        f"<tr><th>Task</th><td>{escape(str(run.get('task', '')))}</td></tr>",
+        f"<tr><th>Status</th><td>{escape(str(run.get('status', 'interrupted')))}</td></tr>",
+        f"<tr><th>Answer</th><td>{escape(str(run.get('answer') or ''))}</td></tr>",
+        f"<tr><th>Error</th><td>{escape(str(run.get('error') or ''))}</td></tr>",
+        f"<tr><th>Steps</th><td>{len(steps)} ({sum(not s.get('ok') for s in steps)} failed)</td></tr>",
+        f"<tr><th>Model calls</th><td>{usage.get('calls', 0)} ({usage.get('cached_calls', 0)} cached), "
+        f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion tokens, "
+        f"{usage.get('failures', 0)} failed calls</td></tr>",
+        "</table>",
+    ]
     body = "\n".join(head + [_step_html(folder, s) for s in steps])
     out = folder / "report.html"
-    out.write_text(f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>webagent run</title>'
-                   f"<style>{_STYLE}</style></head><body>{body}</body></html>", encoding="utf-8")
+    out.write_text(
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>webagent run</title>'
+        f"<style>{_STYLE}</style></head><body>{body}</body></html>",
+        encoding="utf-8",
+    )
     return out

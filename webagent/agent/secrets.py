@@ -17,8 +17,11 @@ from webagent.errors import UserError
 
 ENV_PREFIX = "WEBAGENT_SECRET_"
 _PLACEHOLDER = re.compile(r"<secret:([A-Za-z0-9_]+)>")
-_IN_TASK = re.compile(r"""\b(?:password|passcode|passphrase|pin)\b\s*(?:is\s+|[:=]\s*|of\s+)?"""
-                      r"""(?:"([^"]+)"|'([^']+)'|([^\s,;()"']*[0-9!@#$%^&*_+=?~-][^\s,;()"']*))""", re.IGNORECASE)
+_IN_TASK = re.compile(
+    r"""\b(?:password|passcode|passphrase|pin)\b\s*(?:is\s+|[:=]\s*|of\s+)?"""
+    r"""(?:"([^"]+)"|'([^']+)'|([^\s,;()"']*[0-9!@#$%^&*_+=?~-][^\s,;()"']*))""",
+    re.IGNORECASE,
+)
 
 
 def placeholder(name: str) -> str:
@@ -27,7 +30,7 @@ def placeholder(name: str) -> str:
 
 def parse_secret_options(items: list[str] | tuple[str, ...]) -> dict[str, str]:
     """``--secret NAME=VALUE`` options, then ``WEBAGENT_SECRET_NAME`` variables (lower-cased names)."""
-    found = {k[len(ENV_PREFIX):].lower(): v for k, v in os.environ.items() if k.startswith(ENV_PREFIX) and v}
+    found = {k[len(ENV_PREFIX) :].lower(): v for k, v in os.environ.items() if k.startswith(ENV_PREFIX) and v}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not re.fullmatch(r"[A-Za-z0-9_]+", name) or not value:
@@ -53,7 +56,7 @@ def mask_task(task: str, given: dict[str, str] | None = None) -> tuple[str, dict
         start, end = m.span(m.lastindex)
         text = m.group(0)
         base = m.start(0)
-        return text[: start - base] + placeholder(named(value)) + text[end - base:]
+        return text[: start - base] + placeholder(named(value)) + text[end - base :]
 
     masked = _IN_TASK.sub(swap, task)
     return mask(masked, secrets), secrets

@@ -68,8 +68,9 @@ class TraceWriter:
         tmp.write_text("".join(lines), encoding="utf-8")
         tmp.replace(self.steps_path)
 
-    def write_step(self, record: dict, screenshot: bytes | None = None,
-                   box: tuple[float, float, float, float] | None = None) -> dict:
+    def write_step(
+        self, record: dict, screenshot: bytes | None = None, box: tuple[float, float, float, float] | None = None
+    ) -> dict:
         self._rescrub()
         record = scrub(record, self.secrets)
         if screenshot is not None:

@@ -59,7 +59,8 @@ def find_line(page: str, step: GoldStep) -> str | None:
     # The name as written first ("Owner"), then as folded: a field named only by its form
     # name ("owner") is not the one a person reads as "Owner" when that one is there too.
     found = [m.group(1) for m in fitting if (m.group(3) or "") == step.name] or [
-        m.group(1) for m in fitting if _fold_name(m.group(3) or "") == _fold_name(step.name)]
+        m.group(1) for m in fitting if _fold_name(m.group(3) or "") == _fold_name(step.name)
+    ]
     if not found:
         return None
     return found[step.nth] if step.nth is not None and step.nth < len(found) else found[0]
@@ -83,7 +84,7 @@ class GoldModel:
 
     def __init__(self, task: Task):
         self.task = task
-        self.next = 0              # the gold step to propose
+        self.next = 0  # the gold step to propose
         self.proposed: int | None = None
         self.history_seen = 0
         self.losses: list[dict] = []
@@ -120,8 +121,11 @@ class GoldModel:
             step = self.task.gold[min(self.next, len(self.task.gold) - 1)]
             text = "\n".join(str(m.get("content", "")) for m in messages)
             parts = [int(p) for p in _PART.findall(text)] or [0]
-            named = [p for p, chunk in zip(parts, re.split(r"\(part \d+[,)]", text)[1:])
-                     if _fold_name(step.name) in _fold_name(chunk)]
+            named = [
+                p
+                for p, chunk in zip(parts, re.split(r"\(part \d+[,)]", text)[1:])
+                if _fold_name(step.name) in _fold_name(chunk)
+            ]
             return {"pages": (named or parts)[:3], "reason": "the part that shows the next element"}
         prompt = step_message(messages)
         reasked = str(messages[-1]["content"]).startswith(REASK_PREFIX)  # the agent refused the proposal

@@ -13,8 +13,13 @@ from webagent.agent.cli import _options, agent_options
 from webagent.cli_common import endpoint_options, model_options, parse_shard, run_async, status, user_errors
 from webagent.errors import UserError
 
-app_dir_option = click.option("--app-dir", "app_dirs", multiple=True, type=click.Path(file_okay=False),
-                              help="Another app folder (see webagent/apps/APP_FORMAT.md); repeatable.")
+app_dir_option = click.option(
+    "--app-dir",
+    "app_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="Another app folder (see webagent/apps/APP_FORMAT.md); repeatable.",
+)
 
 
 @click.group("apps")
@@ -68,8 +73,10 @@ def start_command(app, port, app_dirs) -> None:
         click.echo(f"{spec.name} is serving at {instance.base_url}/ (log: {instance.log})")
         for user in spec.config.users:
             click.echo(f"  user {user.login!r} password {user.password!r}" + (f" ({user.role})" if user.role else ""))
-        click.echo(f"Try: webagent run --url {instance.url(spec.tasks[0].start) if spec.tasks else instance.base_url} "
-                   f"\"{spec.tasks[0].task if spec.tasks else 'your task'}\"")
+        click.echo(
+            f"Try: webagent run --url {instance.url(spec.tasks[0].start) if spec.tasks else instance.base_url} "
+            f'"{spec.tasks[0].task if spec.tasks else "your task"}"'
+        )
         click.echo("Ctrl-C stops it (its state is thrown away).")
         try:
             signal.sigwait({signal.SIGINT, signal.SIGTERM})
@@ -96,23 +103,38 @@ async def eval_command(app_names, task_ids, out, ceiling, shard, app_dirs, heade
 
     if headed or cdp_url:
         raise UserError("apps eval starts its own headless browser per task (--headed/--cdp-url are for `run`)")
-    options = _options(kwargs.pop("max_steps"), kwargs.pop("lookup"), kwargs.pop("max_lookup"),
-                       kwargs.pop("context_tokens"), kwargs.pop("form_check"))
+    options = _options(
+        kwargs.pop("max_steps"),
+        kwargs.pop("lookup"),
+        kwargs.pop("max_lookup"),
+        kwargs.pop("context_tokens"),
+        kwargs.pop("form_check"),
+    )
     endpoint = endpoint_options(kwargs)
     apps = load_apps(list(app_names), extra=app_dirs)
     out = Path(out)
     shard_of = parse_shard(shard)
     if ceiling:
-        config = EvalConfig(model="ceiling (gold path)", max_steps=options.max_steps, lookup=options.lookup,
-                            context_tokens=options.context_tokens)
-        await evaluate(apps, list(task_ids), out, options=options, config=config, ceiling=True, shard=shard_of,
-                       say=status)
+        config = EvalConfig(
+            model="ceiling (gold path)",
+            max_steps=options.max_steps,
+            lookup=options.lookup,
+            context_tokens=options.context_tokens,
+        )
+        await evaluate(
+            apps, list(task_ids), out, options=options, config=config, ceiling=True, shard=shard_of, say=status
+        )
     else:
         async with open_client(endpoint) as client:
-            config = EvalConfig(model=client.model_name, max_steps=options.max_steps, lookup=options.lookup,
-                                context_tokens=options.context_tokens)
-            await evaluate(apps, list(task_ids), out, options=options, config=config, client=client, shard=shard_of,
-                           say=status)
+            config = EvalConfig(
+                model=client.model_name,
+                max_steps=options.max_steps,
+                lookup=options.lookup,
+                context_tokens=options.context_tokens,
+            )
+            await evaluate(
+                apps, list(task_ids), out, options=options, config=config, client=client, shard=shard_of, say=status
+            )
             click.echo(client.usage.summary_line())
     click.echo(f"report: {write_report(out)}")
 

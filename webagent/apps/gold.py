@@ -117,8 +117,12 @@ class GoldVerdict:
 
     def line(self) -> str:
         mark = "ok  " if self.ok else "FAIL"
-        detail = [f"check before={self.before} after={self.after}", f"{self.run.steps} steps",
-                  f"{self.run.seconds:.1f} s", f"reset {self.reset_s * 1000:.0f} ms"]
+        detail = [
+            f"check before={self.before} after={self.after}",
+            f"{self.run.steps} steps",
+            f"{self.run.seconds:.1f} s",
+            f"reset {self.reset_s * 1000:.0f} ms",
+        ]
         if self.run.error:
             detail.append(self.run.error)
         if self.run.outside_hosts:

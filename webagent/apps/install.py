@@ -72,11 +72,27 @@ def ensure_venv(app: App, say: Callable[[str], None]) -> Path:
     say(f"{app.name}: installing {', '.join(app.config.requirements)} into {home / 'venv'}")
     t0 = time.perf_counter()
     shutil.rmtree(home / "venv", ignore_errors=True)
-    _run([sys.executable, "-m", "venv", *([] if app.config.requirements else ["--without-pip"]), home / "venv"],
-         "creating its venv", app, log)
+    _run(
+        [sys.executable, "-m", "venv", *([] if app.config.requirements else ["--without-pip"]), home / "venv"],
+        "creating its venv",
+        app,
+        log,
+    )
     if app.config.requirements:
-        _run([venv_python(app), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-              *app.config.requirements], "pip install", app, log)
+        _run(
+            [
+                venv_python(app),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                *app.config.requirements,
+            ],
+            "pip install",
+            app,
+            log,
+        )
     stamp.touch()
     say(f"{app.name}: installed in {time.perf_counter() - t0:.1f} s")
     return venv_python(app)

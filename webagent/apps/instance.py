@@ -114,9 +114,13 @@ class AppInstance:
         self.log = home / "logs" / f"serve-{self.port}.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen([str(venv_python(self.app)), "app.py", "serve", str(self.live), str(self.port)],
-                                         cwd=self.app.folder, stdout=out, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                [str(venv_python(self.app)), "app.py", "serve", str(self.live), str(self.port)],
+                cwd=self.app.folder,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         try:
             self._wait_ready()
         except BaseException:
@@ -129,8 +133,10 @@ class AppInstance:
         url = self.url(self.app.config.ready_path)
         while True:
             if self.proc.poll() is not None:
-                raise UserError(f"app {self.app.name} did not come up on 127.0.0.1:{self.port}: its server exited "
-                                f"(code {self.proc.returncode}); see its log: {self.log}")
+                raise UserError(
+                    f"app {self.app.name} did not come up on 127.0.0.1:{self.port}: its server exited "
+                    f"(code {self.proc.returncode}); see its log: {self.log}"
+                )
             try:
                 with urllib.request.urlopen(url, timeout=5) as reply:
                     if reply.status < 500:
@@ -141,8 +147,10 @@ class AppInstance:
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
                 pass
             if time.monotonic() > deadline:
-                raise UserError(f"app {self.app.name} did not come up on 127.0.0.1:{self.port} within "
-                                f"{READY_TIMEOUT_S:.0f} s; see its log: {self.log}")
+                raise UserError(
+                    f"app {self.app.name} did not come up on 127.0.0.1:{self.port} within "
+                    f"{READY_TIMEOUT_S:.0f} s; see its log: {self.log}"
+                )
             time.sleep(0.1)
 
     def reset(self) -> float:
@@ -166,7 +174,9 @@ class AppInstance:
             verdict = json.loads(lines[-1])
             return bool(verdict["ok"]), str(verdict.get("why", ""))
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise AppError(f"app {self.app.name}: the check of {task_id} printed no verdict: {lines[-1][:200]}") from exc
+            raise AppError(
+                f"app {self.app.name}: the check of {task_id} printed no verdict: {lines[-1][:200]}"
+            ) from exc
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

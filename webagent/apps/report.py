@@ -29,12 +29,17 @@ def summarise(rows: list[dict]) -> dict:
     n = len(rows)
     med = lambda xs: sorted(xs)[len(xs) // 2] if xs else 0  # noqa: E731
     return {
-        "tasks": n, "success": sum(r["success"] for r in rows),
+        "tasks": n,
+        "success": sum(r["success"] for r in rows),
         "success_rate": round(sum(r["success"] for r in rows) / n, 4) if n else 0.0,
-        "by_app": {a: {"tasks": len(rs), "success": sum(r["success"] for r in rs)}
-                   for a, rs in _groups(rows, lambda r: [r["app"]]).items()},
-        "by_kind": {k: {"tasks": len(rs), "success": sum(r["success"] for r in rs)}
-                    for k, rs in _groups(rows, lambda r: r["kinds"]).items()},
+        "by_app": {
+            a: {"tasks": len(rs), "success": sum(r["success"] for r in rs)}
+            for a, rs in _groups(rows, lambda r: [r["app"]]).items()
+        },
+        "by_kind": {
+            k: {"tasks": len(rs), "success": sum(r["success"] for r in rs)}
+            for k, rs in _groups(rows, lambda r: r["kinds"]).items()
+        },
         "causes": dict(Counter(_cause_kind(r["cause"]) for r in rows if not r["success"]).most_common()),
         "median_steps": med([r["steps"] for r in rows]),
         "median_seconds": med([r.get("time_s", 0) for r in rows]),
@@ -46,7 +51,9 @@ def _cause_kind(cause: str | None) -> str:
     if not cause:
         return "unknown"
     if cause.startswith("gold step"):  # the ceiling: the agent's message decides the kind
-        return "not offered" if "no line shows" in cause else "refused" if "failed" in cause or "not" in cause else "other"
+        return (
+            "not offered" if "no line shows" in cause else "refused" if "failed" in cause or "not" in cause else "other"
+        )
     return cause
 
 
@@ -61,29 +68,48 @@ def write_report(out: Path, beside: Path | None = None) -> Path:
         summary["beside"] = {"folder": str(beside), **summarise(other)}
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     label = beside.name if other else ""
-    lines = [f"# Real-app suite: {config.get('model', '?')}", "",
-             f"{summary['success']}/{summary['tasks']} tasks succeeded (the app's database check)"
-             + (f"; beside: {_share(other)} ({beside})" if other else "") + ".",
-             f"Step limit {config.get('max_steps')}, look-up {config.get('lookup')}, context {config.get('context_tokens')} tokens.",
-             "", "## By app", "", f"| app | success |{' ' + label + ' |' if other else ''}",
-             f"|---|---|{'---|' if other else ''}"]
+    lines = [
+        f"# Real-app suite: {config.get('model', '?')}",
+        "",
+        f"{summary['success']}/{summary['tasks']} tasks succeeded (the app's database check)"
+        + (f"; beside: {_share(other)} ({beside})" if other else "")
+        + ".",
+        f"Step limit {config.get('max_steps')}, look-up {config.get('lookup')}, context {config.get('context_tokens')} tokens.",
+        "",
+        "## By app",
+        "",
+        f"| app | success |{' ' + label + ' |' if other else ''}",
+        f"|---|---|{'---|' if other else ''}",
+    ]
     for app, rs in _groups(rows, lambda r: [r["app"]]).items():
         side = f" {_share([other_by[r['task']] for r in rs if r['task'] in other_by])} |" if other else ""
         lines.append(f"| {app} | {_share(rs)} |{side}")
-    lines += ["", "## By task kind", "", f"| kind | success |{' ' + label + ' |' if other else ''}",
-              f"|---|---|{'---|' if other else ''}"]
+    lines += [
+        "",
+        "## By task kind",
+        "",
+        f"| kind | success |{' ' + label + ' |' if other else ''}",
+        f"|---|---|{'---|' if other else ''}",
+    ]
     for kind, rs in _groups(rows, lambda r: r["kinds"]).items():
         side = f" {_share([other_by[r['task']] for r in rs if r['task'] in other_by])} |" if other else ""
         lines.append(f"| {kind} | {_share(rs)} |{side}")
     if summary["causes"]:
         lines += ["", "## How failures ended", ""] + [f"- {c}: {n}" for c, n in summary["causes"].items()]
-    lines += ["", "## Tasks", "", "| task | kinds | success | steps (gold) | s | prompt tokens | how it ended |",
-              "|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Tasks",
+        "",
+        "| task | kinds | success | steps (gold) | s | prompt tokens | how it ended |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in sorted(rows, key=lambda r: (r["app"], r["task"])):
         ended = "site confirmed" if r["success"] else (r["cause"] or r["status"])
-        lines.append(f"| {r['task']} | {', '.join(r['kinds'])} | {'yes' if r['success'] else 'no'} | "
-                     f"{r['steps']} ({r['gold_steps']}) | {r.get('time_s', 0):.0f} | {r.get('prompt_tokens', 0)} | "
-                     f"{ended.replace('|', '/')} |")
+        lines.append(
+            f"| {r['task']} | {', '.join(r['kinds'])} | {'yes' if r['success'] else 'no'} | "
+            f"{r['steps']} ({r['gold_steps']}) | {r.get('time_s', 0):.0f} | {r.get('prompt_tokens', 0)} | "
+            f"{ended.replace('|', '/')} |"
+        )
     (out / "report.md").write_text("\n".join(lines) + "\n")
     _plot(out / "success.png", rows, other, config.get("model", "?"), label)
     return out / "report.md"

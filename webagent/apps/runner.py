@@ -28,8 +28,15 @@ from webagent.apps.spec import App, Task
 from webagent.errors import UserError
 
 # The agent's refusals, as its problem messages read (webagent.web.live_action).
-REFUSALS = ("is not one you may act on", "is not possible now", "is not an option of", "is the name of",
-            "takes CLICK", "takes TYPE", "takes SELECT")
+REFUSALS = (
+    "is not one you may act on",
+    "is not possible now",
+    "is not an option of",
+    "is the name of",
+    "takes CLICK",
+    "takes TYPE",
+    "takes SELECT",
+)
 
 
 class EvalConfig(BaseModel):
@@ -94,8 +101,9 @@ def failure_cause(status: str, success: bool, steps: list[dict]) -> str | None:
     return status
 
 
-async def run_task(instance: AppInstance, task: Task, client, options, trace_dir: Path | None,
-                   gold: GoldModel | None = None) -> dict:
+async def run_task(
+    instance: AppInstance, task: Task, client, options, trace_dir: Path | None, gold: GoldModel | None = None
+) -> dict:
     """One task on a reset instance; the row for ``episodes.jsonl``."""
     from webagent.agent.live import uncached
     from webagent.agent.loop import run_agent
@@ -103,9 +111,21 @@ async def run_task(instance: AppInstance, task: Task, client, options, trace_dir
     from webagent.agent.trace import TraceWriter
     from webagent.browser import BrowserSession
 
-    row = {"app": instance.app.name, "task": task.id, "kinds": task.kinds, "gold_steps": len(task.gold),
-           "success": False, "status": "error", "steps": 0, "cause": None, "check": "", "answer": None,
-           "error": None, "usage": {}, "trace_dir": str(trace_dir) if trace_dir else None}
+    row = {
+        "app": instance.app.name,
+        "task": task.id,
+        "kinds": task.kinds,
+        "gold_steps": len(task.gold),
+        "success": False,
+        "status": "error",
+        "steps": 0,
+        "cause": None,
+        "check": "",
+        "answer": None,
+        "error": None,
+        "usage": {},
+        "trace_dir": str(trace_dir) if trace_dir else None,
+    }
     t0 = time.perf_counter()
     row["reset_s"] = round(instance.reset(), 4)
 
@@ -123,14 +143,23 @@ async def run_task(instance: AppInstance, task: Task, client, options, trace_dir
             opened = await browser.open(instance.url(task.start))
             if not opened.ok:
                 raise AppError(f"cannot open {instance.url(task.start)}: {opened.error}")
-            result = await run_agent(browser, uncached(client), task.task, options=options, trace=trace,
-                                     after_step=app_says_done)
+            result = await run_agent(
+                browser, uncached(client), task.task, options=options, trace=trace, after_step=app_says_done
+            )
         ok, why = instance.check(task.id, (result.answer or "") if task.answer is not None else None)
         steps = trace.steps() if trace and trace.steps_path.is_file() else []
-        row.update(success=ok, status=result.status, steps=result.steps, check=why, answer=result.answer,
-                   error=result.error, usage=result.usage, cause=failure_cause(result.status, ok, steps),
-                   refusals=sum(any(r in (s.get("problem") or "") for r in REFUSALS) for s in steps),
-                   prompt_tokens=result.usage.get("prompt_tokens", 0))
+        row.update(
+            success=ok,
+            status=result.status,
+            steps=result.steps,
+            check=why,
+            answer=result.answer,
+            error=result.error,
+            usage=result.usage,
+            cause=failure_cause(result.status, ok, steps),
+            refusals=sum(any(r in (s.get("problem") or "") for r in REFUSALS) for s in steps),
+            prompt_tokens=result.usage.get("prompt_tokens", 0),
+        )
     except (AppError, UserError) as exc:
         row.update(error=str(exc), cause="error")
     except Exception as exc:  # noqa: BLE001 - one broken task must not end the run; it is re-run on resume
@@ -142,15 +171,25 @@ async def run_task(instance: AppInstance, task: Task, client, options, trace_dir
         row["losses"] = gold.losses
         if not row["success"] and row["cause"] != "error":
             first = gold.losses[0] if gold.losses else None
-            row["cause"] = (f"gold step {first['gold_step']} ({first['step']}): {first['message']}" if first
-                            else row["cause"])
+            row["cause"] = (
+                f"gold step {first['gold_step']} ({first['step']}): {first['message']}" if first else row["cause"]
+            )
     row["time_s"] = round(time.perf_counter() - t0, 2)
     return row
 
 
-async def evaluate(apps: list[App], task_ids: list[str], out: Path, *, options, config: EvalConfig,
-                   client=None, ceiling: bool = False, shard: tuple[int, int] = (0, 1),
-                   say: Callable[[str], None] = print) -> list[dict]:
+async def evaluate(
+    apps: list[App],
+    task_ids: list[str],
+    out: Path,
+    *,
+    options,
+    config: EvalConfig,
+    client=None,
+    ceiling: bool = False,
+    shard: tuple[int, int] = (0, 1),
+    say: Callable[[str], None] = print,
+) -> list[dict]:
     """Run the chosen tasks not yet in ``out`` (see the module docstring); returns all rows."""
     from webagent.llm.testing import fake_client
 
@@ -177,8 +216,10 @@ async def evaluate(apps: list[App], task_ids: list[str], out: Path, *, options, 
                     f.write(json.dumps(row, ensure_ascii=False) + "\n")
                 k += 1
                 verdict = "success" if row["success"] else f"failed: {row['cause']}"
-                say(f"[{k}/{len(pairs)}] {task.id}: {verdict}; {row['steps']} steps, {row['time_s']:.0f} s, "
-                    f"{row.get('prompt_tokens', 0)} prompt tokens")
+                say(
+                    f"[{k}/{len(pairs)}] {task.id}: {verdict}; {row['steps']} steps, {row['time_s']:.0f} s, "
+                    f"{row.get('prompt_tokens', 0)} prompt tokens"
+                )
     return [rows[t.id] for _, t in pairs if t.id in rows]
 
 

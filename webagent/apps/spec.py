@@ -19,8 +19,21 @@ from webagent.errors import DataError, UserError
 from webagent.llm.cache import webagent_home
 
 BUILTIN = Path(__file__).parent / "builtin"
-KINDS = ("login", "search", "open", "create", "edit", "assign", "comment", "status", "filter", "checkout",
-         "voucher", "leave-alone", "answer")
+KINDS = (
+    "login",
+    "search",
+    "open",
+    "create",
+    "edit",
+    "assign",
+    "comment",
+    "status",
+    "filter",
+    "checkout",
+    "voucher",
+    "leave-alone",
+    "answer",
+)
 
 
 class User(BaseModel):

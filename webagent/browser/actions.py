@@ -36,9 +36,16 @@ from webagent.browser.guard import redact
 from webagent.browser.models import Action, ActionResult, ElementRef, Observation
 from webagent.browser.timing import within
 
-_STALE = ("No node with given id found", "does not belong to the document", "Cannot find context",
-          "Could not find node", "Execution context was destroyed", "Target closed", "Session closed",
-          "has been closed")
+_STALE = (
+    "No node with given id found",
+    "does not belong to the document",
+    "Cannot find context",
+    "Could not find node",
+    "Execution context was destroyed",
+    "Target closed",
+    "Session closed",
+    "has been closed",
+)
 _VALUE_SET_TYPES = ("date", "datetime-local", "month", "week", "time", "color", "range")
 
 # Runs on the resolved element: its state, and whether the centre of its first box
@@ -140,8 +147,10 @@ async def execute(session, action: Action, observation: Observation | None = Non
     refused_before = len(session.guard.refused) if session.guard else 0
     popups_before = session.popups_announced()
     try:
-        await within(_dispatch(session, action, ref, observation, result),
-                     session.action_timeout_s + session.settle_timeout_s + 5)
+        await within(
+            _dispatch(session, action, ref, observation, result),
+            session.action_timeout_s + session.settle_timeout_s + 5,
+        )
     except ActionFailed as exc:
         result.ok, result.error, result.page_changed = False, str(exc), exc.page_changed
     except asyncio.TimeoutError:
@@ -203,7 +212,11 @@ async def _dispatch(session, action: Action, ref, observation, result: ActionRes
         cdp = await session.cdp_session(session.page)
         found = await cdp.send("Runtime.evaluate", {"expression": "document.documentElement", "returnByValue": False})
         moved = await _call(cdp, found["result"]["objectId"], _SCROLL, 1 if action.direction == "down" else -1)
-        result.note = None if moved else f"the page did not move: already at the {'bottom' if action.direction == 'down' else 'top'}"
+        result.note = (
+            None
+            if moved
+            else f"the page did not move: already at the {'bottom' if action.direction == 'down' else 'top'}"
+        )
         return
     if action.element_id is None:
         raise ActionFailed(f"{op} needs an element id")
@@ -213,7 +226,9 @@ async def _dispatch(session, action: Action, ref, observation, result: ActionRes
         raise ActionFailed(f"element {action.element_id} is not in the observation")
     owner_cdp = session.target(ref.target)
     if owner_cdp is None:
-        raise ActionFailed(f"page changed: the frame or tab of element {action.element_id} is gone; observe again", True)
+        raise ActionFailed(
+            f"page changed: the frame or tab of element {action.element_id} is gone; observe again", True
+        )
     owner, cdp = owner_cdp
     if hasattr(owner, "is_closed") and owner is not session.page:
         raise ActionFailed(f"page changed: element {action.element_id} belongs to another tab; observe again", True)
@@ -256,18 +271,27 @@ async def _resolve(cdp, ref: ElementRef, element_id: str) -> str:
         if _is_stale(message):
             raise ActionFailed(
                 f"page changed: element {element_id} is no longer on the page (reloaded or navigated); observe again",
-                True) from None
+                True,
+            ) from None
         raise
     return found["object"]["objectId"]
 
 
 async def _call(cdp, object_id: str, function: str, *args):
-    reply = await cdp.send("Runtime.callFunctionOn", {
-        "objectId": object_id, "functionDeclaration": function,
-        "arguments": [{"value": a} for a in args], "returnByValue": True, "awaitPromise": True,
-    })
+    reply = await cdp.send(
+        "Runtime.callFunctionOn",
+        {
+            "objectId": object_id,
+            "functionDeclaration": function,
+            "arguments": [{"value": a} for a in args],
+            "returnByValue": True,
+            "awaitPromise": True,
+        },
+    )
     if "exceptionDetails" in reply:
-        detail = reply["exceptionDetails"].get("exception", {}).get("description") or reply["exceptionDetails"].get("text")
+        detail = reply["exceptionDetails"].get("exception", {}).get("description") or reply["exceptionDetails"].get(
+            "text"
+        )
         raise ActionFailed(f"page script error: {str(detail).splitlines()[0]}")
     return reply["result"].get("value")
 
@@ -280,7 +304,8 @@ async def _frame_offset(owner) -> tuple[float, float]:
         raise ActionFailed("the element's frame is not displayed")
     inset = await element.evaluate(
         "e => { const s = getComputedStyle(e);"
-        " return [e.clientLeft + parseFloat(s.paddingLeft), e.clientTop + parseFloat(s.paddingTop)]; }")
+        " return [e.clientLeft + parseFloat(s.paddingLeft), e.clientTop + parseFloat(s.paddingTop)]; }"
+    )
     return box["x"] + inset[0], box["y"] + inset[1]
 
 
@@ -325,7 +350,11 @@ async def _type(session, cdp, ref, object_id, action: Action, result: ActionResu
         raise ActionFailed(f"element {action.element_id} ({probe['tag']}) is hidden")
     if probe["disabled"]:
         raise ActionFailed(f"element {action.element_id} ({probe['tag']}) is disabled")
-    kind = await _call(cdp, object_id, "function() { return [this.tagName.toLowerCase(), (this.type || '').toLowerCase(), !!this.readOnly, !!this.isContentEditable]; }")
+    kind = await _call(
+        cdp,
+        object_id,
+        "function() { return [this.tagName.toLowerCase(), (this.type || '').toLowerCase(), !!this.readOnly, !!this.isContentEditable]; }",
+    )
     tag, input_type, readonly, editable = kind
     if not (tag in ("input", "textarea") or editable):
         raise ActionFailed(f"element {action.element_id} ({tag}) is not a text field; CLICK it or pick a field")

@@ -161,10 +161,20 @@ async def capture(
     t_clean = time.perf_counter()
     title = _title(main)
     return Observation(
-        url=page.url, title=title, raw_html=raw_html, cleaned_html=cleaned, elements=elements,
-        timings=Timings(snapshot_s=t_snap - t0, serialise_s=t_ser - t_snap, clean_s=t_clean - t_ser,
-                        total_s=time.perf_counter() - t0),
-        nodes=nodes, truncated=truncated, frame_errors=errors,
+        url=page.url,
+        title=title,
+        raw_html=raw_html,
+        cleaned_html=cleaned,
+        elements=elements,
+        timings=Timings(
+            snapshot_s=t_snap - t0,
+            serialise_s=t_ser - t_snap,
+            clean_s=t_clean - t_ser,
+            total_s=time.perf_counter() - t0,
+        ),
+        nodes=nodes,
+        truncated=truncated,
+        frame_errors=errors,
     )
 
 

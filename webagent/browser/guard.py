@@ -113,8 +113,10 @@ class NavigationGuard:
         host, port = _host(url), _port(url)
         if self._allows(host, port):
             return None
-        return (f"{_spelling(host, port)} is not in the allowed domains ({', '.join(self.allowed_domains)};"
-                f" --allow-domain adds one): {url}")
+        return (
+            f"{_spelling(host, port)} is not in the allowed domains ({', '.join(self.allowed_domains)};"
+            f" --allow-domain adds one): {url}"
+        )
 
     def check(self, url: str) -> str | None:
         """Like ``why_refused`` but records a refusal in ``refused`` and ``reasons``."""

@@ -32,9 +32,9 @@ class Interceptor:
         self.session = session
         self.cdp = None
         self.context_id: str | None = None
-        self.first_target: str | None = None   # the session's own first tab
-        self.targets: dict[str, dict] = {}     # target id -> Target.TargetInfo (pages)
-        self.popups = 0                        # tabs of this context the pages opened
+        self.first_target: str | None = None  # the session's own first tab
+        self.targets: dict[str, dict] = {}  # target id -> Target.TargetInfo (pages)
+        self.popups = 0  # tabs of this context the pages opened
 
     async def install(self, browser, page) -> None:
         try:
@@ -49,8 +49,10 @@ class Interceptor:
             await self.cdp.send("Target.setDiscoverTargets", {"discover": True})
             await self.cdp.send("Fetch.enable", DOCUMENTS)
         except Exception as exc:  # noqa: BLE001 - any failure: no guard, no session
-            raise BrowserError(f"the navigation guard could not be installed ({first_line(exc)});"
-                               " the browser session stops rather than browse unguarded") from None
+            raise BrowserError(
+                f"the navigation guard could not be installed ({first_line(exc)});"
+                " the browser session stops rather than browse unguarded"
+            ) from None
 
     async def check(self) -> str | None:
         """``None`` while the guard is in place, else why it is not."""
@@ -75,7 +77,9 @@ class Interceptor:
             pass
 
     def _ours(self, info: dict) -> bool:
-        return info.get("type") == "page" and (self.context_id is None or info.get("browserContextId") == self.context_id)
+        return info.get("type") == "page" and (
+            self.context_id is None or info.get("browserContextId") == self.context_id
+        )
 
     def _on_target(self, event: dict) -> None:
         info = event.get("targetInfo", {})

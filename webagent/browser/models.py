@@ -34,9 +34,9 @@ class ElementRef(BaseModel):
 class Timings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    snapshot_s: float = 0.0    # CDP DOMSnapshot.captureSnapshot (all targets)
-    serialise_s: float = 0.0   # snapshot -> raw HTML
-    clean_s: float = 0.0       # webagent.html.clean_html
+    snapshot_s: float = 0.0  # CDP DOMSnapshot.captureSnapshot (all targets)
+    serialise_s: float = 0.0  # snapshot -> raw HTML
+    clean_s: float = 0.0  # webagent.html.clean_html
     total_s: float = 0.0
 
 
@@ -61,8 +61,8 @@ class Observation(BaseModel):
     cleaned_html: str
     elements: dict[str, ElementRef]
     timings: Timings = Field(default_factory=Timings)
-    nodes: int = 0                    # element nodes seen in the snapshots
-    truncated: bool = False           # the page had more than ``max_nodes`` elements
+    nodes: int = 0  # element nodes seen in the snapshots
+    truncated: bool = False  # the page had more than ``max_nodes`` elements
     frame_errors: list[str] = Field(default_factory=list)  # frames that could not be captured
 
 

@@ -131,13 +131,13 @@ class BrowserSession(Tabs):
         self._browser = None
         self._context = None
         self._owns_context = True
-        self._cdp: dict[object, object] = {}    # Page or Frame -> CDPSession
+        self._cdp: dict[object, object] = {}  # Page or Frame -> CDPSession
         self._target_names: dict[object, str] = {}
-        self._targets: dict[str, object] = {}   # target name -> Page or Frame
+        self._targets: dict[str, object] = {}  # target name -> Page or Frame
         self._target_count = 0
-        self._shared: dict = {}                 # in-process frame -> its URL when checked
+        self._shared: dict = {}  # in-process frame -> its URL when checked
         self._interceptor = Interceptor(self)
-        self._tasks: set = set()                # guard work and downloads in progress
+        self._tasks: set = set()  # guard work and downloads in progress
         self._downloads: set = set()
         self._closed = False
         self._init_tabs()
@@ -164,13 +164,18 @@ class BrowserSession(Tabs):
             else:
                 try:
                     self._browser = await self._pw.chromium.launch(
-                        executable_path=executable, headless=not self.headed, args=CHROMIUM_ARGS,
+                        executable_path=executable,
+                        headless=not self.headed,
+                        args=CHROMIUM_ARGS,
                     )
                 except PlaywrightError as exc:
-                    raise BrowserError(f"cannot start Chromium ({executable or 'Playwright build'}): {_first_line(exc)}") from None
+                    raise BrowserError(
+                        f"cannot start Chromium ({executable or 'Playwright build'}): {_first_line(exc)}"
+                    ) from None
             width, height = self.viewport
             self._context = await self._browser.new_context(
-                viewport={"width": width, "height": height}, service_workers="block",
+                viewport={"width": width, "height": height},
+                service_workers="block",
             )
             self._context.on("page", self._on_new_page)
             await self._open_first_page()
@@ -200,8 +205,13 @@ class BrowserSession(Tabs):
         if self._closed:
             return
         self._closed = True
-        for step in (self._interceptor.stop, self._cancel_tasks, self._close_context, self._close_browser,
-                     self._stop_playwright):
+        for step in (
+            self._interceptor.stop,
+            self._cancel_tasks,
+            self._close_context,
+            self._close_browser,
+            self._stop_playwright,
+        ):
             try:
                 await asyncio.shield(step())
             except BaseException:  # noqa: BLE001 - closing must go on after any failure

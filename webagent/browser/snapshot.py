@@ -37,8 +37,7 @@ from webagent.browser.guard import redact
 STYLES = ["display", "visibility", "opacity", "pointer-events", "cursor"]
 CLICKABLE_MAX_ELEMENTS = 40
 INFORMATIVE_ATTRS = frozenset(
-    {"alt", "title", "aria-label", "placeholder", "name", "value", "role", "type", "label",
-     "aria-description"}
+    {"alt", "title", "aria-label", "placeholder", "name", "value", "role", "type", "label", "aria-description"}
 )
 INTERACTIVE = frozenset({"a", "button", "input", "select", "option", "textarea", "label", "iframe"})
 _BAD_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -54,7 +53,7 @@ def _xml(text: str) -> str:
 class Built:
     """One target's capture: its root element(s) and what each id stands for."""
 
-    roots: list                                    # top-level elements (one per document root)
+    roots: list  # top-level elements (one per document root)
     elements: dict[str, tuple[int, str, bool]] = field(default_factory=dict)  # id -> (backendNodeId, tag, is_password)
     nodes: int = 0
     truncated: bool = False
@@ -184,9 +183,13 @@ class _DocView:
                 tag = self.tags[i]
                 rect = bounds[i]
                 if rect[2] > 0 and rect[3] > 0 and self.vis[i] not in t_hidden and tag not in _NOT_CONTENT:
-                    keep = (tag in INTERACTIVE or i in self.clickable or i in self.content_doc
-                            or self._informative(i)
-                            or (tag in _MEDIA and self.opa[i] not in t_transparent))
+                    keep = (
+                        tag in INTERACTIVE
+                        or i in self.clickable
+                        or i in self.content_doc
+                        or self._informative(i)
+                        or (tag in _MEDIA and self.opa[i] not in t_transparent)
+                    )
             keep_col[i] = keep
             size_col[i] = size + 1 if keep else 0
         # options live in no layout box: keep them with their select.
@@ -317,9 +320,13 @@ class _DocView:
         while stack:
             c = stack.pop(0)
             if self.tags[c] == "option" and c in self.selected:
-                return _xml(" ".join("".join(
-                    strings[self.value[t]] for t in self.children[c] if self.type[t] == 3 and self.value[t] >= 0
-                ).split()))
+                return _xml(
+                    " ".join(
+                        "".join(
+                            strings[self.value[t]] for t in self.children[c] if self.type[t] == 3 and self.value[t] >= 0
+                        ).split()
+                    )
+                )
             stack.extend(self.children[c])
         return None
 

@@ -22,16 +22,16 @@ from webagent.browser.timing import within
 class Tabs:
     def _init_tabs(self) -> None:
         self._page = None
-        self._first = None                      # the session's own first tab
-        self._previous: list = []               # pages that were active before, oldest first
-        self._new_pages: list = []              # opened since take_new_pages()
-        self._unannounced: list = []            # opened, not yet told in take_events()
-        self._announced: set = set()            # told about (their closing is told too)
-        self._closing: set = set()              # closed by the session itself
+        self._first = None  # the session's own first tab
+        self._previous: list = []  # pages that were active before, oldest first
+        self._new_pages: list = []  # opened since take_new_pages()
+        self._unannounced: list = []  # opened, not yet told in take_events()
+        self._announced: set = set()  # told about (their closing is told too)
+        self._closing: set = set()  # closed by the session itself
         self._inflight: dict[object, int] = {}  # Page -> requests in flight
         self._page_opened: asyncio.Event | None = None
-        self.events: list[str] = []             # every browser event, in order (see events.py)
-        self._events_taken = 0                  # how many of them take_events() handed out
+        self.events: list[str] = []  # every browser event, in order (see events.py)
+        self._events_taken = 0  # how many of them take_events() handed out
 
     def _watch(self, page) -> None:
         page.on("dialog", lambda dialog: browser_events.answer_dialog(self, dialog))
@@ -105,7 +105,7 @@ class Tabs:
                 self._announced.add(page)
                 self.events.append(f"new tab: {page.url or 'about:blank'}")
         self._unannounced = []
-        lines = self.events[self._events_taken:]
+        lines = self.events[self._events_taken :]
         self._events_taken = len(self.events)
         return lines
 

@@ -34,16 +34,36 @@ DEMO_TASK = 'Buy the book "Night Trains" for Ada Lovelace with express shipping.
 # no task asks for gift wrap, so an order with it is not the one asked for).
 DEMO_TASKS: dict[str, dict[str, str]] = {
     DEMO_TASK: {"item": "b6", "name": "ada lovelace", "shipping": "express", "gift": ""},
-    'Order "A Short History of Tea" for Grace Hopper with standard shipping.':
-        {"item": "b4", "name": "grace hopper", "shipping": "standard", "gift": ""},
-    'Buy "Python for Gardeners" for Alan Turing and pick it up in the store.':
-        {"item": "b3", "name": "alan turing", "shipping": "pickup", "gift": ""},
-    'Order the book "Gardens of the North" for Mary Shelley with express shipping.':
-        {"item": "b2", "name": "mary shelley", "shipping": "express", "gift": ""},
-    'Buy "Tea Gardens of Assam" for Rosalind Franklin with standard shipping.':
-        {"item": "b5", "name": "rosalind franklin", "shipping": "standard", "gift": ""},
-    'Order "The Pragmatic Gardener" for Katherine Johnson, to pick up in the store.':
-        {"item": "b1", "name": "katherine johnson", "shipping": "pickup", "gift": ""},
+    'Order "A Short History of Tea" for Grace Hopper with standard shipping.': {
+        "item": "b4",
+        "name": "grace hopper",
+        "shipping": "standard",
+        "gift": "",
+    },
+    'Buy "Python for Gardeners" for Alan Turing and pick it up in the store.': {
+        "item": "b3",
+        "name": "alan turing",
+        "shipping": "pickup",
+        "gift": "",
+    },
+    'Order the book "Gardens of the North" for Mary Shelley with express shipping.': {
+        "item": "b2",
+        "name": "mary shelley",
+        "shipping": "express",
+        "gift": "",
+    },
+    'Buy "Tea Gardens of Assam" for Rosalind Franklin with standard shipping.': {
+        "item": "b5",
+        "name": "rosalind franklin",
+        "shipping": "standard",
+        "gift": "",
+    },
+    'Order "The Pragmatic Gardener" for Katherine Johnson, to pick up in the store.': {
+        "item": "b1",
+        "name": "katherine johnson",
+        "shipping": "pickup",
+        "gift": "",
+    },
 }
 
 
@@ -88,7 +108,9 @@ class DemoShop:
             return "the shop recorded no order"
         return "the shop recorded: " + "; ".join(
             f"book {o['item']} for {o['name'] or '(no name)'}, {o['shipping'] or '(no shipping)'}"
-            + (", gift-wrapped" if o.get("gift") else "") for o in self.orders)
+            + (", gift-wrapped" if o.get("gift") else "")
+            for o in self.orders
+        )
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -117,8 +139,9 @@ def serve_directory(path: str | Path, host: str = "127.0.0.1", port: int = 0, on
     root = Path(path)
     if not root.is_dir():
         raise FileNotFoundError(f"not a directory: {root}")
-    handler_class = type("Handler", (_QuietHandler,), {"on_request": staticmethod(on_request)}) if on_request \
-        else _QuietHandler
+    handler_class = (
+        type("Handler", (_QuietHandler,), {"on_request": staticmethod(on_request)}) if on_request else _QuietHandler
+    )
     handler = functools.partial(handler_class, directory=str(root))
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True

@@ -39,6 +39,12 @@ class CountingClient:
 
     def counts(self) -> dict:
         t = self._client.usage.total
-        return {"calls": self.calls, "model_calls": t.calls, "cached_calls": t.cached_calls,
-                "prompt_words": self.prompt_words, "reply_words": self.reply_words,
-                "prompt_tokens": t.needed_prompt_tokens, "completion_tokens": t.needed_completion_tokens}
+        return {
+            "calls": self.calls,
+            "model_calls": t.calls,
+            "cached_calls": t.cached_calls,
+            "prompt_words": self.prompt_words,
+            "reply_words": self.reply_words,
+            "prompt_tokens": t.needed_prompt_tokens,
+            "completion_tokens": t.needed_completion_tokens,
+        }

@@ -30,7 +30,8 @@ FREE_MAX_TOKENS = 256
 _ANSWER_LETTER = re.compile(
     r"\banswer\b\s*(?:is\b)?\s*[:=]?\s*(?:option\s+)?"
     r"(?:\(\s*([A-Da-d])\s*\)|(?-i:([A-D]))(?![\w'’])|([a-d])\s*(?=[.):\]]|$))",
-    re.IGNORECASE | re.MULTILINE)
+    re.IGNORECASE | re.MULTILINE,
+)
 _PAREN_LETTER = re.compile(r"\(\s*([A-Da-d])\s*\)")
 _CLOSE_LETTER = re.compile(r"(?:^|(?<=\s))([A-D])\)", re.MULTILINE)
 _BARE_LETTER = re.compile(r"^\W*([A-D])\W*$")
@@ -75,8 +76,13 @@ async def answer_question(client: LLMClient, context: str, question: Question) -
     if question.multiple_choice:
         prompt = render_prompt("qa_answer_mc", context=context, question=question.with_options())
         option = await ask_until_usable(
-            client, prompt, parse=parse_option, schema=OPTION_SCHEMA, max_tokens=FREE_MAX_TOKENS,
-            purpose="answer", tally=out,
+            client,
+            prompt,
+            parse=parse_option,
+            schema=OPTION_SCHEMA,
+            max_tokens=FREE_MAX_TOKENS,
+            purpose="answer",
+            tally=out,
             instruction='Answer again with exactly one option, like "Answer: (C)", or JSON {"answer": "C"}.',
         )
         out.option = option

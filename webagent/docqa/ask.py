@@ -24,6 +24,8 @@ ANSWER_RESERVE_TOKENS = 256  # the reply
 
 def estimate_text_tokens(text: str) -> int:
     return len(text) // TEXT_CHARS_PER_TOKEN + ANSWER_RESERVE_TOKENS
+
+
 PAGINATIONS = ("llm", "uniform")
 Progress = Callable[[str], None]
 
@@ -49,12 +51,12 @@ class AskOptions:
         if self.context_tokens < 512:
             raise UserError(f"--context-tokens must be at least 512 (got {self.context_tokens})")
         if not 0 < self.min_words < self.max_words:
-            raise UserError(
-                f"need 0 < --min-words < --max-words (got {self.min_words} and {self.max_words})"
-            )
+            raise UserError(f"need 0 < --min-words < --max-words (got {self.min_words} and {self.max_words})")
         if self.single_pass and (self.pagination != "llm" or self.conditional_gist):
-            raise UserError("--single-pass gists pages while the model paginates them: it needs --pagination llm "
-                            "and no --conditional-gist")
+            raise UserError(
+                "--single-pass gists pages while the model paginates them: it needs --pagination llm "
+                "and no --conditional-gist"
+            )
 
 
 @dataclass
@@ -74,15 +76,26 @@ def memory_key(client: LLMClient, path: str | Path, opts: AskOptions, task: str 
     """What a document's gist memory depends on: the model that wrote it (the --gist-model's
     when one is given), the file, the pagination settings and the prompt files."""
     gist_prompt = "gist_conditional" if task else "gist"
-    parts: tuple = (client.identity, document_hash(path), opts.min_words, opts.max_words, opts.pagination,
-                    prompt_hash("pagination"), prompt_hash(gist_prompt), task)
+    parts: tuple = (
+        client.identity,
+        document_hash(path),
+        opts.min_words,
+        opts.max_words,
+        opts.pagination,
+        prompt_hash("pagination"),
+        prompt_hash(gist_prompt),
+        task,
+    )
     if opts.single_pass:  # the two-pass key is unchanged, so memories cached before stay valid
         parts += ("single-pass", prompt_hash("pagination_gist"))
     return content_hash("document-memory", *parts)
 
 
 async def load_document_memory(
-    client: LLMClient, path: str | Path, opts: AskOptions, progress: Progress = lambda msg: None,
+    client: LLMClient,
+    path: str | Path,
+    opts: AskOptions,
+    progress: Progress = lambda msg: None,
     question: str | None = None,
 ) -> DocumentMemory:
     """The document's gist memory, from the cache when this model has read this file with
@@ -104,15 +117,23 @@ async def load_document_memory(
         pages, fallbacks = paginate_uniform(paragraphs, words_per_page=opts.max_words), 0
     else:
         stats, pages = PaginationStats(), []
-        async for page in iter_pages(client, paragraphs, min_words=opts.min_words, max_words=opts.max_words,
-                                     stats=stats, single_pass=opts.single_pass):
+        async for page in iter_pages(
+            client,
+            paragraphs,
+            min_words=opts.min_words,
+            max_words=opts.max_words,
+            stats=stats,
+            single_pass=opts.single_pass,
+        ):
             pages.append(page)
             shown.page(page.words, last=page.metadata.get("pause") == "end")
         fallbacks = stats.fallbacks
     known = {p.index: p.metadata["gist"] for p in pages if p.metadata.get("gist")}
     if len(known) < len(pages):
-        progress(f"gisting {len(pages) - len(known)} of {len(pages)} pages"
-                 + (f" ({len(known)} written with their pause point)" if known else ""))
+        progress(
+            f"gisting {len(pages) - len(known)} of {len(pages)} pages"
+            + (f" ({len(known)} written with their pause point)" if known else "")
+        )
     shown.restart()
     memory, gist_failures = await build_memory(client, pages, task=task, on_gisted=shown.gisted, known=known)
     doc = DocumentMemory(memory, False, fallbacks, gist_failures)
@@ -146,8 +167,9 @@ class AskResult(BaseModel):
     usage: dict
 
 
-async def _answer(client: LLMClient, memory: GistMemory, question: str, pages: list[int],
-                  context_tokens: int) -> tuple[str, list[int], list[int]]:
+async def _answer(
+    client: LLMClient, memory: GistMemory, question: str, pages: list[int], context_tokens: int
+) -> tuple[str, list[int], list[int]]:
     """The answer over the memory with `pages` expanded; looked-up pages go back to their
     gists, last first, while the prompt would not fit the context (paper Appendix H), and
     once more each time the endpoint still reports an overflow."""
@@ -171,8 +193,12 @@ async def _answer(client: LLMClient, memory: GistMemory, question: str, pages: l
 
 
 async def ask(
-    client: LLMClient, path: str | Path, question: str, opts: AskOptions = AskOptions(),
-    progress: Progress = lambda msg: None, memory_client: LLMClient | None = None,
+    client: LLMClient,
+    path: str | Path,
+    question: str,
+    opts: AskOptions = AskOptions(),
+    progress: Progress = lambda msg: None,
+    memory_client: LLMClient | None = None,
 ) -> AskResult:
     """`memory_client` (--gist-model) paginates and gists; `client` looks up and answers."""
     opts.check()
@@ -183,17 +209,30 @@ async def ask(
     progress(f"looking up pages ({opts.lookup}; {len(memory)} pages)")
     lookup = lookup_parallel if opts.lookup == "parallel" else lookup_sequential
     found = await lookup(
-        client, memory, prompt=f"lookup_{opts.lookup}", values={"question": question}, max_pages=opts.max_pages,
+        client,
+        memory,
+        prompt=f"lookup_{opts.lookup}",
+        values={"question": question},
+        max_pages=opts.max_pages,
     )
     progress(f"answering from {len(found.pages)} looked-up pages")
     answer, expanded, dropped = await _answer(client, memory, question, found.pages, opts.context_tokens)
     context_words = max(memory.context_words(), memory.context_words(expanded=expanded))
     return AskResult(
-        answer=answer, pages_looked_up=expanded, pages_dropped_for_context=dropped, num_pages=len(memory),
+        answer=answer,
+        pages_looked_up=expanded,
+        pages_dropped_for_context=dropped,
+        num_pages=len(memory),
         compression_rate=round(compression_rate(memory.full_words, context_words), 2),
-        lookup=opts.lookup, lookup_calls=found.calls, lookup_failures=found.failures,
-        memory_from_cache=doc.from_cache, pagination_fallbacks=doc.pagination_fallbacks,
-        gist_failures=doc.gist_failures, document_words=memory.full_words, model=client.model_name,
-        gist_model=memory_client.model_name if memory_client is not None else None, single_pass=opts.single_pass,
+        lookup=opts.lookup,
+        lookup_calls=found.calls,
+        lookup_failures=found.failures,
+        memory_from_cache=doc.from_cache,
+        pagination_fallbacks=doc.pagination_fallbacks,
+        gist_failures=doc.gist_failures,
+        document_words=memory.full_words,
+        model=client.model_name,
+        gist_model=memory_client.model_name if memory_client is not None else None,
+        single_pass=opts.single_pass,
         usage=client.usage.to_dict(),
     )

@@ -36,9 +36,18 @@ class MethodAskResult(BaseModel):
     usage: dict
 
 
-async def ask_method(client: LLMClient, path: str | Path, question: str, method: str, *, max_pages: int,
-                     settings: ReadSettings, opts: MethodOptions | None = None,
-                     memory_client: LLMClient | None = None, progress=None) -> MethodAskResult:
+async def ask_method(
+    client: LLMClient,
+    path: str | Path,
+    question: str,
+    method: str,
+    *,
+    max_pages: int,
+    settings: ReadSettings,
+    opts: MethodOptions | None = None,
+    memory_client: LLMClient | None = None,
+    progress=None,
+) -> MethodAskResult:
     variant = Variant.parse(method, max_pages)
     opts = opts or MethodOptions(context_words=settings.context_words)
     doc = Document(str(path), list(iter_paragraphs(path)))
@@ -47,11 +56,17 @@ async def ask_method(client: LLMClient, path: str | Path, question: str, method:
     result = await runner_for(variant.method)(counting, state, Question("q", question), variant, opts)
     built = state.built()
     return MethodAskResult(
-        answer=result.answer, method=variant.name, pages_read=result.lookups,
+        answer=result.answer,
+        method=variant.name,
+        pages_read=result.lookups,
         num_pages=len(built["pages"].value) if "pages" in built else 0,
         compression_rate=round(compression_rate(doc.words, result.context_words), 2),
-        failures=result.failures, problem=result.problem, notes=result.notes,
+        failures=result.failures,
+        problem=result.problem,
+        notes=result.notes,
         memory_from_cache=bool(built) and all(b.from_cache for b in built.values()),
-        memory_failures=state.build_failures(), document_words=doc.words, model=client.model_name,
+        memory_failures=state.build_failures(),
+        document_words=doc.words,
+        model=client.model_name,
         usage=client.usage.to_dict(),
     )

@@ -19,35 +19,81 @@ PAGE_WORDS = {"quality": (280, 600), "qmsum": (280, 600), "narrativeqa": (500, 3
 
 @click.command("qa-eval")
 @click.option("--dataset", type=click.Choice(DATASETS), required=True)
-@click.option("--data", required=True, help="QuALITY/QMSum JSONL file, NarrativeQA folder (or hf:deepmind/narrativeqa).")
-@click.option("--split", type=click.Choice(NARRATIVEQA_SPLITS),
-              help=f"NarrativeQA: the split to read (default {DEFAULT_NARRATIVEQA_SPLIT}; train only when named).")
-@click.option("--method", "methods", default="all", show_default=True,
-              help="Comma-separated methods (name or name@k), or 'all'.")
-@click.option("--max-pages", type=click.IntRange(min=1), default=5, show_default=True,
-              help="readagent-p/s: most pages to look up (when no @k is given).")
+@click.option(
+    "--data", required=True, help="QuALITY/QMSum JSONL file, NarrativeQA folder (or hf:deepmind/narrativeqa)."
+)
+@click.option(
+    "--split",
+    type=click.Choice(NARRATIVEQA_SPLITS),
+    help=f"NarrativeQA: the split to read (default {DEFAULT_NARRATIVEQA_SPLIT}; train only when named).",
+)
+@click.option(
+    "--method", "methods", default="all", show_default=True, help="Comma-separated methods (name or name@k), or 'all'."
+)
+@click.option(
+    "--max-pages",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="readagent-p/s: most pages to look up (when no @k is given).",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
 @click.option("--shard", help="i/n: every n-th document, starting at the i-th.")
 @click.option("--out", type=click.Path(file_okay=False), default="runs/qa-eval", show_default=True)
 @click.option("--min-words", type=click.IntRange(min=1), help="Pagination (default: the paper's for the dataset).")
 @click.option("--max-words", type=click.IntRange(min=2), help="Pagination (default: the paper's for the dataset).")
 @click.option("--pagination", type=click.Choice(("llm", "uniform")), default="llm", show_default=True)
-@click.option("--context-words", type=click.IntRange(min=100), default=6000, show_default=True,
-              help="Context budget in words (full/truncate cut here; look-ups stop adding pages here).")
-@click.option("--max-children", type=click.IntRange(min=2), default=8, show_default=True, help="MemWalker: children per node.")
-@click.option("--max-refinements", type=click.IntRange(min=0), default=8, show_default=True,
-              help="summary-tree: most INSUFFICIENT DETAIL refinements per question.")
+@click.option(
+    "--context-words",
+    type=click.IntRange(min=100),
+    default=6000,
+    show_default=True,
+    help="Context budget in words (full/truncate cut here; look-ups stop adding pages here).",
+)
+@click.option(
+    "--max-children", type=click.IntRange(min=2), default=8, show_default=True, help="MemWalker: children per node."
+)
+@click.option(
+    "--max-refinements",
+    type=click.IntRange(min=0),
+    default=8,
+    show_default=True,
+    help="summary-tree: most INSUFFICIENT DETAIL refinements per question.",
+)
 @click.option("--no-rater", is_flag=True, help="Skip the LLM raters (ROUGE only) for free-form answers.")
 @click.option("--skip-bad", is_flag=True, help="Keep going past malformed records (counted in skipped_records.jsonl).")
 @click.option("--doc-concurrency", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option("--single-pass", is_flag=True, help="Pagination also writes each page's gist (one read per page).")
-@click.option("--gist-model", metavar="NAME", help="Paginate and gist with this model (registry name, GGUF file, or a "
-              "model at --base-url); the methods' own calls stay with the main model.")
+@click.option(
+    "--gist-model",
+    metavar="NAME",
+    help="Paginate and gist with this model (registry name, GGUF file, or a "
+    "model at --base-url); the methods' own calls stay with the main model.",
+)
 @model_options
 @run_async
-async def qa_eval_command(dataset, data, split, methods, max_pages, limit, shard, out, min_words, max_words, pagination,
-                          context_words, max_children, max_refinements, no_rater, skip_bad, doc_concurrency,
-                          single_pass, gist_model, **kwargs) -> None:
+async def qa_eval_command(
+    dataset,
+    data,
+    split,
+    methods,
+    max_pages,
+    limit,
+    shard,
+    out,
+    min_words,
+    max_words,
+    pagination,
+    context_words,
+    max_children,
+    max_refinements,
+    no_rater,
+    skip_bad,
+    doc_concurrency,
+    single_pass,
+    gist_model,
+    **kwargs,
+) -> None:
     """Evaluate reading methods on a long-document QA dataset; writes OUT/report.md, report.json and a PNG."""
     from webagent.docqa.report import write_report
     from webagent.cli_common import parse_shard
@@ -68,8 +114,12 @@ async def qa_eval_command(dataset, data, split, methods, max_pages, limit, shard
         raise UserError(f"need 0 < --min-words < --max-words (got {settings.min_words} and {settings.max_words})")
     if single_pass and pagination != "llm":
         raise UserError("--single-pass gists pages while the model paginates them: it needs --pagination llm")
-    opts = MethodOptions(context_words=context_words, importance_lookup=dataset == "narrativeqa",
-                         max_children=max_children, max_refinements=max_refinements)
+    opts = MethodOptions(
+        context_words=context_words,
+        importance_lookup=dataset == "narrativeqa",
+        max_children=max_children,
+        max_refinements=max_refinements,
+    )
     loaded = load(dataset, data, skip_bad=skip_bad, split=split)
     if dataset == "narrativeqa":
         split = split or DEFAULT_NARRATIVEQA_SPLIT
@@ -81,51 +131,89 @@ async def qa_eval_command(dataset, data, split, methods, max_pages, limit, shard
                 f.write(json.dumps(s, ensure_ascii=False) + "\n")
         status(f"skipped {len(loaded.skipped)} malformed records (see {out_dir / 'skipped_records.jsonl'})")
     documents = select(loaded.documents, limit, shard_ix)
-    status(f"{len(documents)} documents, {sum(len(d.questions) for d in documents)} questions"
-           + (f" (split {split})" if split else "") + ", "
-           f"methods: {', '.join(v.name for v in variants)}")
+    status(
+        f"{len(documents)} documents, {sum(len(d.questions) for d in documents)} questions"
+        + (f" (split {split})" if split else "")
+        + ", "
+        f"methods: {', '.join(v.name for v in variants)}"
+    )
     data_id = data if data.startswith("hf:") else str(Path(data).resolve())
     check_out_dir(out_dir, make_config(dataset, data_id, variants, "?", settings, opts, split), ignore=("model",))
     endpoint = endpoint_options(kwargs)
     async with open_client(endpoint) as client, open_gist_client(endpoint, gist_model, client) as memory_client:
         config = make_config(dataset, data_id, variants, client.model_name, settings, opts, split)
-        summary = await run_eval(client, documents, variants, out_dir, config, settings, opts,
-                                 doc_concurrency=doc_concurrency, rate=not no_rater, memory_client=memory_client)
+        summary = await run_eval(
+            client,
+            documents,
+            variants,
+            out_dir,
+            config,
+            settings,
+            opts,
+            doc_concurrency=doc_concurrency,
+            rate=not no_rater,
+            memory_client=memory_client,
+        )
         usage_line = client.usage.summary_line()
     report = write_report(out_dir)
-    status(f"{summary['ran']} method-questions run, {summary['resumed']} resumed"
-           + (f", {summary['endpoint_failures']} left by endpoint failures (run again to retry)"
-              if summary["endpoint_failures"] else ""))
+    status(
+        f"{summary['ran']} method-questions run, {summary['resumed']} resumed"
+        + (
+            f", {summary['endpoint_failures']} left by endpoint failures (run again to retry)"
+            if summary["endpoint_failures"]
+            else ""
+        )
+    )
     click.echo((out_dir / "report.md").read_text(encoding="utf-8"))
-    click.echo(f"wrote {out_dir / 'report.md'}, report.json, accuracy_vs_compression.png "
-               f"({report['questions']} questions)")
+    click.echo(
+        f"wrote {out_dir / 'report.md'}, report.json, accuracy_vs_compression.png ({report['questions']} questions)"
+    )
     click.echo(usage_line)
 
 
-async def ask_with_method(path, question: str, method: str, ask_opts, as_json: bool, kwargs: dict,
-                          gist_model: str | None = None) -> None:
+async def ask_with_method(
+    path, question: str, method: str, ask_opts, as_json: bool, kwargs: dict, gist_model: str | None = None
+) -> None:
     """`webagent ask --method M` for the methods other than ReadAgent-P/S."""
     from webagent.docqa.ask_method import WORDS_PER_TOKEN, ask_method
     from webagent.docqa.methods import Variant
     from webagent.llm.endpoint import open_client, open_gist_client
 
     Variant.parse(method)  # a bad name fails before any model starts
-    settings = ReadSettings(ask_opts.min_words, ask_opts.max_words, ask_opts.pagination,
-                            int(ask_opts.context_tokens * WORDS_PER_TOKEN), ask_opts.single_pass, gist_model)
+    settings = ReadSettings(
+        ask_opts.min_words,
+        ask_opts.max_words,
+        ask_opts.pagination,
+        int(ask_opts.context_tokens * WORDS_PER_TOKEN),
+        ask_opts.single_pass,
+        gist_model,
+    )
     endpoint = endpoint_options(kwargs)
     async with open_client(endpoint) as client, open_gist_client(endpoint, gist_model, client) as memory_client:
-        result = await ask_method(client, path, question, method, max_pages=ask_opts.max_pages, settings=settings,
-                                  memory_client=memory_client, progress=status)
+        result = await ask_method(
+            client,
+            path,
+            question,
+            method,
+            max_pages=ask_opts.max_pages,
+            settings=settings,
+            memory_client=memory_client,
+            progress=status,
+        )
         usage_line = client.usage.summary_line()
     if as_json:
         click.echo(result.model_dump_json())
         return
     click.echo(result.answer or "(the model gave an empty answer)")
     click.echo("")
-    click.echo(f"method: {result.method}; pages read in full: {', '.join(map(str, result.pages_read)) or 'none'} "
-               f"of {result.num_pages}; compression rate: {result.compression_rate:.1f}%"
-               + ("  (memory from cache)" if result.memory_from_cache else ""))
+    click.echo(
+        f"method: {result.method}; pages read in full: {', '.join(map(str, result.pages_read)) or 'none'} "
+        f"of {result.num_pages}; compression rate: {result.compression_rate:.1f}%"
+        + ("  (memory from cache)" if result.memory_from_cache else "")
+    )
     if result.failures or result.memory_failures:
-        click.echo(f"failures: {result.failures} in answering ({result.problem or 'see --json'}), "
-                   f"{result.memory_failures} in building the memory (not cached)")
+        click.echo(
+            f"failures: {result.failures} in answering ({result.problem or 'see --json'}), "
+            f"{result.memory_failures} in building the memory (not cached)"
+        )
     click.echo(usage_line)

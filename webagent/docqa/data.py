@@ -97,8 +97,9 @@ def _need(obj: dict, key: str, kind: type | tuple, file: Path, record: object, p
         raise DataError(file, "missing", record, prefix + key)
     value = obj[key]
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise DataError(file, f"expected {getattr(kind, '__name__', kind)}, got {type(value).__name__}",
-                        record, prefix + key)
+        raise DataError(
+            file, f"expected {getattr(kind, '__name__', kind)}, got {type(value).__name__}", record, prefix + key
+        )
     return value
 
 
@@ -114,6 +115,7 @@ def _json_lines(path: Path) -> Iterator[tuple[int, dict | DataError]]:
 
 
 # --- QuALITY v1.0.1 -----------------------------------------------------------------------------
+
 
 def _quality_record(rec: dict, path: Path, where: str) -> tuple[str, str, list[Question]]:
     article_id = str(_need(rec, "article_id", (str, int), path, where))
@@ -157,6 +159,7 @@ def load_quality(path: Path, skip_bad: bool = False) -> LoadResult:
 
 # --- QMSum --------------------------------------------------------------------------------------
 
+
 def load_qmsum(path: Path, skip_bad: bool = False) -> LoadResult:
     """QMSum's official JSONL: `meeting_transcripts` [{speaker, content}], `general_query_list`
     and `specific_query_list` [{query, answer}]. A turn becomes a paragraph "Speaker: content"."""
@@ -190,13 +193,14 @@ def load_qmsum(path: Path, skip_bad: bool = False) -> LoadResult:
 
 # --- NarrativeQA --------------------------------------------------------------------------------
 
+
 def cut_story(text: str, start: str, end: str) -> str:
     """The story between its `story_start` and `story_end` markers (the end marker kept),
     as the official scripts do; the whole text when a marker is not found."""
     s = text.find(start) if start else -1
     e = text.rfind(end) if end else -1
     if s >= 0 and e > s:
-        return text[s:e + len(end)]
+        return text[s : e + len(end)]
     return text
 
 
@@ -227,7 +231,8 @@ def load_narrativeqa(path: Path, skip_bad: bool = False, split: str | None = Non
             continue
         wanted.add(row["document_id"])
         docs.setdefault(row["document_id"], []).append(
-            Question(f"{row['document_id']}:{n}", row["question"], references=(row["answer1"], row["answer2"])))
+            Question(f"{row['document_id']}:{n}", row["question"], references=(row["answer1"], row["answer2"]))
+        )
     out = []
     for n, row in _csv_rows(docs_csv):
         doc_id = row.get("document_id") or ""
@@ -237,8 +242,9 @@ def load_narrativeqa(path: Path, skip_bad: bool = False, split: str | None = Non
         questions = docs.pop(doc_id)
         try:
             if not story.is_file():
-                raise DataError(docs_csv, f"story file {story} not found (run download_stories.sh)",
-                                f"row {n}", "document_id")
+                raise DataError(
+                    docs_csv, f"story file {story} not found (run download_stories.sh)", f"row {n}", "document_id"
+                )
             text = story.read_text(encoding="utf-8", errors="replace")
             text = cut_story(text, row.get("story_start") or "", row.get("story_end") or "")
             paragraphs = paragraphs_of(text)
@@ -298,7 +304,9 @@ def load(dataset: str, data: str, skip_bad: bool = False, split: str | None = No
             raise UserError(f"--data {data}: expected a JSONL file")
         result = (load_quality if dataset == "quality" else load_qmsum)(path, skip_bad)
     if not result.documents:
-        raise UserError(f"--data {data}: no usable {dataset} documents"
-                        + (f" in split {split}" if split else "")
-                        + (f" ({len(result.skipped)} malformed records skipped)" if result.skipped else ""))
+        raise UserError(
+            f"--data {data}: no usable {dataset} documents"
+            + (f" in split {split}" if split else "")
+            + (f" ({len(result.skipped)} malformed records skipped)" if result.skipped else "")
+        )
     return result

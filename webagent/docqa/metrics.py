@@ -23,11 +23,16 @@ from webagent.llm.reask import ReplyTally, ask_until_usable
 from webagent.prompts import render_prompt
 
 RATINGS = ("none", "partial", "exact")
-STRICT_SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["YES", "NO"]}},
-                 "required": ["verdict"]}
-PERMISSIVE_SCHEMA = {"type": "object",
-                     "properties": {"verdict": {"type": "string", "enum": ["Yes", "Yes, partially", "No"]}},
-                     "required": ["verdict"]}
+STRICT_SCHEMA = {
+    "type": "object",
+    "properties": {"verdict": {"type": "string", "enum": ["YES", "NO"]}},
+    "required": ["verdict"],
+}
+PERMISSIVE_SCHEMA = {
+    "type": "object",
+    "properties": {"verdict": {"type": "string", "enum": ["Yes", "Yes, partially", "No"]}},
+    "required": ["verdict"],
+}
 
 
 @lru_cache(maxsize=1)
@@ -84,12 +89,26 @@ async def rate_answer(client: LLMClient, question: str, answer: str, references:
     async def one(reference: str) -> str | None:
         values = {"question": question, "answer": answer or "(no answer)", "reference": reference}
         strict, permissive = await asyncio.gather(
-            ask_until_usable(client, render_prompt("rater_strict", **values), parse=parse_strict,
-                             schema=STRICT_SCHEMA, max_tokens=16, purpose="rater", tally=tally,
-                             instruction="Answer again with YES or NO only."),
-            ask_until_usable(client, render_prompt("rater_permissive", **values), parse=parse_permissive,
-                             schema=PERMISSIVE_SCHEMA, max_tokens=16, purpose="rater", tally=tally,
-                             instruction='Answer again with "Yes", "Yes, partially" or "No" only.'),
+            ask_until_usable(
+                client,
+                render_prompt("rater_strict", **values),
+                parse=parse_strict,
+                schema=STRICT_SCHEMA,
+                max_tokens=16,
+                purpose="rater",
+                tally=tally,
+                instruction="Answer again with YES or NO only.",
+            ),
+            ask_until_usable(
+                client,
+                render_prompt("rater_permissive", **values),
+                parse=parse_permissive,
+                schema=PERMISSIVE_SCHEMA,
+                max_tokens=16,
+                purpose="rater",
+                tally=tally,
+                instruction='Answer again with "Yes", "Yes, partially" or "No" only.',
+            ),
         )
         if strict is True or permissive == "exact":
             return "exact"
@@ -136,11 +155,16 @@ def summarize_method(rows: list[dict]) -> dict:
         out["lr1"] = percent(sum(r["rating"] == "exact" for r in rated), len(rated))
         out["lr2"] = percent(sum(r["rating"] in ("exact", "partial") for r in rated), len(rated))
         out["rater_failures"] = sum(r.get("rater_failures", 0) for r in free)
-    for k, src in (("compression_rate", "compression_rate"), ("lookups", "num_lookups"),
-                   ("response_words", "response_words"), ("calls_per_question", "calls"),
-                   ("prompt_words_per_question", "prompt_words"), ("reply_words_per_question", "reply_words"),
-                   ("prompt_tokens_per_question", "prompt_tokens"),
-                   ("completion_tokens_per_question", "completion_tokens")):
+    for k, src in (
+        ("compression_rate", "compression_rate"),
+        ("lookups", "num_lookups"),
+        ("response_words", "response_words"),
+        ("calls_per_question", "calls"),
+        ("prompt_words_per_question", "prompt_words"),
+        ("reply_words_per_question", "reply_words"),
+        ("prompt_tokens_per_question", "prompt_tokens"),
+        ("completion_tokens_per_question", "completion_tokens"),
+    ):
         vals = [r[src] for r in rows if r.get(src) is not None]
         out[k] = None if not vals else round(mean(vals), 2)
     notes = [r.get("notes") or {} for r in rows]

@@ -31,8 +31,16 @@ class ReadingProgress:
     (`gisted`); it calls `emit` with one line each time, at most every `every_s` seconds
     (the last one of a phase always)."""
 
-    def __init__(self, emit: Callable[[str], None], usage: Usage, total_words: int, *, every_s: float = 0.0,
-                 label: str = "", clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        emit: Callable[[str], None],
+        usage: Usage,
+        total_words: int,
+        *,
+        every_s: float = 0.0,
+        label: str = "",
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.emit, self.usage, self.total_words = emit, usage, max(1, total_words)
         self.every_s, self.label, self.clock = every_s, f"{label}: " if label else "", clock
         self._phase_start = clock()
@@ -66,11 +74,15 @@ class ReadingProgress:
         done = min(self.words, self.total_words)
         total = self.pages if last else max(self.pages, round(self.total_words / (self.words / self.pages)))
         left = 0.0 if last else elapsed * (self.total_words - done) / max(1, done)
-        self._say(f"read page {self.pages} of {'' if last else '~'}{total} ({done:,} of {self.total_words:,} words)"
-                  f" · {self._rate(elapsed)} · ~{format_duration(left)} left to paginate", last)
+        self._say(
+            f"read page {self.pages} of {'' if last else '~'}{total} ({done:,} of {self.total_words:,} words)"
+            f" · {self._rate(elapsed)} · ~{format_duration(left)} left to paginate",
+            last,
+        )
 
     def gisted(self, done: int, total: int) -> None:
         elapsed = self.clock() - self._phase_start
         left = elapsed * (total - done) / max(1, done)
-        self._say(f"gisted {done} of {total} pages · {self._rate(elapsed)} · ~{format_duration(left)} left",
-                  done == total)
+        self._say(
+            f"gisted {done} of {total} pages · {self._rate(elapsed)} · ~{format_duration(left)} left", done == total
+        )

@@ -67,8 +67,15 @@ class DocumentState:
     `memory_client` (--gist-model) builds the pages and gists; `client` everything else.
     `progress` gets readable lines while the pages and gists are built (ReadingProgress)."""
 
-    def __init__(self, client: LLMClient, doc: Document, settings: ReadSettings, *,
-                 memory_client: LLMClient | None = None, progress: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        client: LLMClient,
+        doc: Document,
+        settings: ReadSettings,
+        *,
+        memory_client: LLMClient | None = None,
+        progress: Callable[[str], None] | None = None,
+    ):
         self.doc, self.settings = doc, settings
         self.client = client
         self.memory_client = memory_client or client
@@ -80,8 +87,16 @@ class DocumentState:
     def cache_key(self, kind: str, *parts: object, model: str | None = None) -> str:
         model = model or self.client.identity
         # Every artefact stands on the pages: the pagination prompt is part of every key.
-        key = ["docqa", kind, model, self.doc.content_hash, self.settings.min_words, self.settings.max_words,
-               self.settings.pagination, prompt_hash("pagination")]
+        key = [
+            "docqa",
+            kind,
+            model,
+            self.doc.content_hash,
+            self.settings.min_words,
+            self.settings.max_words,
+            self.settings.pagination,
+            prompt_hash("pagination"),
+        ]
         if self.settings.single_pass:  # two-pass keys are unchanged, so what was cached before stays valid
             key += ["single-pass", prompt_hash("pagination_gist")]
         return content_hash(*key, *parts)
@@ -90,13 +105,22 @@ class DocumentState:
         if self.progress is None:
             return None
         if self._shown is None:
-            self._shown = ReadingProgress(self.progress, self.memory_client.usage, self.doc.words, every_s=15.0,
-                                          label=f"doc {self.doc.doc_id}")
+            self._shown = ReadingProgress(
+                self.progress, self.memory_client.usage, self.doc.words, every_s=15.0, label=f"doc {self.doc.doc_id}"
+            )
         return self._shown
 
-    async def once(self, kind: str, build: Callable[[LLMClient], Awaitable[tuple[object, int]]],
-                   *, encode=lambda v: v, decode=lambda v: v, key_parts: tuple = (),
-                   inputs: tuple[Built, ...] = (), memory: bool = False) -> Built:
+    async def once(
+        self,
+        kind: str,
+        build: Callable[[LLMClient], Awaitable[tuple[object, int]]],
+        *,
+        encode=lambda v: v,
+        decode=lambda v: v,
+        key_parts: tuple = (),
+        inputs: tuple[Built, ...] = (),
+        memory: bool = False,
+    ) -> Built:
         """The artefact `kind`: built by `build(client) -> (value, failures)` at most once, on
         `inputs` (keyed by their content, and degraded when any of them is). `memory`: built
         by the memory client (pages and gists)."""
@@ -133,15 +157,23 @@ class DocumentState:
             if s.pagination == "uniform":
                 return paginate_uniform(self.doc.paragraphs, words_per_page=s.max_words), 0
             stats, shown, pages = PaginationStats(), self._progress(), []
-            async for page in iter_pages(client, self.doc.paragraphs, min_words=s.min_words, max_words=s.max_words,
-                                         stats=stats, single_pass=s.single_pass):
+            async for page in iter_pages(
+                client,
+                self.doc.paragraphs,
+                min_words=s.min_words,
+                max_words=s.max_words,
+                stats=stats,
+                single_pass=s.single_pass,
+            ):
                 pages.append(page)
                 if shown is not None:
                     shown.page(page.words, last=page.metadata.get("pause") == "end")
             return pages, stats.fallbacks
 
         return await self.once(
-            "pages", build, memory=True,
+            "pages",
+            build,
+            memory=True,
             encode=lambda pages: [{"index": p.index, "text": p.text, "metadata": p.metadata} for p in pages],
             decode=lambda rows: [Page(r["index"], r["text"], r.get("metadata") or {}) for r in rows],
         )
@@ -160,12 +192,18 @@ class DocumentState:
             shown = self._progress()
             if shown is not None:
                 shown.restart()
-            return await build_memory(client, pages.value, known=known,
-                                      on_gisted=shown.gisted if shown is not None else None)
+            return await build_memory(
+                client, pages.value, known=known, on_gisted=shown.gisted if shown is not None else None
+            )
 
         return await self.once(
-            "gists", build, key_parts=(prompt_hash("gist"),), inputs=(pages,), memory=True,
-            encode=GistMemory.to_dict, decode=GistMemory.from_dict,
+            "gists",
+            build,
+            key_parts=(prompt_hash("gist"),),
+            inputs=(pages,),
+            memory=True,
+            encode=GistMemory.to_dict,
+            decode=GistMemory.from_dict,
         )
 
     def build_failures(self) -> int:

@@ -49,14 +49,32 @@ class EvalConfig:
         return d
 
 
-def make_config(dataset: str, data: str, variants: list[Variant], model: str, settings: ReadSettings,
-                opts: MethodOptions, split: str | None = None) -> EvalConfig:
+def make_config(
+    dataset: str,
+    data: str,
+    variants: list[Variant],
+    model: str,
+    settings: ReadSettings,
+    opts: MethodOptions,
+    split: str | None = None,
+) -> EvalConfig:
     import importlib.resources
 
-    names = sorted(p.name[:-3] for p in importlib.resources.files("webagent_prompts").iterdir()
-                   if p.name.endswith(".md") and not p.name.startswith("web_"))
-    return EvalConfig(dataset, data, tuple(v.name for v in variants), model, settings.to_dict(), asdict(opts),
-                      {n: prompt_hash(n) for n in names if load_prompt(n)}, split)
+    names = sorted(
+        p.name[:-3]
+        for p in importlib.resources.files("webagent_prompts").iterdir()
+        if p.name.endswith(".md") and not p.name.startswith("web_")
+    )
+    return EvalConfig(
+        dataset,
+        data,
+        tuple(v.name for v in variants),
+        model,
+        settings.to_dict(),
+        asdict(opts),
+        {n: prompt_hash(n) for n in names if load_prompt(n)},
+        split,
+    )
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -91,8 +109,10 @@ def check_out_dir(out: Path, config: EvalConfig, ignore: tuple[str, ...] = ()) -
     existing = json.loads(cfg_path.read_text(encoding="utf-8"))
     changed = sorted(k for k in mine if k not in ignore and existing.get(k) != mine[k])
     if changed:
-        raise UserError(f"{out} holds results of another configuration (changed: {', '.join(changed)}); "
-                        "use another --out or delete it")
+        raise UserError(
+            f"{out} holds results of another configuration (changed: {', '.join(changed)}); "
+            "use another --out or delete it"
+        )
 
 
 def prepare_out_dir(out: Path, config: EvalConfig) -> set[tuple[str, str]]:
@@ -121,60 +141,102 @@ def select(documents: list[Document], limit: int | None, shard: tuple[int, int])
     return chosen
 
 
-async def run_question(client: LLMClient, state: DocumentState, question: Question, variant: Variant,
-                       opts: MethodOptions, rate: bool = True) -> dict:
+async def run_question(
+    client: LLMClient,
+    state: DocumentState,
+    question: Question,
+    variant: Variant,
+    opts: MethodOptions,
+    rate: bool = True,
+) -> dict:
     counting = CountingClient(client)
     result = await runner_for(variant.method)(counting, state, question, variant, opts)
     full_words = state.doc.words
     row = {
-        "method": variant.name, "doc_id": state.doc.doc_id, "qid": question.qid, "question": question.text,
-        "answer": result.answer, "response_words": word_count(result.answer),
-        "context_words": result.context_words, "full_words": full_words,
+        "method": variant.name,
+        "doc_id": state.doc.doc_id,
+        "qid": question.qid,
+        "question": question.text,
+        "answer": result.answer,
+        "response_words": word_count(result.answer),
+        "context_words": result.context_words,
+        "full_words": full_words,
         "compression_rate": round(compression_rate(full_words, result.context_words), 2),
-        "lookups": result.lookups, "num_lookups": len(result.lookups),
-        "failures": result.failures, "problem": result.problem, "notes": result.notes,
+        "lookups": result.lookups,
+        "num_lookups": len(result.lookups),
+        "failures": result.failures,
+        "problem": result.problem,
+        "notes": result.notes,
         **counting.counts(),
-        "gold": question.gold, "endpoint_failed": counting.endpoint_failed,
+        "gold": question.gold,
+        "endpoint_failed": counting.endpoint_failed,
     }
     if question.multiple_choice:
-        row.update(option=result.option, difficult=question.difficult,
-                   correct=result.option is not None and result.option == question.gold)
+        row.update(
+            option=result.option,
+            difficult=question.difficult,
+            correct=result.option is not None and result.option == question.gold,
+        )
     else:
         row.update(rouge(result.answer, question.references))
         row["references"] = list(question.references)
         if rate:
             rating = await rate_answer(client.scoped(), question.text, result.answer, question.references)
-            row.update(rating=rating.rating, rater_calls=rating.calls, rater_failures=rating.failures,
-                       endpoint_failed=row["endpoint_failed"] or rating.endpoint_failed)
+            row.update(
+                rating=rating.rating,
+                rater_calls=rating.calls,
+                rater_failures=rating.failures,
+                endpoint_failed=row["endpoint_failed"] or rating.endpoint_failed,
+            )
     return row
 
 
 def _document_row(state: DocumentState) -> dict:
     return {
-        "doc_id": state.doc.doc_id, "words": state.doc.words, "questions": len(state.doc.questions),
-        "builds": {k: {"failures": b.failures, "input_failures": b.input_failures, "from_cache": b.from_cache,
-                       **b.usage}
-                   for k, b in state.built().items()},
+        "doc_id": state.doc.doc_id,
+        "words": state.doc.words,
+        "questions": len(state.doc.questions),
+        "builds": {
+            k: {"failures": b.failures, "input_failures": b.input_failures, "from_cache": b.from_cache, **b.usage}
+            for k, b in state.built().items()
+        },
     }
 
 
 async def run_eval(
-    client: LLMClient, documents: list[Document], variants: list[Variant], out: Path, config: EvalConfig,
-    settings: ReadSettings, opts: MethodOptions, *, doc_concurrency: int = 2, quiet: bool = False, rate: bool = True,
+    client: LLMClient,
+    documents: list[Document],
+    variants: list[Variant],
+    out: Path,
+    config: EvalConfig,
+    settings: ReadSettings,
+    opts: MethodOptions,
+    *,
+    doc_concurrency: int = 2,
+    quiet: bool = False,
+    rate: bool = True,
     memory_client: LLMClient | None = None,
 ) -> dict:
     """`memory_client` (--gist-model) builds every document's pages and gists."""
     done = prepare_out_dir(out, config)
-    todo = [(doc, [(q, v) for q in doc.questions for v in variants if (v.name, q.qid) not in done])
-            for doc in documents]
+    todo = [
+        (doc, [(q, v) for q in doc.questions for v in variants if (v.name, q.qid) not in done]) for doc in documents
+    ]
     total = sum(len(doc.questions) * len(variants) for doc in documents)
     resumed = total - sum(len(items) for _, items in todo)
     semaphore = asyncio.Semaphore(doc_concurrency)
     endpoint_failures = [0]
-    with open(out / RESULTS_FILE, "a", encoding="utf-8") as sink, \
-            open(out / DOCS_FILE, "a", encoding="utf-8") as doc_sink, Progress(
-                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                disable=quiet) as bar:
+    with (
+        open(out / RESULTS_FILE, "a", encoding="utf-8") as sink,
+        open(out / DOCS_FILE, "a", encoding="utf-8") as doc_sink,
+        Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            disable=quiet,
+        ) as bar,
+    ):
         job = bar.add_task("qa-eval", total=total, completed=resumed)
         plain = not quiet and not bar.console.is_terminal
         finished = [resumed]
@@ -206,12 +268,21 @@ async def run_eval(
             if not items:
                 return
             async with semaphore:
-                state = DocumentState(client, doc, settings, memory_client=memory_client,
-                                      progress=None if quiet else (lambda line: bar.console.print(f"… {line}")))
+                state = DocumentState(
+                    client,
+                    doc,
+                    settings,
+                    memory_client=memory_client,
+                    progress=None if quiet else (lambda line: bar.console.print(f"… {line}")),
+                )
                 await asyncio.gather(*(one(state, q, v) for q, v in items))
                 doc_sink.write(json.dumps(_document_row(state), ensure_ascii=False) + "\n")
                 doc_sink.flush()
 
         await asyncio.gather(*(document(d, items) for d, items in todo))
-    return {"planned": total, "resumed": resumed, "ran": finished[0] - resumed,
-            "endpoint_failures": endpoint_failures[0]}
+    return {
+        "planned": total,
+        "resumed": resumed,
+        "ran": finished[0] - resumed,
+        "endpoint_failures": endpoint_failures[0],
+    }

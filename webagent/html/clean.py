@@ -53,15 +53,25 @@ _HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re
 
 def _xml_parser() -> etree.XMLParser:
     return etree.XMLParser(
-        encoding="utf-8", huge_tree=True, remove_comments=True, remove_pis=True,
-        resolve_entities=False, no_network=True, recover=False,
+        encoding="utf-8",
+        huge_tree=True,
+        remove_comments=True,
+        remove_pis=True,
+        resolve_entities=False,
+        no_network=True,
+        recover=False,
     )
 
 
 def _html_parser() -> etree.HTMLParser:
     return etree.HTMLParser(
-        encoding="utf-8", huge_tree=True, remove_comments=True, remove_pis=True,
-        no_network=True, recover=True, default_doctype=False,
+        encoding="utf-8",
+        huge_tree=True,
+        remove_comments=True,
+        remove_pis=True,
+        no_network=True,
+        recover=True,
+        default_doctype=False,
     )
 
 
@@ -146,8 +156,11 @@ def _map_attrs(tag: str, items: list[tuple[str, str]], extra: frozenset = frozen
         key = key.lower()
         if key.startswith("aria-"):
             key = "aria_" + key[5:].replace("-", "_")
-        if key in KEEP_ATTRS or key in extra or key.startswith("input_") or (
-            key.startswith("aria_") and key not in ARIA_IDREF
+        if (
+            key in KEEP_ATTRS
+            or key in extra
+            or key.startswith("input_")
+            or (key.startswith("aria_") and key not in ARIA_IDREF)
         ):
             out[key] = _WS.sub(" ", value).strip()
         elif key == "checked":

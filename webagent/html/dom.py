@@ -13,21 +13,32 @@ import re
 ID_ATTR = "backend_node_id"
 
 #: Elements dropped with their whole subtree, wherever they are.
-DROP_TAGS = frozenset(
-    {"script", "style", "noscript", "template", "head", "meta", "link", "base"}
-)
+DROP_TAGS = frozenset({"script", "style", "noscript", "template", "head", "meta", "link", "base"})
 
 #: HTML void elements: they never have content and serialise self-closed.
 VOID_TAGS = frozenset(
-    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
-     "param", "source", "track", "wbr"}
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
 )
 
 #: Mind2Web's kept attributes (besides every ``aria_*`` and ``input_*``).
 KEEP_ATTRS = frozenset(
-    {"alt", "role", "name", "type", "value", "placeholder", "title", "label",
-     "class", "id", "text_value", "option_selected", ID_ATTR, "bounding_box_rect",
-     "is_clickable"}
+    {
+        "alt",
+        "role",
+        "name",
+        "type",
+        "value",
+        "placeholder",
+        "title",
+        "label",
+        "class",
+        "id",
+        "text_value",
+        "option_selected",
+        ID_ATTR,
+        "bounding_box_rect",
+        "is_clickable",
+    }
 )
 
 #: Kept as well in a live page's cleaning (the agent view reads labels' targets, editable
@@ -36,17 +47,39 @@ LIVE_ATTRS = frozenset({"for", "contenteditable", "disabled", "required", "reado
 
 #: aria attributes whose values are element-id references: noise for a model.
 ARIA_IDREF = frozenset(
-    {"aria_controls", "aria_describedby", "aria_labelledby", "aria_owns",
-     "aria_activedescendant", "aria_flowto", "aria_details", "aria_errormessage"}
+    {
+        "aria_controls",
+        "aria_describedby",
+        "aria_labelledby",
+        "aria_owns",
+        "aria_activedescendant",
+        "aria_flowto",
+        "aria_details",
+        "aria_errormessage",
+    }
 )
 
 #: Attributes rendered as words after ``id=N``, in this order (MindAct's order).
 RENDER_ATTRS: dict[str, int] = {
     name: rank
     for rank, name in enumerate(
-        ("role", "aria_role", "type", "alt", "aria_description", "aria_label",
-         "label", "title", "name", "text_value", "value", "placeholder",
-         "input_checked", "input_value", "option_selected")
+        (
+            "role",
+            "aria_role",
+            "type",
+            "alt",
+            "aria_description",
+            "aria_label",
+            "label",
+            "title",
+            "name",
+            "text_value",
+            "value",
+            "placeholder",
+            "input_checked",
+            "input_value",
+            "option_selected",
+        )
     )
 }
 
@@ -55,14 +88,27 @@ EMPTY_VALUES = frozenset({"hidden", "none", "presentation", "null", "undefined",
 
 #: An element is interactive (a potential action target that must never be cut
 #: from its own subtree) if its tag is one of these ...
-INTERACTIVE_TAGS = frozenset(
-    {"a", "button", "input", "select", "option", "textarea", "label"}
-)
+INTERACTIVE_TAGS = frozenset({"a", "button", "input", "select", "option", "textarea", "label"})
 #: ... or its ARIA role is one of these widget roles ...
 INTERACTIVE_ROLES = frozenset(
-    {"button", "link", "checkbox", "radio", "menuitem", "menuitemcheckbox",
-     "menuitemradio", "option", "tab", "combobox", "textbox", "searchbox",
-     "switch", "slider", "spinbutton", "treeitem"}
+    {
+        "button",
+        "link",
+        "checkbox",
+        "radio",
+        "menuitem",
+        "menuitemcheckbox",
+        "menuitemradio",
+        "option",
+        "tab",
+        "combobox",
+        "textbox",
+        "searchbox",
+        "switch",
+        "slider",
+        "spinbutton",
+        "treeitem",
+    }
 )
 #: ... or it carries ``is_clickable="true"``.
 

@@ -29,9 +29,9 @@ from lxml import etree
 from webagent.html.clean import load_tree
 from webagent.html.dom import EMPTY_VALUES, ID_ATTR, RENDER_ATTRS, is_interactive
 
-MAX_ATTR_WORDS = 5    # words kept from one attribute value (MindAct: 5)
-MAX_META_WORDS = 20   # words kept from all attributes of one element (MindAct: 20)
-MAX_WORD_CHARS = 20   # longer "words" are hashes, ids or URLs, not language
+MAX_ATTR_WORDS = 5  # words kept from one attribute value (MindAct: 5)
+MAX_META_WORDS = 20  # words kept from all attributes of one element (MindAct: 20)
+MAX_WORD_CHARS = 20  # longer "words" are hashes, ids or URLs, not language
 
 
 def attr_words(items) -> str:
@@ -67,21 +67,32 @@ class Flat:
     own content. Integer columns are compact arrays: a 1 MB page is ~20k elements.
     """
 
-    __slots__ = ("tokens", "words", "ids", "depth", "stop", "open_tok", "end_tok",
-                 "close_tok", "tail_tok", "interactive", "missing_ids")
+    __slots__ = (
+        "tokens",
+        "words",
+        "ids",
+        "depth",
+        "stop",
+        "open_tok",
+        "end_tok",
+        "close_tok",
+        "tail_tok",
+        "interactive",
+        "missing_ids",
+    )
 
     def __init__(self) -> None:
         self.tokens: list[str] = []
-        self.words = array("l")        # prefix sums: words in tokens[:k] is words[k]
+        self.words = array("l")  # prefix sums: words in tokens[:k] is words[k]
         self.ids: list[str | None] = []  # backend_node_id per element
         self.depth = array("l")
         self.stop = array("l")
         self.open_tok = array("l")
         self.end_tok = array("l")
-        self.close_tok = array("l")    # -1 when the element self-closes
-        self.tail_tok = array("l")     # -1 when the element has no tail text
+        self.close_tok = array("l")  # -1 when the element self-closes
+        self.tail_tok = array("l")  # -1 when the element has no tail text
         self.interactive = bytearray()
-        self.missing_ids = False       # some element has no backend_node_id
+        self.missing_ids = False  # some element has no backend_node_id
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -226,8 +237,13 @@ def flatten(root) -> Flat:
 
 def _xml_target_parser(builder: _Builder) -> etree.XMLParser:
     return etree.XMLParser(
-        target=builder, encoding="utf-8", huge_tree=True, resolve_entities=False,
-        no_network=True, remove_comments=True, remove_pis=True,
+        target=builder,
+        encoding="utf-8",
+        huge_tree=True,
+        resolve_entities=False,
+        no_network=True,
+        remove_comments=True,
+        remove_pis=True,
     )
 
 

@@ -62,10 +62,10 @@ TINY_FRACTION = 0.25
 
 @dataclass(frozen=True)
 class Snippet:
-    index: int          # 0-based, document order
-    ids: list[str]      # backend_node_id of every element inside, document order
-    text: str           # compact deterministic rendering (see render)
-    words: int          # len(text.split())
+    index: int  # 0-based, document order
+    ids: list[str]  # backend_node_id of every element inside, document order
+    text: str  # compact deterministic rendering (see render)
+    words: int  # len(text.split())
 
 
 def _oversize_by_depth(flat: Flat, budget_words: int) -> dict[int, int]:
@@ -237,15 +237,13 @@ def _render_groups(flat: Flat, groups: list[list[Unit]]) -> list[Snippet]:
                 ids.append(all_ids[i])
             else:
                 ranges.append((flat.open_tok[i], flat.end_tok[i]))
-                ids.extend(all_ids[i:flat.stop[i]])
+                ids.extend(all_ids[i : flat.stop[i]])
         text = join_tokens(flat.tokens, ranges)
         snippets.append(Snippet(index=index, ids=ids, text=text, words=len(text.split())))
     return snippets
 
 
-def split_snippets(
-    cleaned_html: str, depth: int | str = "auto", budget_words: int = 300
-) -> list[Snippet]:
+def split_snippets(cleaned_html: str, depth: int | str = "auto", budget_words: int = 300) -> list[Snippet]:
     """Cut a page into snippets (rules in the module docstring).
 
     ``depth`` is an int >= 0 -- the paper's cut at that depth (``<html>`` is

@@ -73,9 +73,7 @@ class Cache:
         if blob is not None:
             return json.loads(blob)
         with self._lock:
-            row = self._db.execute(
-                "SELECT value FROM entries WHERE namespace=? AND key=?", (namespace, key)
-            ).fetchone()
+            row = self._db.execute("SELECT value FROM entries WHERE namespace=? AND key=?", (namespace, key)).fetchone()
         return None if row is None else json.loads(row[0])
 
     def put(self, namespace: str, key: str, value) -> None:
@@ -140,9 +138,7 @@ class Cache:
         with self._lock:
             if namespace is None:
                 return self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
-            return self._db.execute(
-                "SELECT COUNT(*) FROM entries WHERE namespace=?", (namespace,)
-            ).fetchone()[0]
+            return self._db.execute("SELECT COUNT(*) FROM entries WHERE namespace=?", (namespace,)).fetchone()[0]
 
     def namespaces(self) -> dict[str, int]:
         """Entries per namespace."""

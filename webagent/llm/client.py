@@ -35,8 +35,15 @@ class ModelCallError(Exception):
 # the available context size (M tokens), try increasing it", type exceed_context_size_error;
 # vLLM: "This model's maximum context length is N tokens. However, you requested ..."; OpenAI:
 # code context_length_exceeded. The OpenAI SDK puts the body's message in the exception's text.
-CONTEXT_OVERFLOW_WORDINGS = ("context length", "context window", "context size", "too long", "exceeds the context",
-                             "exceed_context_size", "context_length_exceeded")
+CONTEXT_OVERFLOW_WORDINGS = (
+    "context length",
+    "context window",
+    "context size",
+    "too long",
+    "exceeds the context",
+    "exceed_context_size",
+    "context_length_exceeded",
+)
 
 
 def is_context_overflow(message: str | None) -> bool:
@@ -56,7 +63,7 @@ class BackendReply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     finish_reason: str | None = None  # "stop", "length" (cut by max_tokens), ...
-    prompt_cached_tokens: int = 0     # of prompt_tokens, those the server's prompt cache already held
+    prompt_cached_tokens: int = 0  # of prompt_tokens, those the server's prompt cache already held
 
     @property
     def cacheable(self) -> bool:
@@ -135,8 +142,9 @@ class LLMClient:
     async def complete(self, prompt: str | Messages, *, purpose: str, **kwargs: Any) -> Reply:
         reply = await self._complete(prompt, purpose=purpose, **kwargs)
         if self.transcript is not None:
-            self.transcript.append({"purpose": purpose, "messages": as_messages(prompt), "reply": reply.text,
-                                    "cached": reply.cached})
+            self.transcript.append(
+                {"purpose": purpose, "messages": as_messages(prompt), "reply": reply.text, "cached": reply.cached}
+            )
         return reply
 
     async def _complete(
@@ -174,8 +182,11 @@ class LLMClient:
         try:
             reply = await self._call_with_retries(messages, params, purpose)
             if self.cache is not None and reply.cacheable:
-                entry = {"text": reply.text, "prompt_tokens": reply.prompt_tokens,
-                         "completion_tokens": reply.completion_tokens}
+                entry = {
+                    "text": reply.text,
+                    "prompt_tokens": reply.prompt_tokens,
+                    "completion_tokens": reply.completion_tokens,
+                }
                 self.cache.put_later("llm", key, entry)  # committed by the cache's writer thread
         except asyncio.CancelledError:
             future.cancel()
@@ -192,8 +203,12 @@ class LLMClient:
     def _record_needed(self, purpose: str, prompt_tokens: int, completion_tokens: int) -> None:
         """A reply served without a model call (cache or a shared request): it costs nothing
         now, but the work needed its tokens; old cache entries without usage count 0."""
-        self.usage.record(purpose, cached_calls=1, needed_prompt_tokens=int(prompt_tokens or 0),
-                          needed_completion_tokens=int(completion_tokens or 0))
+        self.usage.record(
+            purpose,
+            cached_calls=1,
+            needed_prompt_tokens=int(prompt_tokens or 0),
+            needed_completion_tokens=int(completion_tokens or 0),
+        )
 
     def _reply(self, text: str, schema: dict | None, cached: bool) -> Reply:
         data = extract_json(text) if schema is not None else None

@@ -41,8 +41,15 @@ class EndpointOptions:
             base_url=self.base_url or os.environ.get("OPENAI_BASE_URL") or None,
             model=self.model or os.environ.get("WEBAGENT_MODEL") or None,
             api_key=self.api_key or os.environ.get("OPENAI_API_KEY") or None,
-            gguf=self.gguf, embedded=self.embedded, n_ctx=self.n_ctx, concurrency=self.concurrency, timeout_s=self.timeout_s,
-            cache=self.cache, structured=self.structured, max_retries=self.max_retries, threads=self.threads,
+            gguf=self.gguf,
+            embedded=self.embedded,
+            n_ctx=self.n_ctx,
+            concurrency=self.concurrency,
+            timeout_s=self.timeout_s,
+            cache=self.cache,
+            structured=self.structured,
+            max_retries=self.max_retries,
+            threads=self.threads,
         )
 
 
@@ -55,8 +62,9 @@ def announce_embedded(model_name: str, threads: tuple[int, int] | None = None) -
     if model_name not in _announced:
         _announced.add(model_name)
         how = f"; {threads[0]} threads decoding, {threads[1]} reading prompts" if threads else ""
-        print(f"starting embedded {model_name} (weak; use --base-url for real quality{how})", file=sys.stderr,
-              flush=True)
+        print(
+            f"starting embedded {model_name} (weak; use --base-url for real quality{how})", file=sys.stderr, flush=True
+        )
 
 
 def embedded_gguf(opts: EndpointOptions) -> str:
@@ -96,20 +104,33 @@ async def _open_backend(opts: EndpointOptions, gguf: str | None = None, log_name
                 f"--model {opts.model!r} needs an endpoint: pass --base-url (or set OPENAI_BASE_URL); "
                 "without one the embedded model is used (choose it with --embedded NAME or --gguf PATH)"
             )
-        server = LocalServer(gguf or embedded_gguf(opts), n_ctx=opts.n_ctx, slots=embedded_slots(opts.concurrency),
-                             threads=opts.threads, log_name=log_name)
+        server = LocalServer(
+            gguf or embedded_gguf(opts),
+            n_ctx=opts.n_ctx,
+            slots=embedded_slots(opts.concurrency),
+            threads=opts.threads,
+            log_name=log_name,
+        )
         announce_embedded(server.model_name, (server.threads, server.threads_batch))
         server.start()
         base_url, model = server.base_url, server.model
     elif opts.gguf or opts.embedded:
-        raise UserError(f"{'--gguf' if opts.gguf else '--embedded'} runs the embedded model server, but an endpoint "
-                        f"is set ({base_url}): drop --base-url (or unset OPENAI_BASE_URL), or drop "
-                        f"{'--gguf' if opts.gguf else '--embedded'}")
+        raise UserError(
+            f"{'--gguf' if opts.gguf else '--embedded'} runs the embedded model server, but an endpoint "
+            f"is set ({base_url}): drop --base-url (or unset OPENAI_BASE_URL), or drop "
+            f"{'--gguf' if opts.gguf else '--embedded'}"
+        )
     elif model is None:
         raise UserError("--base-url is set but no model: pass --model or set WEBAGENT_MODEL")
     if server is not None:
-        backend = OpenAIBackend(base_url, model, opts.api_key, timeout_s=opts.timeout_s,
-                                identity=server.identity(), progress_url=server.server_url)
+        backend = OpenAIBackend(
+            base_url,
+            model,
+            opts.api_key,
+            timeout_s=opts.timeout_s,
+            identity=server.identity(),
+            progress_url=server.server_url,
+        )
     else:
         backend = OpenAIBackend(base_url, model, opts.api_key, timeout_s=opts.timeout_s)
     try:
@@ -133,8 +154,13 @@ async def open_client(options: EndpointOptions, *, cache: Cache | None = None) -
     own_cache = cache is None and opts.cache  # opened here, so closed here
     if own_cache:
         cache = Cache()
-    client = LLMClient(backend, cache=cache if opts.cache else None, concurrency=opts.concurrency,
-                       structured=opts.structured, max_retries=opts.max_retries)
+    client = LLMClient(
+        backend,
+        cache=cache if opts.cache else None,
+        concurrency=opts.concurrency,
+        structured=opts.structured,
+        max_retries=opts.max_retries,
+    )
     try:
         yield client
     finally:
@@ -163,8 +189,9 @@ def gist_model_options(options: EndpointOptions, gist_model: str) -> tuple[Endpo
 
 
 @asynccontextmanager
-async def open_gist_client(options: EndpointOptions, gist_model: str | None,
-                           client: LLMClient) -> AsyncIterator[LLMClient | None]:
+async def open_gist_client(
+    options: EndpointOptions, gist_model: str | None, client: LLMClient
+) -> AsyncIterator[LLMClient | None]:
     """The --gist-model's client, for pagination and gists, beside `client` (look-up and
     answer): its own embedded server (both served at once) or model at the endpoint, the
     same cache, and usage that also counts into `client`'s. None without --gist-model."""
@@ -173,8 +200,14 @@ async def open_gist_client(options: EndpointOptions, gist_model: str | None,
         return
     opts, gguf = gist_model_options(options, gist_model)
     backend, server = await _open_backend(opts, gguf, log_name="llama-server-gist-model.log")
-    memory_client = LLMClient(backend, cache=client.cache, concurrency=opts.concurrency, structured=opts.structured,
-                              max_retries=opts.max_retries, usage=Usage(parent=client.usage))
+    memory_client = LLMClient(
+        backend,
+        cache=client.cache,
+        concurrency=opts.concurrency,
+        structured=opts.structured,
+        max_retries=opts.max_retries,
+        usage=Usage(parent=client.usage),
+    )
     try:
         yield memory_client
     finally:

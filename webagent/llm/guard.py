@@ -37,6 +37,5 @@ def check_endpoint_allowed(base_url: str) -> None:
 def check_local_model_allowed() -> None:
     if _blocked():
         raise RuntimeError(
-            "starting the embedded model is blocked inside the test suite; "
-            "mark the test @pytest.mark.real_llm"
+            "starting the embedded model is blocked inside the test suite; mark the test @pytest.mark.real_llm"
         )

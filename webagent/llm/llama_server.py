@@ -91,8 +91,9 @@ def busy_cores(sample_s: float = BUSY_SAMPLE_S) -> float | None:
     return (os.cpu_count() or 1) * (second[0] - first[0]) / (second[1] - first[1])
 
 
-def server_threads(threads: int | None = None, threads_batch: int | None = None,
-                   busy: float | None = None) -> tuple[int, int]:
+def server_threads(
+    threads: int | None = None, threads_batch: int | None = None, busy: float | None = None
+) -> tuple[int, int]:
     """(n_threads, n_threads_batch): the compute threads for decoding and for reading prompts.
 
     The rule, from bench/docqa_threads.py on 2 cores (figures in the README, *Threads*):

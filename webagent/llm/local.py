@@ -89,9 +89,19 @@ def embedded_slots(concurrency: int) -> int:
 class LocalServer:
     """Start/stop the embedded llama.cpp server as a child process. Use as a context manager."""
 
-    def __init__(self, gguf: str | Path | None = None, *, port: int | None = None, n_ctx: int = 8192,
-                 slots: int = 1, host: str = "127.0.0.1", startup_timeout_s: float = 180.0,
-                 threads: int | None = None, threads_batch: int | None = None, log_name: str = "llama-server.log"):
+    def __init__(
+        self,
+        gguf: str | Path | None = None,
+        *,
+        port: int | None = None,
+        n_ctx: int = 8192,
+        slots: int = 1,
+        host: str = "127.0.0.1",
+        startup_timeout_s: float = 180.0,
+        threads: int | None = None,
+        threads_batch: int | None = None,
+        log_name: str = "llama-server.log",
+    ):
         if not gguf:
             check_local_model_allowed()  # before a pull: the test suite never downloads a model by accident
         self.gguf = Path(gguf) if gguf else find_default_gguf()
@@ -129,10 +139,25 @@ class LocalServer:
 
     def command(self) -> list[str]:
         return [
-            sys.executable, "-m", "webagent.llm.llama_server",
-            "--gguf", str(self.gguf), "--alias", self.model, "--host", self.host, "--port", str(self.port),
-            "--slots", str(self.slots), "--n-ctx", str(self.n_ctx),
-            "--threads", str(self.threads), "--threads-batch", str(self.threads_batch),
+            sys.executable,
+            "-m",
+            "webagent.llm.llama_server",
+            "--gguf",
+            str(self.gguf),
+            "--alias",
+            self.model,
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--slots",
+            str(self.slots),
+            "--n-ctx",
+            str(self.n_ctx),
+            "--threads",
+            str(self.threads),
+            "--threads-batch",
+            str(self.threads_batch),
         ]
 
     def _failure_reason(self) -> str:
@@ -147,8 +172,13 @@ class LocalServer:
             raise UserError(f"xllamacpp (the embedded model server) is not installed; {INSTALL_HINT}")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+        self.proc = subprocess.Popen(
+            self.command(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
         log.close()
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
@@ -165,7 +195,9 @@ class LocalServer:
                 pass
             time.sleep(0.2)
         self.stop()
-        raise EndpointError(f"the embedded model server did not start within {self.startup_timeout_s:.0f}s (log: {self.log_path})")
+        raise EndpointError(
+            f"the embedded model server did not start within {self.startup_timeout_s:.0f}s (log: {self.log_path})"
+        )
 
     def stop(self) -> None:
         if self.proc is None:

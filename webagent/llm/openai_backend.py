@@ -41,9 +41,17 @@ def _is_loopback(base_url: str) -> bool:
 
 
 class OpenAIBackend:
-    def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float = 300.0,
-                 schema_dialect: str = "json_schema", *, identity: str | None = None,
-                 progress_url: str | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        timeout_s: float = 300.0,
+        schema_dialect: str = "json_schema",
+        *,
+        identity: str | None = None,
+        progress_url: str | None = None,
+    ):
         check_endpoint_allowed(base_url)
         # How this endpoint wants a JSON schema: OpenAI/vLLM/Ollama/llama.cpp take
         # {"type": "json_schema", ...}; llama-cpp-python takes {"type": "json_object", "schema": ...}.
@@ -71,8 +79,7 @@ class OpenAIBackend:
             await self._client.with_options(timeout=15.0).models.list()
         except openai.AuthenticationError as exc:
             raise EndpointError(
-                f"{self.base_url} rejected the API key ({exc.status_code}); "
-                "pass --api-key or set OPENAI_API_KEY"
+                f"{self.base_url} rejected the API key ({exc.status_code}); pass --api-key or set OPENAI_API_KEY"
             ) from None
         except (openai.APIConnectionError, openai.APITimeoutError):
             raise EndpointError(
@@ -120,9 +127,7 @@ class OpenAIBackend:
         except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError) as exc:
             raise TransientError(f"{type(exc).__name__}: {exc}") from exc
         except openai.AuthenticationError:
-            raise EndpointError(
-                f"{self.base_url} rejected the API key; pass --api-key or set OPENAI_API_KEY"
-            ) from None
+            raise EndpointError(f"{self.base_url} rejected the API key; pass --api-key or set OPENAI_API_KEY") from None
         except openai.NotFoundError:
             raise EndpointError(
                 f"{self.base_url} does not serve model {self.model!r}; pass --model or set WEBAGENT_MODEL"
@@ -172,4 +177,3 @@ def _cached_tokens(resp: dict, usage: dict) -> int:
         return int(details.get("cached_tokens") or 0)
     timings = resp.get("timings")
     return int(timings.get("cache_n") or 0) if isinstance(timings, dict) else 0
-

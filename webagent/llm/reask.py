@@ -41,8 +41,15 @@ def reask_messages(prompt: str | list[dict], reply: Reply, problem: str, instruc
 
 
 async def ask_until_usable(
-    client: LLMClient, prompt: str | list[dict], *, parse: Callable[[Reply], tuple[Any, str | None]], schema: dict,
-    max_tokens: int, instruction: str, purpose: str, tally: Tally,
+    client: LLMClient,
+    prompt: str | list[dict],
+    *,
+    parse: Callable[[Reply], tuple[Any, str | None]],
+    schema: dict,
+    max_tokens: int,
+    instruction: str,
+    purpose: str,
+    tally: Tally,
 ) -> Any | None:
     """Ask; if `parse(reply)` reports a problem, re-ask once with it stated. Returns the
     parsed value, or None (counted in tally.failures) when nothing usable came back or the

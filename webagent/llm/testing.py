@@ -33,8 +33,9 @@ def _prompt_text(messages: list[dict]) -> str:
 
 
 class FunctionBackend:
-    def __init__(self, fn: Callable[[list[dict], dict, str], str | dict], name: str = "fake:function",
-                 record: bool = True):
+    def __init__(
+        self, fn: Callable[[list[dict], dict, str], str | dict], name: str = "fake:function", record: bool = True
+    ):
         self.fn = fn
         self.name = name
         self.identity = name
@@ -125,9 +126,19 @@ class FakeOpenAIServer:
     its decoded-token count growing with time, as the embedded server reports it.
     """
 
-    def __init__(self, delay_s: float = 0.0, *, responder: Callable[[list[dict], dict], str] | None = None,
-                 fail_first: int = 0, hang_first: int = 0, hang_s: float = 30.0, api_key: str | None = None,
-                 fault_rate: float = 0.0, seed: int = 0, report_slots: bool = False):
+    def __init__(
+        self,
+        delay_s: float = 0.0,
+        *,
+        responder: Callable[[list[dict], dict], str] | None = None,
+        fail_first: int = 0,
+        hang_first: int = 0,
+        hang_s: float = 30.0,
+        api_key: str | None = None,
+        fault_rate: float = 0.0,
+        seed: int = 0,
+        report_slots: bool = False,
+    ):
         if not 0.0 <= fault_rate <= 1.0:
             raise ValueError("fault_rate must be between 0 and 1")
         self.delay_s, self.responder = delay_s, responder or (lambda messages, body: "ok")
@@ -162,11 +173,18 @@ class FakeOpenAIServer:
         from aiohttp import web
 
         now = time.monotonic()
-        return web.json_response([
-            {"id": i, "id_task": n, "is_processing": True, "n_prompt_tokens_processed": 1,
-             "next_token": [{"n_decoded": int((now - t0) * 100)}]}
-            for i, (n, t0) in enumerate(sorted(self._started.items()))
-        ])
+        return web.json_response(
+            [
+                {
+                    "id": i,
+                    "id_task": n,
+                    "is_processing": True,
+                    "n_prompt_tokens_processed": 1,
+                    "next_token": [{"n_decoded": int((now - t0) * 100)}],
+                }
+                for i, (n, t0) in enumerate(sorted(self._started.items()))
+            ]
+        )
 
     def _fault(self, request):
         """A fault response for this request, or None to answer normally."""
@@ -209,12 +227,20 @@ class FakeOpenAIServer:
             self.in_flight -= 1
             self._started.pop(n, None)
         prompt_tokens = _count_tokens(_prompt_text(body["messages"]))
-        return web.json_response({
-            "id": f"fake-{n}", "object": "chat.completion", "created": 0, "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": _count_tokens(text),
-                      "total_tokens": prompt_tokens + _count_tokens(text)},
-        })
+        return web.json_response(
+            {
+                "id": f"fake-{n}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model", "fake"),
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": _count_tokens(text),
+                    "total_tokens": prompt_tokens + _count_tokens(text),
+                },
+            }
+        )
 
     async def start(self) -> "FakeOpenAIServer":
         from aiohttp import web

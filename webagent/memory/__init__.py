@@ -5,6 +5,15 @@ from webagent.memory.lookup import LookupResult, lookup_parallel, lookup_sequent
 from webagent.memory.pages import GistMemory, Page, compression_rate, word_count
 
 __all__ = [
-    "GistMemory", "LookupResult", "Page", "build_memory", "compression_rate", "gist_page",
-    "lookup_parallel", "lookup_sequential", "parse_next_page", "parse_pages", "word_count",
+    "GistMemory",
+    "LookupResult",
+    "Page",
+    "build_memory",
+    "compression_rate",
+    "gist_page",
+    "lookup_parallel",
+    "lookup_sequential",
+    "parse_next_page",
+    "parse_pages",
+    "word_count",
 ]

@@ -20,8 +20,13 @@ def fallback_gist(page: Page) -> str:
 
 
 async def gist_page(
-    client: LLMClient, page: Page, *, prompt: str = "gist", task: str | None = None,
-    purpose: str = "gist", max_tokens: int = 256,
+    client: LLMClient,
+    page: Page,
+    *,
+    prompt: str = "gist",
+    task: str | None = None,
+    purpose: str = "gist",
+    max_tokens: int = 256,
 ) -> tuple[str, str]:
     """Returns (gist, status): status "ok", or why the fallback gist was used: "empty"
     (the model said nothing), "refused" (the call failed for good, e.g. too long) or
@@ -40,8 +45,14 @@ async def gist_page(
 
 
 async def build_memory(
-    client: LLMClient, pages: list[Page], *, prompt: str = "gist", task: str | None = None,
-    purpose: str = "gist", max_tokens: int = 256, on_gisted: Callable[[int, int], None] | None = None,
+    client: LLMClient,
+    pages: list[Page],
+    *,
+    prompt: str = "gist",
+    task: str | None = None,
+    purpose: str = "gist",
+    max_tokens: int = 256,
+    on_gisted: Callable[[int, int], None] | None = None,
     known: dict[int, str] | None = None,
 ) -> tuple[GistMemory, int]:
     """Gist all pages concurrently (the client bounds concurrency). Returns (memory, failures);
@@ -66,6 +77,10 @@ async def build_memory(
 
     results = await asyncio.gather(*(one(p) for p in pages))
     fallback_pages = [p.index for p, (_, status) in zip(pages, results) if status != "ok"]
-    memory = GistMemory(list(pages), [g for g, _ in results], fallback_pages=fallback_pages,
-                        endpoint_failed=any(status == "endpoint" for _, status in results))
+    memory = GistMemory(
+        list(pages),
+        [g for g, _ in results],
+        fallback_pages=fallback_pages,
+        endpoint_failed=any(status == "endpoint" for _, status in results),
+    )
     return memory, len(fallback_pages)

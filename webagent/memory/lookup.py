@@ -27,8 +27,12 @@ def pages_schema(num_pages: int, max_pages: int) -> dict:
     return {
         "type": "object",
         "properties": {
-            "pages": {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": max(0, num_pages - 1)},
-                      "minItems": 1, "maxItems": max_pages},
+            "pages": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 0, "maximum": max(0, num_pages - 1)},
+                "minItems": 1,
+                "maxItems": max_pages,
+            },
             "reason": {"type": "string"},
         },
         "required": ["pages", "reason"],
@@ -167,8 +171,14 @@ class LookupResult:
 
 
 async def lookup_parallel(
-    client: LLMClient, memory: GistMemory, *, prompt: str, values: dict, max_pages: int = 5,
-    style: str = "text", purpose: str = "lookup",
+    client: LLMClient,
+    memory: GistMemory,
+    *,
+    prompt: str,
+    values: dict,
+    max_pages: int = 5,
+    style: str = "text",
+    purpose: str = "lookup",
 ) -> LookupResult:
     """ReadAgent-P: one call chooses 1..max_pages pages to expand."""
     n = len(memory)
@@ -180,17 +190,31 @@ async def lookup_parallel(
         return parsed.pages, parsed.problem
 
     pages = await ask_until_usable(
-        client, text, parse=parse, schema=pages_schema(n, max_pages), max_tokens=128, purpose=purpose, tally=result,
-        instruction=(f'Answer again with "I want to look up Page [...] to ...", naming 1 to {max_pages} '
-                     f'page numbers between 0 and {n - 1}.'),
+        client,
+        text,
+        parse=parse,
+        schema=pages_schema(n, max_pages),
+        max_tokens=128,
+        purpose=purpose,
+        tally=result,
+        instruction=(
+            f'Answer again with "I want to look up Page [...] to ...", naming 1 to {max_pages} '
+            f"page numbers between 0 and {n - 1}."
+        ),
     )
     result.pages = pages or []
     return result
 
 
 async def lookup_sequential(
-    client: LLMClient, memory: GistMemory, *, prompt: str, values: dict, max_pages: int = 5,
-    style: str = "text", purpose: str = "lookup",
+    client: LLMClient,
+    memory: GistMemory,
+    *,
+    prompt: str,
+    values: dict,
+    max_pages: int = 5,
+    style: str = "text",
+    purpose: str = "lookup",
 ) -> LookupResult:
     """ReadAgent-S: one page per call, each time with the pages read so far expanded,
     until the model says STOP or max_pages pages are read."""
@@ -203,14 +227,25 @@ async def lookup_sequential(
 
     while len(result.pages) < max_pages and len(result.pages) < n:
         text = render_prompt(
-            prompt, memory=memory.render(style, expanded=result.pages), max_pages=max_pages,
-            last_index=n - 1, already_read=", ".join(map(str, result.pages)) or "none",
-            remaining=max_pages - len(result.pages), **values,
+            prompt,
+            memory=memory.render(style, expanded=result.pages),
+            max_pages=max_pages,
+            last_index=n - 1,
+            already_read=", ".join(map(str, result.pages)) or "none",
+            remaining=max_pages - len(result.pages),
+            **values,
         )
         step = await ask_until_usable(
-            client, text, parse=parse, schema=NEXT_PAGE_SCHEMA, max_tokens=48, purpose=purpose, tally=result,
-            instruction=(f'Answer again with "Page N" naming one page between 0 and {n - 1} that was not '
-                         'read yet, or "STOP".'),
+            client,
+            text,
+            parse=parse,
+            schema=NEXT_PAGE_SCHEMA,
+            max_tokens=48,
+            purpose=purpose,
+            tally=result,
+            instruction=(
+                f'Answer again with "Page N" naming one page between 0 and {n - 1} that was not read yet, or "STOP".'
+            ),
         )
         if step is None or step[1]:  # unusable twice, or STOP
             return result

@@ -22,8 +22,12 @@ from webagent.miniwob import MiniWoBEnv, MiniWoBEpisode
 
 # Episodes run side by side in pages of one browser: none may be throttled as a background
 # page (timers, rendering), or parallel episodes would wait on each other.
-PARALLEL_ARGS = ["--disable-background-timer-throttling", "--disable-backgrounding-occluded-windows",
-                 "--disable-renderer-backgrounding"]
+PARALLEL_ARGS = [
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
+]
+
 
 @asynccontextmanager
 async def shared_browser(executable: str | None = None):
@@ -35,9 +39,13 @@ async def shared_browser(executable: str | None = None):
     pw = await async_playwright().start()
     try:
         try:
-            browser = await pw.chromium.launch(executable_path=path, headless=True, args=[*CHROMIUM_ARGS, *PARALLEL_ARGS])
+            browser = await pw.chromium.launch(
+                executable_path=path, headless=True, args=[*CHROMIUM_ARGS, *PARALLEL_ARGS]
+            )
         except PlaywrightError as exc:
-            raise BrowserError(f"cannot start Chromium ({path or 'Playwright build'}): {str(exc).splitlines()[0]}") from None
+            raise BrowserError(
+                f"cannot start Chromium ({path or 'Playwright build'}): {str(exc).splitlines()[0]}"
+            ) from None
         try:
             yield browser
         finally:
@@ -53,8 +61,9 @@ def context_session(browser):
         async def start(self) -> None:
             self._browser, self._pw = browser, None
             width, height = self.viewport
-            self._context = await browser.new_context(viewport={"width": width, "height": height},
-                                                      service_workers="block")
+            self._context = await browser.new_context(
+                viewport={"width": width, "height": height}, service_workers="block"
+            )
             self._context.on("page", self._on_new_page)
             await self._open_first_page()
 

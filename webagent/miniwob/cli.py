@@ -22,35 +22,87 @@ def _episode_concurrency(func):
     number of episodes in parallel, and the calls in flight are --model-concurrency."""
     func = model_options(func)
     func.__click_params__ = [p for p in func.__click_params__ if p.name != "concurrency"]
-    func = click.option("--model-concurrency", type=click.IntRange(min=1), default=8, show_default=True,
-                        help="Model calls in flight at once.")(func)
-    return click.option("--concurrency", "episodes_in_parallel", type=click.IntRange(min=1, max=16), default=1,
-                        show_default=True, help="Episodes in parallel (one browser, one context each).")(func)
+    func = click.option(
+        "--model-concurrency",
+        type=click.IntRange(min=1),
+        default=8,
+        show_default=True,
+        help="Model calls in flight at once.",
+    )(func)
+    return click.option(
+        "--concurrency",
+        "episodes_in_parallel",
+        type=click.IntRange(min=1, max=16),
+        default=1,
+        show_default=True,
+        help="Episodes in parallel (one browser, one context each).",
+    )(func)
 
 
 @click.command("miniwob")
-@click.option("--tasks", default=",".join(("click-button", "enter-text", "login-user", "choose-list",
-                                           "click-checkboxes", "book-flight")), show_default=True,
-              help="Comma-separated MiniWoB++ task names.")
+@click.option(
+    "--tasks",
+    default=",".join(("click-button", "enter-text", "login-user", "choose-list", "click-checkboxes", "book-flight")),
+    show_default=True,
+    help="Comma-separated MiniWoB++ task names.",
+)
 @click.option("--episodes", type=click.IntRange(min=1), default=5, show_default=True, help="Episodes (seeds) per task.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="First seed.")
-@click.option("--out", type=click.Path(file_okay=False), default="runs/miniwob", show_default=True,
-              help="Results folder (resumed when it holds the same configuration).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default="runs/miniwob",
+    show_default=True,
+    help="Results folder (resumed when it holds the same configuration).",
+)
 @click.option("--no-traces", is_flag=True, help="Do not keep a trace folder per episode.")
-@click.option("--reload-each-episode", is_flag=True, help="Load the task page afresh for every episode (default: "
-              "further episodes of a task start on its loaded page, as MiniWoB's own harness does).")
+@click.option(
+    "--reload-each-episode",
+    is_flag=True,
+    help="Load the task page afresh for every episode (default: "
+    "further episodes of a task start on its loaded page, as MiniWoB's own harness does).",
+)
 @click.option("--max-steps", type=click.IntRange(min=1), default=10, show_default=True, help="Most steps per episode.")
-@click.option("--lookup", type=click.Choice(LOOKUPS), default="auto", show_default=True,
-              help="auto: skip gists and look-up when the whole page fits the context; always: use the gist memory.")
-@click.option("--max-lookup", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Most snippets looked up per step (ReadAgent-P).")
-@click.option("--context-tokens", type=click.IntRange(min=512), default=8192, show_default=True,
-              help="The model's context; looked-up snippets that would overflow it stay gists.")
+@click.option(
+    "--lookup",
+    type=click.Choice(LOOKUPS),
+    default="auto",
+    show_default=True,
+    help="auto: skip gists and look-up when the whole page fits the context; always: use the gist memory.",
+)
+@click.option(
+    "--max-lookup",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Most snippets looked up per step (ReadAgent-P).",
+)
+@click.option(
+    "--context-tokens",
+    type=click.IntRange(min=512),
+    default=8192,
+    show_default=True,
+    help="The model's context; looked-up snippets that would overflow it stay gists.",
+)
 @click.option("--cdp-url", help="Attach to a running Chromium instead of launching one.")
 @_episode_concurrency
 @run_async
-async def miniwob_command(tasks, episodes, seed, out, no_traces, reload_each_episode, max_steps, lookup, max_lookup, context_tokens,
-                          cdp_url, episodes_in_parallel, model_concurrency, **kwargs) -> None:
+async def miniwob_command(
+    tasks,
+    episodes,
+    seed,
+    out,
+    no_traces,
+    reload_each_episode,
+    max_steps,
+    lookup,
+    max_lookup,
+    context_tokens,
+    cdp_url,
+    episodes_in_parallel,
+    model_concurrency,
+    **kwargs,
+) -> None:
     """Run the agent on MiniWoB++ tasks; report success rate and mean raw reward.
 
     `--model fake:scripted` is a scripted model that knows the right actions of
@@ -64,21 +116,44 @@ async def miniwob_command(tasks, episodes, seed, out, no_traces, reload_each_epi
         raise UserError("--tasks is empty")
     kwargs["concurrency"] = model_concurrency
     endpoint = endpoint_options(kwargs)
-    options = AgentOptions(max_steps=max_steps, lookup=lookup, max_lookup=max_lookup, context_tokens=context_tokens,
-                           screenshots=not no_traces)
+    options = AgentOptions(
+        max_steps=max_steps,
+        lookup=lookup,
+        max_lookup=max_lookup,
+        context_tokens=context_tokens,
+        screenshots=not no_traces,
+    )
     out_dir = Path(out)
     started = time.perf_counter()
     async with _client(endpoint) as client:
-        config = MiniWoBConfig(model=client.model_name, max_steps=max_steps, lookup=lookup, max_lookup=max_lookup,
-                               context_tokens=context_tokens, seed=seed, structured=endpoint.structured,
-                               reuse_page=not reload_each_episode)
-        rows = await run_miniwob(client, tasks=names, episodes=episodes, concurrency=episodes_in_parallel,
-                                 out=out_dir, config=config, options=options, cdp_url=cdp_url,
-                                 traces=not no_traces, progress=_progress)
+        config = MiniWoBConfig(
+            model=client.model_name,
+            max_steps=max_steps,
+            lookup=lookup,
+            max_lookup=max_lookup,
+            context_tokens=context_tokens,
+            seed=seed,
+            structured=endpoint.structured,
+            reuse_page=not reload_each_episode,
+        )
+        rows = await run_miniwob(
+            client,
+            tasks=names,
+            episodes=episodes,
+            concurrency=episodes_in_parallel,
+            out=out_dir,
+            config=config,
+            options=options,
+            cdp_url=cdp_url,
+            traces=not no_traces,
+            progress=_progress,
+        )
     summary = write_reports(out_dir, rows, names, config.model_dump(), time.perf_counter() - started)
     for name, s in [*summary["tasks"].items(), ("overall", summary["overall"])]:
-        click.echo(f"{name:18} {s['episodes']:3} episodes  success {100 * s['success_rate']:5.1f}%  "
-                   f"mean raw reward {s['mean_raw_reward']:+.3f}  mean steps {s['mean_steps']:.1f}")
+        click.echo(
+            f"{name:18} {s['episodes']:3} episodes  success {100 * s['success_rate']:5.1f}%  "
+            f"mean raw reward {s['mean_raw_reward']:+.3f}  mean steps {s['mean_steps']:.1f}"
+        )
     click.echo(f"report: {out_dir / 'report.md'} (also report.json, success_rate.png)")
 
 
@@ -88,12 +163,15 @@ def _client(endpoint):
     from webagent.llm.endpoint import open_client
 
     if endpoint.model == "fake:scripted":
+
         @asynccontextmanager
         async def scripted():
             from webagent.miniwob.scripted import scripted_reply
             from webagent.llm.testing import FunctionBackend, fake_client
 
-            yield fake_client(FunctionBackend(scripted_reply, name="fake:scripted", record=False),
-                              concurrency=endpoint.concurrency)
+            yield fake_client(
+                FunctionBackend(scripted_reply, name="fake:scripted", record=False), concurrency=endpoint.concurrency
+            )
+
         return scripted()
     return open_client(endpoint)

@@ -140,7 +140,8 @@ class MiniWoBEnv:
     async def start_episode(self, task: str, seed: int, url: str) -> MiniWoBEpisode:
         """Start a seeded episode on the task page already loaded (see ``START_EPISODE``)."""
         out = await self.browser.page.evaluate(
-            START_EPISODE, [seed, int(self.max_time_s * 1000), int(self.ready_timeout_s * 1000)])
+            START_EPISODE, [seed, int(self.max_time_s * 1000), int(self.ready_timeout_s * 1000)]
+        )
         if "error" in out:
             raise UserError(f"MiniWoB task {task} seed {seed}: {out['error']}")
         return MiniWoBEpisode(task=task, seed=seed, url=url, utterance=out["utterance"])
@@ -157,5 +158,9 @@ class MiniWoBEnv:
                 if attempt == 2:
                     raise
                 await asyncio.sleep(0.2)
-        return MiniWoBStatus(done=bool(done), raw_reward=float(raw or 0), reward=float(reward or 0),
-                             reason=None if reason is None else str(reason))
+        return MiniWoBStatus(
+            done=bool(done),
+            raw_reward=float(raw or 0),
+            reward=float(reward or 0),
+            reason=None if reason is None else str(reason),
+        )

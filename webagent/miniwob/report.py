@@ -41,25 +41,38 @@ def write_reports(out: Path, rows: list[dict], tasks: list[str], config: dict, w
         summary["wall_time_s"] = round(wall_s, 2)
     summary["episodes"] = rows
     (out / "report.json").write_text(json.dumps(summary, indent=2))
-    lines = [f"# MiniWoB++: {config.get('model')}", "",
-             f"max steps {config.get('max_steps')}, look-up {config.get('lookup')}, seeds from {config.get('seed')}", "",
-             "| task | episodes | success rate | mean raw reward | unjudged | mean steps | mean time (s) | model calls "
-             "| errors |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"# MiniWoB++: {config.get('model')}",
+        "",
+        f"max steps {config.get('max_steps')}, look-up {config.get('lookup')}, seeds from {config.get('seed')}",
+        "",
+        "| task | episodes | success rate | mean raw reward | unjudged | mean steps | mean time (s) | model calls "
+        "| errors |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, s in [*summary["tasks"].items(), ("**overall**", summary["overall"])]:
-        lines.append(f"| {name} | {s['episodes']} | {100 * s['success_rate']:.0f}% | {s['mean_raw_reward']:.3f} | "
-                     f"{s['unjudged']} | {s['mean_steps']:.1f} | {s['mean_time_s']:.1f} | {s['model_calls']} | "
-                     f"{s['errors']} |")
-    lines += ["", "Success is raw reward > 0. An unjudged episode ended (the agent said DONE, got stuck or ran out "
-              "of steps) before the task judged it: raw reward -1, as MiniWoB's own timeout scores it.",
-              "", "## Episodes", "",
-              "| task | seed | status | judged | raw reward | steps | failed steps | time (s) | calls | error |",
-              "|---|---:|---|---|---:|---:|---:|---:|---:|---|"]
+        lines.append(
+            f"| {name} | {s['episodes']} | {100 * s['success_rate']:.0f}% | {s['mean_raw_reward']:.3f} | "
+            f"{s['unjudged']} | {s['mean_steps']:.1f} | {s['mean_time_s']:.1f} | {s['model_calls']} | "
+            f"{s['errors']} |"
+        )
+    lines += [
+        "",
+        "Success is raw reward > 0. An unjudged episode ended (the agent said DONE, got stuck or ran out "
+        "of steps) before the task judged it: raw reward -1, as MiniWoB's own timeout scores it.",
+        "",
+        "## Episodes",
+        "",
+        "| task | seed | status | judged | raw reward | steps | failed steps | time (s) | calls | error |",
+        "|---|---:|---|---|---:|---:|---:|---:|---:|---|",
+    ]
     for r in rows:
         judged = "yes" if r.get("judged", True) else "no"
-        lines.append(f"| {r['task']} | {r['seed']} | {r['status']} | {judged} | {r['raw_reward']:g} | {r['steps']} | "
-                     f"{r['failed_steps']} | {r.get('time_s', 0):.1f} | {r['usage'].get('calls', 0)} | "
-                     f"{(r['error'] or '').replace('|', '/')} |")
+        lines.append(
+            f"| {r['task']} | {r['seed']} | {r['status']} | {judged} | {r['raw_reward']:g} | {r['steps']} | "
+            f"{r['failed_steps']} | {r.get('time_s', 0):.1f} | {r['usage'].get('calls', 0)} | "
+            f"{(r['error'] or '').replace('|', '/')} |"
+        )
     (out / "report.md").write_text("\n".join(lines) + "\n")
     _chart(out / "success_rate.png", summary, config)
     return summary

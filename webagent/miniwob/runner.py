@@ -76,16 +76,33 @@ def read_rows(out: Path) -> dict[tuple[str, int], dict]:
     return rows
 
 
-async def run_episode(browser, env, client, task: str, seed: int, options: AgentOptions, trace_dir: Path | None) -> dict:
+async def run_episode(
+    browser, env, client, task: str, seed: int, options: AgentOptions, trace_dir: Path | None
+) -> dict:
     t0 = time.perf_counter()
-    row = {"task": task, "seed": seed, "status": "error", "success": False, "raw_reward": 0.0, "reward": 0.0,
-           "reason": None, "judged": False, "steps": 0, "failed_steps": 0, "utterance": None, "error": None, "usage": {},
-           "trace_dir": str(trace_dir) if trace_dir else None}
+    row = {
+        "task": task,
+        "seed": seed,
+        "status": "error",
+        "success": False,
+        "raw_reward": 0.0,
+        "reward": 0.0,
+        "reason": None,
+        "judged": False,
+        "steps": 0,
+        "failed_steps": 0,
+        "utterance": None,
+        "error": None,
+        "usage": {},
+        "trace_dir": str(trace_dir) if trace_dir else None,
+    }
     try:
         episode = await env.reset(task, seed=seed)
     except Exception as exc:  # noqa: BLE001 - an episode that will not start is an error row, re-run on resume
-        row.update(error=f"episode did not start: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-                   time_s=round(time.perf_counter() - t0, 3))
+        row.update(
+            error=f"episode did not start: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+            time_s=round(time.perf_counter() - t0, 3),
+        )
         return row
     row["utterance"] = episode.utterance
 
@@ -98,33 +115,65 @@ async def run_episode(browser, env, client, task: str, seed: int, options: Agent
 
     trace = TraceWriter(trace_dir) if trace_dir else None
     try:
-        result = await run_agent(browser, uncached(client), episode.utterance, options=options, trace=trace,
-                                 after_step=episode_over)
+        result = await run_agent(
+            browser, uncached(client), episode.utterance, options=options, trace=trace, after_step=episode_over
+        )
     except Exception as exc:  # noqa: BLE001 - one broken episode must not end the benchmark
-        row.update(error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-                   time_s=round(time.perf_counter() - t0, 3))
+        row.update(
+            error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+            time_s=round(time.perf_counter() - t0, 3),
+        )
         return row
     if trace is not None:
         write_report(trace.folder)
     try:
         status = await env.status()
-        row.update(raw_reward=status.raw_reward, reward=status.reward, reason=status.reason, success=status.success,
-                   judged=status.done)
+        row.update(
+            raw_reward=status.raw_reward,
+            reward=status.reward,
+            reason=status.reason,
+            success=status.success,
+            judged=status.done,
+        )
         if not status.done and result.status != "error":
-            why = {"done": "the agent said DONE", "max_steps": f"out of steps ({result.steps})",
-                   "stuck": "the agent was stuck"}.get(result.status, f"the run ended ({result.status})")
-            row.update(raw_reward=UNJUDGED_RAW_REWARD, reward=UNJUDGED_RAW_REWARD, success=False,
-                       reason=f"unjudged: {why} before the task judged the episode")
+            why = {
+                "done": "the agent said DONE",
+                "max_steps": f"out of steps ({result.steps})",
+                "stuck": "the agent was stuck",
+            }.get(result.status, f"the run ended ({result.status})")
+            row.update(
+                raw_reward=UNJUDGED_RAW_REWARD,
+                reward=UNJUDGED_RAW_REWARD,
+                success=False,
+                reason=f"unjudged: {why} before the task judged the episode",
+            )
     except Exception as exc:  # noqa: BLE001
         result.status, result.error = "error", f"reward could not be read: {exc}"
-    row.update(status=result.status, steps=result.steps, failed_steps=result.failed_steps, error=result.error,
-               usage=result.usage, time_s=round(time.perf_counter() - t0, 3))
+    row.update(
+        status=result.status,
+        steps=result.steps,
+        failed_steps=result.failed_steps,
+        error=result.error,
+        usage=result.usage,
+        time_s=round(time.perf_counter() - t0, 3),
+    )
     return row
 
 
-async def run_miniwob(client, *, tasks: list[str], episodes: int, concurrency: int, out: Path, config: MiniWoBConfig,
-                      options: AgentOptions, cdp_url: str | None = None, browser=None, traces: bool = True,
-                      progress=None) -> list[dict]:
+async def run_miniwob(
+    client,
+    *,
+    tasks: list[str],
+    episodes: int,
+    concurrency: int,
+    out: Path,
+    config: MiniWoBConfig,
+    options: AgentOptions,
+    cdp_url: str | None = None,
+    browser=None,
+    traces: bool = True,
+    progress=None,
+) -> list[dict]:
     """Run the pending episodes; returns every row of the run (old and new). The browser:
     attached at ``cdp_url``, else ``browser`` (a shared Playwright Browser), else one launched here."""
     from webagent.browser import BrowserSession
@@ -168,9 +217,11 @@ async def run_miniwob(client, *, tasks: list[str], episodes: int, concurrency: i
                         f.write(json.dumps(row) + "\n")
                     done[(task, seed)] = row
                 if progress:
-                    progress(f"{task} seed {seed}: {row['status']}, raw reward {row['raw_reward']:g}, "
-                             f"{row['steps']} steps, {row.get('time_s', 0):.1f}s"
-                             + (f" ({row['error']})" if row["error"] else ""))
+                    progress(
+                        f"{task} seed {seed}: {row['status']}, raw reward {row['raw_reward']:g}, "
+                        f"{row['steps']} steps, {row.get('time_s', 0):.1f}s"
+                        + (f" ({row['error']})" if row["error"] else "")
+                    )
                 episode = next_episode(task)
 
     async def workers(shared) -> None:

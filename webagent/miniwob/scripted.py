@@ -20,7 +20,7 @@ def _parts(messages: list[dict]) -> tuple[str, str, str]:
     from webagent.web.live_action import step_message
 
     step = step_message(messages)
-    pieces = step.split("\'\'\'")
+    pieces = step.split("'''")
     context = pieces[1] if len(pieces) > 2 else ""
     task = (re.search(r"^Task: (.*)$", step, re.MULTILINE) or [None, ""])[1]
     history = step.split("Previous actions and their results:", 1)[-1].split("Current page", 1)[0]
@@ -30,7 +30,7 @@ def _parts(messages: list[dict]) -> tuple[str, str, str]:
 def _id(context: str, kind: str, name: str = "") -> str | None:
     """The id of the first control line ``[N] <kind> "<name>`` (regexes) in the agent view."""
     named = f' "{name}' if name else ""  # a name, when given, must match: not the first control of the kind
-    m = re.search(rf'^\[([A-Za-z0-9_-]+)\] (?:{kind}){named}', context, re.MULTILINE)
+    m = re.search(rf"^\[([A-Za-z0-9_-]+)\] (?:{kind}){named}", context, re.MULTILINE)
     return m.group(1) if m else None
 
 
@@ -52,15 +52,22 @@ def plan(task: str, context: str, history: str) -> dict:
     if m := re.match(r'Click on the "(.*)" button', task):
         return _submit(context, m.group(1))
     if m := re.match(r'Enter "(.*)" into the text field', task):
-        steps = [{"operation": "TYPE", "element_id": _id(context, "text field"), "value": m.group(1),
-                  "press_enter": False}, _submit(context)]
+        steps = [
+            {"operation": "TYPE", "element_id": _id(context, "text field"), "value": m.group(1), "press_enter": False},
+            _submit(context),
+        ]
         return steps[min(done, 1)]
     if m := re.match(r'Enter the username "(.*)" and the password "(.*)" into', task):
-        steps = [{"operation": "TYPE", "element_id": _id(context, "text field"), "value": m.group(1),
-                  "press_enter": False},
-                 {"operation": "TYPE", "element_id": _id(context, "password field"), "value": m.group(2),
-                  "press_enter": False},
-                 _submit(context, "Login")]
+        steps = [
+            {"operation": "TYPE", "element_id": _id(context, "text field"), "value": m.group(1), "press_enter": False},
+            {
+                "operation": "TYPE",
+                "element_id": _id(context, "password field"),
+                "value": m.group(2),
+                "press_enter": False,
+            },
+            _submit(context, "Login"),
+        ]
         return steps[min(done, 2)]
     if m := re.match(r"Select (.*) from the list and click Submit", task):
         steps = [{"operation": "SELECT", "element_id": _id(context, "select"), "value": m.group(1)}, _submit(context)]
@@ -68,8 +75,9 @@ def plan(task: str, context: str, history: str) -> dict:
     if m := re.match(r"Select (.*) and click Submit", task):
         wanted = set() if m.group(1) == "nothing" else {w.strip() for w in m.group(1).split(",")}
         # State, not history: click each checkbox whose state differs from what is wanted.
-        for box, word, state in re.findall(r'^\[([A-Za-z0-9_-]+)\] checkbox "([^"]*)" (checked|not checked)',
-                                           context, re.MULTILINE):
+        for box, word, state in re.findall(
+            r'^\[([A-Za-z0-9_-]+)\] checkbox "([^"]*)" (checked|not checked)', context, re.MULTILINE
+        ):
             if (word in wanted) != (state == "checked"):
                 return _click(box)
         return _submit(context)

@@ -18,22 +18,36 @@ def _progress(message: str) -> None:
 @click.argument("source", metavar="TRACE_DIR|NAME")
 @click.option("--url", help="Start here instead of the recorded start URL (the same site elsewhere).")
 @click.option("--demo", is_flag=True, help="Serve the bundled demo shop and start there (for runs made with --demo).")
-@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
-              help="A new value for one of the workflow's parameters (see `webagent workflows show`); repeatable.")
+@click.option(
+    "--param",
+    "params",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A new value for one of the workflow's parameters (see `webagent workflows show`); repeatable.",
+)
 @click.option("--no-model", is_flag=True, help="Never ask the model: a step that cannot be replayed fails the replay.")
-@click.option("--allow-domain", "allow_domains", multiple=True,
-              help="Another domain top-level navigation may go to (default: the recorded run's, else the start host).")
-@click.option("--trace-dir", type=click.Path(file_okay=False),
-              help="Folder for the replay's trace (default: runs/replay/<time>-<name>).")
-@click.option("--max-steps", type=click.IntRange(min=1), default=15, show_default=True,
-              help="Most model actions for repairs.")
+@click.option(
+    "--allow-domain",
+    "allow_domains",
+    multiple=True,
+    help="Another domain top-level navigation may go to (default: the recorded run's, else the start host).",
+)
+@click.option(
+    "--trace-dir",
+    type=click.Path(file_okay=False),
+    help="Folder for the replay's trace (default: runs/replay/<time>-<name>).",
+)
+@click.option(
+    "--max-steps", type=click.IntRange(min=1), default=15, show_default=True, help="Most model actions for repairs."
+)
 @click.option("--headed", is_flag=True, help="Show the browser window.")
 @click.option("--cdp-url", help="Attach to a running Chromium instead of launching one.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @model_options
 @run_async
-async def replay_command(source, url, demo, params, no_model, allow_domains, trace_dir, max_steps, headed, cdp_url,
-                         as_json, **kwargs) -> None:
+async def replay_command(
+    source, url, demo, params, no_model, allow_domains, trace_dir, max_steps, headed, cdp_url, as_json, **kwargs
+) -> None:
     """Replay a finished run (its trace folder, or a workflow saved with `run --save-as NAME`)
     in a fresh browser without the model; only steps whose page or element changed go to
     the model, and the repaired workflow is written for the next replay."""
@@ -41,15 +55,27 @@ async def replay_command(source, url, demo, params, no_model, allow_domains, tra
     from webagent.agent.loop import AgentOptions
     from webagent.replay.params import parse_params
 
-    result = await replay(source, parse_params(params), url=url, demo=demo, no_model=no_model,
-                          allow_domains=list(allow_domains) or None, trace_dir=trace_dir, headed=headed,
-                          cdp_url=cdp_url, options=AgentOptions(max_steps=max_steps),
-                          endpoint=endpoint_options(kwargs), progress=_progress)
+    result = await replay(
+        source,
+        parse_params(params),
+        url=url,
+        demo=demo,
+        no_model=no_model,
+        allow_domains=list(allow_domains) or None,
+        trace_dir=trace_dir,
+        headed=headed,
+        cdp_url=cdp_url,
+        options=AgentOptions(max_steps=max_steps),
+        endpoint=endpoint_options(kwargs),
+        progress=_progress,
+    )
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False))
     else:
-        click.echo(f"status: {result.status} after {result.steps} steps: {result.replayed} replayed, "
-                   f"{result.repaired} repaired")
+        click.echo(
+            f"status: {result.status} after {result.steps} steps: {result.replayed} replayed, "
+            f"{result.repaired} repaired"
+        )
         if result.answer:
             click.echo(f"answer: {result.answer}")
         if result.error:
@@ -57,8 +83,11 @@ async def replay_command(source, url, demo, params, no_model, allow_domains, tra
         for miss in result.misses:
             click.echo(f"  step {miss['step']} {'repaired' if miss['repaired'] else 'NOT repaired'}: {miss['why']}")
         if result.demo_order_placed is not None:
-            click.echo("demo check: the shop confirmed the order" if result.demo_order_placed else
-                       "demo check: NOT completed -- the shop has no confirmed order for this task")
+            click.echo(
+                "demo check: the shop confirmed the order"
+                if result.demo_order_placed
+                else "demo check: NOT completed -- the shop has no confirmed order for this task"
+            )
         if result.saved_as:
             click.echo(f"workflow {result.saved_as!r} updated with the repaired steps")
         click.echo(f"trace: {result.trace_dir}/steps.jsonl")
@@ -66,8 +95,10 @@ async def replay_command(source, url, demo, params, no_model, allow_domains, tra
         if result.status == "done":
             click.echo(f"workflow: {result.trace_dir}/workflow.json (replay it: webagent replay {result.trace_dir})")
         usage = result.usage
-        click.echo(f"usage: {usage.get('calls', 0)} model calls, {usage.get('prompt_tokens', 0)} prompt + "
-                   f"{usage.get('completion_tokens', 0)} completion tokens; {result.wall_s:.1f} s")
+        click.echo(
+            f"usage: {usage.get('calls', 0)} model calls, {usage.get('prompt_tokens', 0)} prompt + "
+            f"{usage.get('completion_tokens', 0)} completion tokens; {result.wall_s:.1f} s"
+        )
     if result.status == "error":
         raise SystemExit(1)
 

@@ -55,8 +55,14 @@ def role_of(el) -> str:
         if kind in _TEXT_INPUTS:
             return "searchbox" if kind == "search" else "textbox"
         return {"submit": "button", "button": "button", "reset": "button", "image": "button"}.get(kind, kind)
-    return {"a": "link", "button": "button", "select": "combobox", "textarea": "textbox", "option": "option",
-            "img": "img"}.get(tag, tag)
+    return {
+        "a": "link",
+        "button": "button",
+        "select": "combobox",
+        "textarea": "textbox",
+        "option": "option",
+        "img": "img",
+    }.get(tag, tag)
 
 
 def _text(el, skip=_SKIP_IN_LABEL) -> str:
@@ -130,8 +136,15 @@ def url_pattern(url: str) -> str:
 def _form_of(el) -> dict:
     for parent in el.iterancestors():
         if parent.tag == "form":
-            return {k: v for k, v in (("action", href_path(parent.get("action"))), ("id", parent.get("id") or ""),
-                                      ("name", parent.get("name") or "")) if v}
+            return {
+                k: v
+                for k, v in (
+                    ("action", href_path(parent.get("action"))),
+                    ("id", parent.get("id") or ""),
+                    ("name", parent.get("name") or ""),
+                )
+                if v
+            }
     return {}
 
 
@@ -162,9 +175,17 @@ def describe_element(el) -> dict:
         value = el.get(attr)
         if value:
             attrs[attr] = href_path(value) if attr == "href" else _cut(squash(value), 120)
-    return {"tag": el.tag, "role": role_of(el), "name": name_of(el, label), "text": _cut(_text(el)),
-            "label": label, "attrs": attrs, "form": _form_of(el), "heading": _heading_above(el),
-            "landmarks": _landmarks(el)}
+    return {
+        "tag": el.tag,
+        "role": role_of(el),
+        "name": name_of(el, label),
+        "text": _cut(_text(el)),
+        "label": label,
+        "attrs": attrs,
+        "form": _form_of(el),
+        "heading": _heading_above(el),
+        "landmarks": _landmarks(el),
+    }
 
 
 def candidates(raw_html: str, ids=None) -> list:
@@ -183,8 +204,10 @@ def place(el, pool: list, name: str) -> dict:
     key = _similar_key(el)
     same = [c for c in pool if _similar_key(c) == key]
     same_name = [c for c in same if name_of(c, label_of(c)) == name]
-    return {"of_kind": [same.index(el) if el in same else -1, len(same)],
-            "of_name": [same_name.index(el) if el in same_name else -1, len(same_name)]}
+    return {
+        "of_kind": [same.index(el) if el in same else -1, len(same)],
+        "of_name": [same_name.index(el) if el in same_name else -1, len(same_name)],
+    }
 
 
 def fingerprint_of(obs, element_id: str) -> dict | None:
@@ -215,7 +238,7 @@ def short(fp: dict | None) -> str:
     if not fp:
         return "(no element)"
     name = fp.get("name") or fp.get("attrs", {}).get("name") or fp.get("attrs", {}).get("id") or ""
-    return f'[{fp.get("role") or fp.get("tag")}] "{name}"' if name else f'[{fp.get("role") or fp.get("tag")}]'
+    return f'[{fp.get("role") or fp.get("tag")}] "{name}"' if name else f"[{fp.get('role') or fp.get('tag')}]"
 
 
 _SLUG = re.compile(r"[^a-z0-9]+")

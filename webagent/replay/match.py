@@ -21,9 +21,22 @@ THRESHOLD = 0.5
 MARGIN = 0.12
 
 WEIGHTS = {
-    "name": 4.0, "label": 3.0, "attr:id": 3.0, "attr:name": 3.0, "attr:href": 2.0, "attr:placeholder": 2.0,
-    "attr:aria-label": 2.0, "attr:type": 1.0, "attr:role": 1.0, "attr:title": 0.5, "attr:alt": 0.5,
-    "role": 1.0, "form": 1.0, "heading": 1.0, "landmarks": 0.5, "nth": 0.5,
+    "name": 4.0,
+    "label": 3.0,
+    "attr:id": 3.0,
+    "attr:name": 3.0,
+    "attr:href": 2.0,
+    "attr:placeholder": 2.0,
+    "attr:aria-label": 2.0,
+    "attr:type": 1.0,
+    "attr:role": 1.0,
+    "attr:title": 0.5,
+    "attr:alt": 0.5,
+    "role": 1.0,
+    "form": 1.0,
+    "heading": 1.0,
+    "landmarks": 0.5,
+    "nth": 0.5,
 }
 IDENTITY = ("name", "label", "attr:id", "attr:name", "attr:placeholder", "attr:aria-label", "attr:href")
 
@@ -41,8 +54,13 @@ class Match:
         return self.element_id is not None
 
     def to_json(self) -> dict:
-        return {"element_id": self.element_id, "score": round(self.score, 3), "why": self.why, "shared": self.shared,
-                "candidates": [{"id": i, "score": round(s, 3), "element": d} for i, s, d in self.candidates[:3]]}
+        return {
+            "element_id": self.element_id,
+            "score": round(self.score, 3),
+            "why": self.why,
+            "shared": self.shared,
+            "candidates": [{"id": i, "score": round(s, 3), "element": d} for i, s, d in self.candidates[:3]],
+        }
 
 
 def _norm(text: str | None) -> str:
@@ -124,9 +142,13 @@ def find(recorded: dict, raw_html: str, ids=None) -> Match:
     what = short(recorded)
     if not scored or scored[0][0] < THRESHOLD:
         best = f"; best was {listing[0][2]} at {listing[0][1]:.2f}" if scored else ""
-        return Match(None, scored[0][0] if scored else 0.0, candidates=listing,
-                     why=f"no <{tag}> on the page like {what} (none shares its name, label, id or "
-                         f"attributes above {THRESHOLD}{best})")
+        return Match(
+            None,
+            scored[0][0] if scored else 0.0,
+            candidates=listing,
+            why=f"no <{tag}> on the page like {what} (none shares its name, label, id or "
+            f"attributes above {THRESHOLD}{best})",
+        )
     top = [t for t in scored if scored[0][0] - t[0] < MARGIN]
     if len(top) > 1:
         want = (recorded.get("nth") or {}).get("of_name")
@@ -134,11 +156,26 @@ def find(recorded: dict, raw_html: str, ids=None) -> Match:
             by_place = [t for t in top if place(t[1], pool, t[2]["name"])["of_name"] == want]
             if len(by_place) == 1:
                 value, el, live, shared = by_place[0]
-                return Match(el.get("backend_node_id"), value, shared=[*shared, "nth"], candidates=listing,
-                             why=f"{len(top)} alike; told apart by position ({want[0] + 1} of {want[1]})")
-        return Match(None, scored[0][0], candidates=listing,
-                     why=f"not found uniquely: {len(top)} elements match {what} about equally well ("
-                         + ", ".join(f"{d} {s:.2f}" for _, s, d in listing[:len(top)][:4]) + ")")
+                return Match(
+                    el.get("backend_node_id"),
+                    value,
+                    shared=[*shared, "nth"],
+                    candidates=listing,
+                    why=f"{len(top)} alike; told apart by position ({want[0] + 1} of {want[1]})",
+                )
+        return Match(
+            None,
+            scored[0][0],
+            candidates=listing,
+            why=f"not found uniquely: {len(top)} elements match {what} about equally well ("
+            + ", ".join(f"{d} {s:.2f}" for _, s, d in listing[: len(top)][:4])
+            + ")",
+        )
     value, el, live, shared = scored[0]
-    return Match(el.get("backend_node_id"), value, shared=shared, candidates=listing,
-                 why=f"matched {short(live)} at {value:.2f} on {', '.join(shared)}")
+    return Match(
+        el.get("backend_node_id"),
+        value,
+        shared=shared,
+        candidates=listing,
+        why=f"matched {short(live)} at {value:.2f} on {', '.join(shared)}",
+    )

@@ -31,7 +31,7 @@ def parse_params(items) -> dict[str, str]:
         key, sep, value = str(item).partition("=")
         key = key.strip()
         if not sep or not key:
-            raise UserError(f"--param {item!r}: write it as NAME=VALUE, e.g. --param name=\"Ada Lovelace\"")
+            raise UserError(f'--param {item!r}: write it as NAME=VALUE, e.g. --param name="Ada Lovelace"')
         if not key.replace("_", "").replace("-", "").isalnum():
             raise UserError(f"--param {key!r}: a parameter name is letters, digits, '_' and '-'")
         out[key] = value
@@ -42,8 +42,14 @@ def field_name(target: dict | None, taken: set[str]) -> str:
     """A parameter name for a field: its name attribute, id, label or placeholder."""
     target = target or {}
     attrs = target.get("attrs") or {}
-    for text in (attrs.get("name"), attrs.get("id"), target.get("label"), attrs.get("aria-label"),
-                 attrs.get("placeholder"), target.get("name")):
+    for text in (
+        attrs.get("name"),
+        attrs.get("id"),
+        target.get("label"),
+        attrs.get("aria-label"),
+        attrs.get("placeholder"),
+        target.get("name"),
+    ):
         name = slug(text or "")
         if len(name) >= 3:
             break
@@ -68,8 +74,9 @@ def assign(steps: list[dict], task: str, declared: dict[str, str] | None = None)
             continue
         value = step.get("value") or ""
         if step.get("secret") or value == REDACTED:
-            name = next((n for n, p in params.items() if p["source"] == "password"
-                         and p.get("field") == _field_key(step)), None)
+            name = next(
+                (n for n, p in params.items() if p["source"] == "password" and p.get("field") == _field_key(step)), None
+            )
             if name is None:
                 name = "password" if "password" not in params else field_name(step.get("target"), set(params))
                 params[name] = {"default": None, "source": "password", "field": _field_key(step)}
@@ -101,16 +108,20 @@ def resolve(params: dict[str, dict], given: dict[str, str]) -> dict[str, str]:
     Unknown names and password parameters without a value are refused."""
     unknown = sorted(set(given) - set(params))
     if unknown:
-        known = ", ".join(f"{n} (default {p['default']!r})" if p["default"] is not None else n
-                          for n, p in params.items()) or "none"
+        known = (
+            ", ".join(f"{n} (default {p['default']!r})" if p["default"] is not None else n for n, p in params.items())
+            or "none"
+        )
         raise UserError(f"unknown --param {', '.join(unknown)}; this workflow's parameters: {known}")
     values: dict[str, str] = {}
     for name, spec in params.items():
         if name in given:
             values[name] = given[name]
         elif spec["default"] is None:
-            raise UserError(f"the workflow types a password (parameter {name!r}), which is never stored: "
-                            f"give it with --param {name}=...")
+            raise UserError(
+                f"the workflow types a password (parameter {name!r}), which is never stored: "
+                f"give it with --param {name}=..."
+            )
         else:
             values[name] = spec["default"]
     return values
@@ -118,8 +129,9 @@ def resolve(params: dict[str, dict], given: dict[str, str]) -> dict[str, str]:
 
 def substitution(params: dict[str, dict], values: dict[str, str]) -> dict[str, str]:
     """Recorded value → new value, for the parameters that change (longest first)."""
-    pairs = {p["default"]: values[n] for n, p in params.items()
-             if p["default"] and n in values and values[n] != p["default"]}
+    pairs = {
+        p["default"]: values[n] for n, p in params.items() if p["default"] and n in values and values[n] != p["default"]
+    }
     return dict(sorted(pairs.items(), key=lambda kv: -len(kv[0])))
 
 

@@ -11,15 +11,18 @@ from pathlib import Path
 
 from webagent.agent.report import write_report
 
-_MARK_STYLE = ("<style>.mark{font-size:.7em;padding:1px 6px;border-radius:4px;margin-left:.5em;color:#fff}"
-               ".replayed{background:#1a7f37}.repaired{background:#b26a00}.failed{background:#c62828}</style>")
+_MARK_STYLE = (
+    "<style>.mark{font-size:.7em;padding:1px 6px;border-radius:4px;margin-left:.5em;color:#fff}"
+    ".replayed{background:#1a7f37}.repaired{background:#b26a00}.failed{background:#c62828}</style>"
+)
 
 
 def write_replay_report(folder: str | Path) -> Path:
     folder = Path(folder)
     out = write_report(folder)
-    steps = [json.loads(line) for line in (folder / "steps.jsonl").read_text(encoding="utf-8").splitlines()
-             if line.strip()]
+    steps = [
+        json.loads(line) for line in (folder / "steps.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     run = json.loads((folder / "run.json").read_text(encoding="utf-8")) if (folder / "run.json").is_file() else {}
     replay = run.get("replay") or {}
     marks = {s["step"]: s.get("replay") or "failed" for s in steps}
@@ -28,16 +31,20 @@ def write_replay_report(folder: str | Path) -> Path:
         match = s.get("match") or {}
         how = s.get("miss") or match.get("why") or ""
         calls = (s.get("usage") or {}).get("calls", 0)
-        rows.append(f"<tr><td>{s['step']}</td><td>{s.get('workflow_step', '')}</td>"
-                    f"<td><span class=\"mark {escape(marks[s['step']])}\">{escape(marks[s['step']])}</span></td>"
-                    f"<td>{escape(str(s.get('recorded') or ''))}</td><td>{escape(str(s.get('action_text') or ''))}</td>"
-                    f"<td>{escape(how)}</td><td>{calls}</td></tr>")
-    table = (f"<h2>Replay: {replay.get('replayed', 0)} steps replayed, {replay.get('repaired', 0)} repaired, "
-             f"{replay.get('model_calls', 0)} model calls, {replay.get('wall_s', 0):.1f} s</h2>"
-             f"<p class=\"meta\">from {escape(str((replay.get('source') or {}).get('trace', '')))}; "
-             f"parameters: {escape(json.dumps(replay.get('params') or {}, ensure_ascii=False))}</p>"
-             "<table><tr><th>Step</th><th>Recorded step</th><th>Mark</th><th>Recorded</th><th>Done now</th>"
-             "<th>Element found again / why not</th><th>Model calls</th></tr>" + "".join(rows) + "</table>")
+        rows.append(
+            f"<tr><td>{s['step']}</td><td>{s.get('workflow_step', '')}</td>"
+            f'<td><span class="mark {escape(marks[s["step"]])}">{escape(marks[s["step"]])}</span></td>'
+            f"<td>{escape(str(s.get('recorded') or ''))}</td><td>{escape(str(s.get('action_text') or ''))}</td>"
+            f"<td>{escape(how)}</td><td>{calls}</td></tr>"
+        )
+    table = (
+        f"<h2>Replay: {replay.get('replayed', 0)} steps replayed, {replay.get('repaired', 0)} repaired, "
+        f"{replay.get('model_calls', 0)} model calls, {replay.get('wall_s', 0):.1f} s</h2>"
+        f'<p class="meta">from {escape(str((replay.get("source") or {}).get("trace", "")))}; '
+        f"parameters: {escape(json.dumps(replay.get('params') or {}, ensure_ascii=False))}</p>"
+        "<table><tr><th>Step</th><th>Recorded step</th><th>Mark</th><th>Recorded</th><th>Done now</th>"
+        "<th>Element found again / why not</th><th>Model calls</th></tr>" + "".join(rows) + "</table>"
+    )
     html = out.read_text(encoding="utf-8")
     html = html.replace("</head>", _MARK_STYLE + "</head>", 1)
     html = html.replace("<title>webagent run</title>", "<title>webagent replay</title>", 1)

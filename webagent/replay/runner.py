@@ -43,18 +43,26 @@ class ReplayResult(AgentResult):
     repaired: int = 0
     model_calls: int = 0
     wall_s: float = 0.0
-    startup_s: float = 0.0                             # browser start and the first page
+    startup_s: float = 0.0  # browser start and the first page
     final_url: str = ""
     final_title: str = ""
-    misses: list[dict] = field(default_factory=list)   # {step, why, repaired}
-    workflow: dict | None = None                       # the program after repairs
+    misses: list[dict] = field(default_factory=list)  # {step, why, repaired}
+    workflow: dict | None = None  # the program after repairs
     saved_to: str | None = None
 
     def to_json(self) -> dict:
-        return {**super().to_json(), "replayed": self.replayed, "repaired": self.repaired,
-                "model_calls": self.model_calls, "wall_s": round(self.wall_s, 3),
-                "startup_s": round(self.startup_s, 3), "final_url": self.final_url,
-                "final_title": self.final_title, "misses": self.misses, "saved_to": self.saved_to}
+        return {
+            **super().to_json(),
+            "replayed": self.replayed,
+            "repaired": self.repaired,
+            "model_calls": self.model_calls,
+            "wall_s": round(self.wall_s, 3),
+            "startup_s": round(self.startup_s, 3),
+            "final_url": self.final_url,
+            "final_title": self.final_title,
+            "misses": self.misses,
+            "saved_to": self.saved_to,
+        }
 
 
 def _rebase(url: str, old_start: str, new_start: str) -> str:
@@ -65,7 +73,7 @@ def _rebase(url: str, old_start: str, new_start: str) -> str:
     if (parts.scheme, parts.netloc) != (old.scheme, old.netloc):
         return url
     old_dir, new_dir = old.path.rsplit("/", 1)[0] + "/", new.path.rsplit("/", 1)[0] + "/"
-    path = new_dir + parts.path[len(old_dir):] if parts.path.startswith(old_dir) else parts.path
+    path = new_dir + parts.path[len(old_dir) :] if parts.path.startswith(old_dir) else parts.path
     return urlunsplit((new.scheme, new.netloc, path, parts.query, parts.fragment))
 
 
@@ -76,10 +84,23 @@ def _norm(text: str | None) -> str:
 class Replay:
     """One replay of ``workflow`` (see the module docstring)."""
 
-    def __init__(self, workflow: dict, *, trace_dir: str | Path, params: dict[str, str] | None = None,
-                 url: str | None = None, endpoint=None, client=None, no_model: bool = False,
-                 allow_domains: list[str] | None = None, headed: bool = False, cdp_url: str | None = None,
-                 options: AgentOptions | None = None, store_name: str | None = None, progress=None):
+    def __init__(
+        self,
+        workflow: dict,
+        *,
+        trace_dir: str | Path,
+        params: dict[str, str] | None = None,
+        url: str | None = None,
+        endpoint=None,
+        client=None,
+        no_model: bool = False,
+        allow_domains: list[str] | None = None,
+        headed: bool = False,
+        cdp_url: str | None = None,
+        options: AgentOptions | None = None,
+        store_name: str | None = None,
+        progress=None,
+    ):
         self.workflow = workflow
         self.trace_dir = Path(trace_dir)
         self.values = P.resolve(workflow.get("params", {}), dict(params or {}))
@@ -124,7 +145,9 @@ class Replay:
 
     def _browser_action(self, op: str, element_id: str | None, value: str, press_enter: bool) -> Action:
         if op == "SCROLL":
-            return Action(op="SCROLL", element_id=element_id or None, direction="up" if value.lower() == "up" else "down")
+            return Action(
+                op="SCROLL", element_id=element_id or None, direction="up" if value.lower() == "up" else "down"
+            )
         if op == "GOTO":
             return Action(op="GOTO", value=_rebase(value, self.workflow["start_url"], self.start))
         if op == "BACK":
@@ -192,14 +215,19 @@ class Replay:
         try:
             async with AsyncExitStack() as stack:
                 self._stack = stack
-                browser = await stack.enter_async_context(BrowserSession(
-                    headed=self.headed, cdp_url=self.cdp_url, allowed_domains=self.allow_domains))
+                browser = await stack.enter_async_context(
+                    BrowserSession(headed=self.headed, cdp_url=self.cdp_url, allowed_domains=self.allow_domains)
+                )
                 opened = await browser.open(self.start)
                 result.startup_s = time.perf_counter() - started
                 if not opened.ok:
-                    raise UserError(f"cannot open {self.start}: {opened.error} (is the site served there? --url URL "
-                                    "starts the replay elsewhere; --demo serves the demo shop)")
-                self.say(f"replaying {len(self.workflow['steps'])} steps from {browser.page.url}; trace in {trace.folder}")
+                    raise UserError(
+                        f"cannot open {self.start}: {opened.error} (is the site served there? --url URL "
+                        "starts the replay elsewhere; --demo serves the demo shop)"
+                    )
+                self.say(
+                    f"replaying {len(self.workflow['steps'])} steps from {browser.page.url}; trace in {trace.folder}"
+                )
                 try:
                     await self._steps(browser, trace, result, new_steps)
                 except CaptureError as exc:
@@ -218,17 +246,24 @@ class Replay:
             result.wall_s = time.perf_counter() - started
             result.steps, result.failed_steps = self.n, self.failed
             if result.status == "done":
-                result.workflow = {**copy.deepcopy(self.workflow), "steps": new_steps,
-                                   "source": {"trace": str(trace.folder), "replay_of": self.workflow.get("source", {}),
-                                              "answer": result.answer}}
+                result.workflow = {
+                    **copy.deepcopy(self.workflow),
+                    "steps": new_steps,
+                    "source": {
+                        "trace": str(trace.folder),
+                        "replay_of": self.workflow.get("source", {}),
+                        "answer": result.answer,
+                    },
+                }
                 W.save(result.workflow, trace.folder)
                 if self.store_name and result.repaired:
                     from webagent.replay import store
 
                     store.save(self.store_name, result.workflow, note=f"{result.repaired} steps repaired")
                     result.saved_to = str(store.folder(self.store_name))
-            trace.write_run({"task": self.task, **result.to_json(), "replay": self._summary(result),
-                             "options": vars(self.options)})
+            trace.write_run(
+                {"task": self.task, **result.to_json(), "replay": self._summary(result), "options": vars(self.options)}
+            )
             from webagent.replay.report import write_replay_report
 
             if (trace.folder / "steps.jsonl").is_file():
@@ -236,12 +271,22 @@ class Replay:
         return result
 
     def _summary(self, result: ReplayResult) -> dict:
-        shown = {n: ("(secret)" if spec.get("source") == "password" else self.values.get(n))
-                 for n, spec in self.workflow.get("params", {}).items()}
-        return {"source": self.workflow.get("source", {}), "store_name": self.store_name, "start_url": self.start,
-                "params": shown, "no_model": self.no_model, "recorded_steps": len(self.workflow.get("steps", [])),
-                "replayed": result.replayed, "repaired": result.repaired, "model_calls": result.model_calls,
-                "wall_s": round(result.wall_s, 3)}
+        shown = {
+            n: ("(secret)" if spec.get("source") == "password" else self.values.get(n))
+            for n, spec in self.workflow.get("params", {}).items()
+        }
+        return {
+            "source": self.workflow.get("source", {}),
+            "store_name": self.store_name,
+            "start_url": self.start,
+            "params": shown,
+            "no_model": self.no_model,
+            "recorded_steps": len(self.workflow.get("steps", [])),
+            "replayed": result.replayed,
+            "repaired": result.repaired,
+            "model_calls": result.model_calls,
+            "wall_s": round(result.wall_s, 3),
+        }
 
     async def _steps(self, browser, trace, result: ReplayResult, new_steps: list[dict]) -> None:
         steps = self.workflow["steps"]
@@ -257,8 +302,25 @@ class Replay:
             match = None
             if ok_page and op == "DONE":
                 answer = scrub(value, trace.secrets) or None
-                self._write(trace, obs, shot, self._record(step, i, "replayed", "DONE", None, value, False,
-                                                           "done" + (f": {value}" if value else ""), True, None, {}), None)
+                self._write(
+                    trace,
+                    obs,
+                    shot,
+                    self._record(
+                        step,
+                        i,
+                        "replayed",
+                        "DONE",
+                        None,
+                        value,
+                        False,
+                        "done" + (f": {value}" if value else ""),
+                        True,
+                        None,
+                        {},
+                    ),
+                    None,
+                )
                 new_steps.append(step)
                 result.status, result.answer, result.replayed = "done", answer, result.replayed + 1
                 return
@@ -272,11 +334,25 @@ class Replay:
                     if not match.found:
                         miss = match.why
                 if target is None or match.found:
-                    executed, text, took = await self._execute(browser, obs, op, element_id, value,
-                                                               step.get("press_enter", False), secret)
-                    record = self._record(step, i, "replayed" if executed.ok else "failed", op, element_id, value,
-                                          step.get("press_enter", False), text, executed.ok, executed, {"execute_s": took},
-                                          match=match, obs=obs, secret=secret)
+                    executed, text, took = await self._execute(
+                        browser, obs, op, element_id, value, step.get("press_enter", False), secret
+                    )
+                    record = self._record(
+                        step,
+                        i,
+                        "replayed" if executed.ok else "failed",
+                        op,
+                        element_id,
+                        value,
+                        step.get("press_enter", False),
+                        text,
+                        executed.ok,
+                        executed,
+                        {"execute_s": took},
+                        match=match,
+                        obs=obs,
+                        secret=secret,
+                    )
                     self._write(trace, obs, shot, record, element_id)
                     if executed.ok:
                         new_steps.append(step)
@@ -303,11 +379,19 @@ class Replay:
                 obs, shot = await self._observe(browser, None)
             if result.status in ("done", "error"):
                 if result.status == "done":
-                    new_steps.append({"op": "DONE", "value": P.unapply(result.answer or "", self.mapping),
-                                      "page": self._page_of(obs)})
+                    new_steps.append(
+                        {
+                            "op": "DONE",
+                            "value": P.unapply(result.answer or "", self.mapping),
+                            "page": self._page_of(obs),
+                        }
+                    )
                 return
             if repaired is None:
-                result.status, result.error = "stuck", f"{where}: not repaired after {REPAIR_ATTEMPTS} model actions ({miss})"
+                result.status, result.error = (
+                    "stuck",
+                    f"{where}: not repaired after {REPAIR_ATTEMPTS} model actions ({miss})",
+                )
                 return
             result.misses[-1]["repaired"] = True
             result.repaired += 1
@@ -319,46 +403,108 @@ class Replay:
         url = P.unapply(_rebase(obs.url, self.start, self.workflow["start_url"]), self.mapping)
         return {"url": url, "pattern": url_pattern(url), "title": P.unapply(obs.title, self.mapping)}
 
-    def _record(self, step, i, mark, op, element_id, value, press_enter, result_text, ok, executed, times,
-                match=None, obs=None, secret=False, extra=None) -> dict:
+    def _record(
+        self,
+        step,
+        i,
+        mark,
+        op,
+        element_id,
+        value,
+        press_enter,
+        result_text,
+        ok,
+        executed,
+        times,
+        match=None,
+        obs=None,
+        secret=False,
+        extra=None,
+    ) -> dict:
         description = elements.describe(obs.cleaned_html, element_id) if obs is not None and element_id else ""
-        return {"action": {"operation": op, "element_id": element_id or "", "value": REDACTED if secret else value,
-                           "press_enter": bool(press_enter)},
-                "action_text": self._text(op, element_id, value, press_enter, description, secret),
-                "element": description or None, "result": executed.model_dump() if executed is not None else None,
-                "result_text": result_text, "ok": ok, "usage": {},
-                "times": {k: round(v, 4) for k, v in {**self._times, **times}.items()},
-                "target": fingerprint_of(obs, element_id) if obs is not None and element_id else None,
-                "replay": mark, "workflow_step": i + 1, "recorded": step.get("text") or W.describe_step(step),
-                "match": match.to_json() if match is not None else None, "param": step.get("param"),
-                **(extra or {})}
+        return {
+            "action": {
+                "operation": op,
+                "element_id": element_id or "",
+                "value": REDACTED if secret else value,
+                "press_enter": bool(press_enter),
+            },
+            "action_text": self._text(op, element_id, value, press_enter, description, secret),
+            "element": description or None,
+            "result": executed.model_dump() if executed is not None else None,
+            "result_text": result_text,
+            "ok": ok,
+            "usage": {},
+            "times": {k: round(v, 4) for k, v in {**self._times, **times}.items()},
+            "target": fingerprint_of(obs, element_id) if obs is not None and element_id else None,
+            "replay": mark,
+            "workflow_step": i + 1,
+            "recorded": step.get("text") or W.describe_step(step),
+            "match": match.to_json() if match is not None else None,
+            "param": step.get("param"),
+            **(extra or {}),
+        }
 
     async def _repair(self, browser, trace, step, i, miss, result, obs, shot) -> dict | None:
         """One model action for recorded step ``i``; the new step when it worked."""
         client = (await self._model()).scoped()
         hint = f"last time: {W.describe_step(P.apply(step, self.mapping))}"
         history = [*self.history, f"(repairing a recorded step: {hint}; now: {miss})"]
-        decision, times = await model_decision(client, obs, self.task, history, self.options, can_back=len(self.history) > 0)
+        decision, times = await model_decision(
+            client, obs, self.task, history, self.options, can_back=len(self.history) > 0
+        )
         action = decision.outcome.action if decision is not None else None
         problem = decision.outcome.problem if decision is not None else "the page has nothing to act on"
-        extra = {"hint": hint, "miss": miss, "replies": decision.outcome.replies if decision else [],
-                 "problem": problem, "usage": client.usage.to_dict()}
+        extra = {
+            "hint": hint,
+            "miss": miss,
+            "replies": decision.outcome.replies if decision else [],
+            "problem": problem,
+            "usage": client.usage.to_dict(),
+        }
         if decision is not None and decision.endpoint_failed:
             result.status, result.error = "error", f"the model endpoint failed: {problem}"
         if action is None:
-            record = self._record(step, i, "failed", "NONE", None, "", False, f"failed: no usable action ({problem})",
-                                  False, None, times, obs=obs, extra=extra)
+            record = self._record(
+                step,
+                i,
+                "failed",
+                "NONE",
+                None,
+                "",
+                False,
+                f"failed: no usable action ({problem})",
+                False,
+                None,
+                times,
+                obs=obs,
+                extra=extra,
+            )
             self._write(trace, obs, shot, record, None)
             return None
         op, element_id = action.operation, action.element_id or None
         value, press_enter = action.value or "", bool(getattr(action, "press_enter", False))
-        secret = bool(element_id and op == "TYPE" and (ref := obs.elements.get(element_id)) is not None
-                      and ref.is_password)
+        secret = bool(
+            element_id and op == "TYPE" and (ref := obs.elements.get(element_id)) is not None and ref.is_password
+        )
         if secret and value:
             trace.secrets.add(value)
         if op == "DONE":
-            record = self._record(step, i, "repaired", "DONE", None, value, False, "done" + (f": {value}" if value else ""),
-                                  True, None, times, obs=obs, extra=extra)
+            record = self._record(
+                step,
+                i,
+                "repaired",
+                "DONE",
+                None,
+                value,
+                False,
+                "done" + (f": {value}" if value else ""),
+                True,
+                None,
+                times,
+                obs=obs,
+                extra=extra,
+            )
             self._write(trace, obs, shot, record, None)
             result.status, result.answer = "done", scrub(value, trace.secrets) or None
             result.repaired += 1
@@ -366,13 +512,33 @@ class Replay:
             return None
         executed, text, took = await self._execute(browser, obs, op, element_id, value, press_enter, secret)
         times["execute_s"] = took
-        record = self._record(step, i, "repaired" if executed.ok else "failed", op, element_id, value, press_enter, text,
-                              executed.ok, executed, times, obs=obs, secret=secret, extra=extra)
+        record = self._record(
+            step,
+            i,
+            "repaired" if executed.ok else "failed",
+            op,
+            element_id,
+            value,
+            press_enter,
+            text,
+            executed.ok,
+            executed,
+            times,
+            obs=obs,
+            secret=secret,
+            extra=extra,
+        )
         self._write(trace, obs, shot, record, element_id)
         if not executed.ok:
             return None
-        new = {"op": op, "value": REDACTED if secret else P.unapply(value, self.mapping), "press_enter": press_enter,
-               "page": self._page_of(obs), "text": record["action_text"], "repaired": True}
+        new = {
+            "op": op,
+            "value": REDACTED if secret else P.unapply(value, self.mapping),
+            "press_enter": press_enter,
+            "page": self._page_of(obs),
+            "text": record["action_text"],
+            "repaired": True,
+        }
         if element_id:
             new["target"] = P.unapply(fingerprint_of(obs, element_id), self.mapping)
         if secret:
@@ -391,9 +557,17 @@ async def model_decision(client, obs, task: str, history: list[str], options: Ag
 
     from webagent.agent.decide import decide
 
-    common = dict(task=task, history=history, lookup=options.lookup, max_lookup=options.max_lookup,
-                  context_tokens=options.context_tokens, act_on=options.act_on, reuse=None, url=obs.url,
-                  title=obs.title)
+    common = dict(
+        task=task,
+        history=history,
+        lookup=options.lookup,
+        max_lookup=options.max_lookup,
+        context_tokens=options.context_tokens,
+        act_on=options.act_on,
+        reuse=None,
+        url=obs.url,
+        title=obs.title,
+    )
     try:
         if "controls" in inspect.signature(decide).parameters:  # the agent view
             from webagent.web.agent_view import view_snippets

@@ -82,9 +82,17 @@ def listing() -> list[dict]:
             continue
         meta_path = path / "saved.json"
         meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
-        rows.append({"name": path.name, "task": workflow.get("task", ""), "steps": len(workflow.get("steps", [])),
-                     "params": sorted(workflow.get("params", {})), "start_url": workflow.get("start_url", ""),
-                     "updated": meta.get("updated"), "last": meta.get("last")})
+        rows.append(
+            {
+                "name": path.name,
+                "task": workflow.get("task", ""),
+                "steps": len(workflow.get("steps", [])),
+                "params": sorted(workflow.get("params", {})),
+                "start_url": workflow.get("start_url", ""),
+                "updated": meta.get("updated"),
+                "last": meta.get("last"),
+            }
+        )
     return rows
 
 
@@ -97,5 +105,4 @@ def resolve(trace_or_name: str | Path) -> tuple[dict, str | None]:
     name = str(trace_or_name)
     if exists(name):
         return load(name), name
-    raise UserError(f"{trace_or_name!r} is neither a trace folder nor a saved workflow "
-                    "(see `webagent workflows list`)")
+    raise UserError(f"{trace_or_name!r} is neither a trace folder nor a saved workflow (see `webagent workflows list`)")

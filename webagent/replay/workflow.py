@@ -43,8 +43,10 @@ def from_trace(folder: str | Path, declared: dict[str, str] | None = None) -> di
     records = _read_steps(folder)
     run = json.loads((folder / "run.json").read_text(encoding="utf-8")) if (folder / "run.json").is_file() else {}
     if run.get("status") != "done":
-        raise UserError(f"the run in {folder} ended {run.get('status') or 'without run.json'!r}, not 'done': "
-                        "only a finished run can be replayed")
+        raise UserError(
+            f"the run in {folder} ended {run.get('status') or 'without run.json'!r}, not 'done': "
+            "only a finished run can be replayed"
+        )
     saved = folder / "params.json"
     declared = {**(json.loads(saved.read_text(encoding="utf-8")) if saved.is_file() else {}), **(declared or {})}
     steps: list[dict] = []
@@ -57,15 +59,24 @@ def from_trace(folder: str | Path, declared: dict[str, str] | None = None) -> di
         op = action.get("operation")
         if op not in REPLAYABLE:  # steps that "changed nothing" stay: a password typed looks like nothing
             continue
-        step = {"op": op, "value": action.get("value") or "", "press_enter": bool(action.get("press_enter")),
-                "page": {"url": rec.get("url") or "", "pattern": url_pattern(rec.get("url") or ""),
-                         "title": rec.get("title") or ""},
-                "text": rec.get("action_text") or ""}
+        step = {
+            "op": op,
+            "value": action.get("value") or "",
+            "press_enter": bool(action.get("press_enter")),
+            "page": {
+                "url": rec.get("url") or "",
+                "pattern": url_pattern(rec.get("url") or ""),
+                "title": rec.get("title") or "",
+            },
+            "text": rec.get("action_text") or "",
+        }
         if op in ELEMENT_OPS or (op == "SCROLL" and action.get("element_id")):
             target = rec.get("target")
             if not target:
-                raise UserError(f"step {rec.get('step')} of {folder} has no element fingerprint (the run was "
-                                "recorded before replay existed, or its element was gone): run it again")
+                raise UserError(
+                    f"step {rec.get('step')} of {folder} has no element fingerprint (the run was "
+                    "recorded before replay existed, or its element was gone): run it again"
+                )
             step["target"] = target
         if op == "TYPE" and step["value"] == REDACTED:
             step["secret"] = True
@@ -74,15 +85,28 @@ def from_trace(folder: str | Path, declared: dict[str, str] | None = None) -> di
         # The site ended the run (a shop's confirmation, MiniWoB's reward), not the model's
         # DONE: the replay ends on the page the run ended on.
         final = run["final_url"]
-        steps.append({"op": "DONE", "value": "", "press_enter": False, "text": "DONE (the site showed the result)",
-                      "page": {"url": final, "pattern": url_pattern(final), "title": run.get("final_title") or ""}})
+        steps.append(
+            {
+                "op": "DONE",
+                "value": "",
+                "press_enter": False,
+                "text": "DONE (the site showed the result)",
+                "page": {"url": final, "pattern": url_pattern(final), "title": run.get("final_title") or ""},
+            }
+        )
     if not steps or steps[-1]["op"] != "DONE":
         raise UserError(f"the run in {folder} has no DONE step to end on")
     task = run.get("task") or ""
     params = P.assign(steps, task, declared)
-    return {"version": VERSION, "task": task, "start_url": steps[0]["page"]["url"],
-            "allow_domains": list(run.get("allow_domains") or []), "params": params, "steps": steps,
-            "source": {"trace": str(folder), "answer": run.get("answer")}}
+    return {
+        "version": VERSION,
+        "task": task,
+        "start_url": steps[0]["page"]["url"],
+        "allow_domains": list(run.get("allow_domains") or []),
+        "params": params,
+        "steps": steps,
+        "source": {"trace": str(folder), "answer": run.get("answer")},
+    }
 
 
 def load(folder: str | Path, declared: dict[str, str] | None = None) -> dict:

@@ -54,8 +54,10 @@ def label_gist_schema(offered: list[int]) -> dict:
     to the limit and its reply was cut)."""
     return {
         "type": "object",
-        "properties": {"break_point": {"type": "integer", "enum": list(offered)},
-                       "gist": {"type": "string", "maxLength": GIST_MAX_CHARS}},
+        "properties": {
+            "break_point": {"type": "integer", "enum": list(offered)},
+            "gist": {"type": "string", "maxLength": GIST_MAX_CHARS},
+        },
         "required": ["break_point", "gist"],
     }
 
@@ -82,8 +84,9 @@ class PaginationResult:
 # --- reply parsing ----------------------------------------------------------------------------
 
 _BRACKETED = re.compile(r"[⟨<〈‹«\[(]\s*(\d+)\s*[⟩>〉›»\])]")
-_AFTER_WORD = re.compile(r"\b(?:label|break\s*point|pause\s*point|point)\s*(?:is|at|:|#|=|-)?\s*[⟨<\[]?\s*(\d+)",
-                         re.IGNORECASE)
+_AFTER_WORD = re.compile(
+    r"\b(?:label|break\s*point|pause\s*point|point)\s*(?:is|at|:|#|=|-)?\s*[⟨<\[]?\s*(\d+)", re.IGNORECASE
+)
 _NUMBER = re.compile(r"\d+")
 
 
@@ -168,10 +171,10 @@ def parse_label_gist(reply: Reply | str, offered: list[int]) -> tuple[tuple[int,
     text = reply.text or ""
     m = _JSON_GIST.search(text)
     if m:  # JSON cut short by the token limit: take the label before it and the gist so far
-        head, gist = text[:m.start()], _json_string(m.group(1))
+        head, gist = text[: m.start()], _json_string(m.group(1))
     else:
         s = _SHORTENED.search(text)
-        head, gist = (text[:s.start()], text[s.end():]) if s else (text, "")
+        head, gist = (text[: s.start()], text[s.end() :]) if s else (text, "")
     label, problem = parse_label(head, offered)
     return (None if label is None else (label, gist.strip())), problem
 
@@ -189,6 +192,7 @@ def example_labels(offered: list[int]) -> tuple[int, int]:
 
 
 # --- the window -----------------------------------------------------------------------------
+
 
 def _split_input(paragraphs: Iterable[str], max_words: int) -> Iterator[tuple[str, int]]:
     for paragraph in paragraphs:
@@ -226,31 +230,46 @@ def render_window(window: list[str], labels: list[int], before: str = "", after:
     return "\n\n".join(parts)
 
 
-async def _choose(client: LLMClient, passage: str, labels: list[int], purpose: str,
-                  stats: PaginationStats, single_pass: bool = False) -> tuple[int, str, str]:
+async def _choose(
+    client: LLMClient, passage: str, labels: list[int], purpose: str, stats: PaginationStats, single_pass: bool = False
+) -> tuple[int, str, str]:
     """(label, how, gist): the gist of the page it closes is asked for only with `single_pass`
     ("" when not asked, not given, or on a fallback: that page is then gisted on its own)."""
     format_label, example_label = example_labels(labels)
     offered = ", ".join(f"⟨{k}⟩" for k in labels)
     if single_pass:
-        prompt = render_prompt("pagination_gist", passage=passage, format_label=format_label,
-                               example_label=example_label)
+        prompt = render_prompt(
+            "pagination_gist", passage=passage, format_label=format_label, example_label=example_label
+        )
         parse, schema = (lambda reply: parse_label_gist(reply, labels)), label_gist_schema(labels)
         max_tokens = PAGINATION_MAX_TOKENS + GIST_MAX_TOKENS
-        instruction = ('Answer again with "Break point: ⟨k⟩" and the shortened part before it, where k is one of '
-                       f'the labels in the passage: {offered}.')
+        instruction = (
+            'Answer again with "Break point: ⟨k⟩" and the shortened part before it, where k is one of '
+            f"the labels in the passage: {offered}."
+        )
     else:
         prompt = render_prompt("pagination", passage=passage, format_label=format_label, example_label=example_label)
+
         def parse(reply: Reply) -> tuple[tuple[int, str] | None, str | None]:
             label, problem = parse_label(reply, labels)
             return (None if label is None else (label, "")), problem
 
         schema, max_tokens = label_schema(labels), PAGINATION_MAX_TOKENS
-        instruction = ('Answer again with "Break point: ⟨k⟩" and your reason, where k is one of the labels in the '
-                       f'passage: {offered}.')
+        instruction = (
+            'Answer again with "Break point: ⟨k⟩" and your reason, where k is one of the labels in the '
+            f"passage: {offered}."
+        )
     tally = ReplyTally()
-    chosen = await ask_until_usable(client, prompt, parse=parse, schema=schema, max_tokens=max_tokens,
-                                    purpose=purpose, tally=tally, instruction=instruction)
+    chosen = await ask_until_usable(
+        client,
+        prompt,
+        parse=parse,
+        schema=schema,
+        max_tokens=max_tokens,
+        purpose=purpose,
+        tally=tally,
+        instruction=instruction,
+    )
     stats.calls += tally.calls
     if chosen is None:
         stats.fallbacks += 1
@@ -259,8 +278,14 @@ async def _choose(client: LLMClient, passage: str, labels: list[int], purpose: s
 
 
 async def iter_pages(
-    client: LLMClient, paragraphs: Iterable[str], *, min_words: int = 280, max_words: int = 600,
-    purpose: str = "pagination", stats: PaginationStats | None = None, single_pass: bool = False,
+    client: LLMClient,
+    paragraphs: Iterable[str],
+    *,
+    min_words: int = 280,
+    max_words: int = 600,
+    purpose: str = "pagination",
+    stats: PaginationStats | None = None,
+    single_pass: bool = False,
 ) -> AsyncIterator[Page]:
     """Pages in document order, as soon as each is decided. Counts go into `stats`.
 
@@ -329,17 +354,26 @@ async def iter_pages(
 
 
 async def paginate(
-    client: LLMClient, paragraphs: Iterable[str], *, min_words: int = 280, max_words: int = 600,
+    client: LLMClient,
+    paragraphs: Iterable[str],
+    *,
+    min_words: int = 280,
+    max_words: int = 600,
     purpose: str = "pagination",
 ) -> PaginationResult:
     """ReadAgent pagination of `paragraphs` (consumed lazily) into pages of at most `max_words`."""
     stats = PaginationStats()
-    pages = [page async for page in iter_pages(client, paragraphs, min_words=min_words, max_words=max_words,
-                                               purpose=purpose, stats=stats)]
+    pages = [
+        page
+        async for page in iter_pages(
+            client, paragraphs, min_words=min_words, max_words=max_words, purpose=purpose, stats=stats
+        )
+    ]
     return PaginationResult(pages=pages, calls=stats.calls, fallbacks=stats.fallbacks)
 
 
 # --- uniform pages (no model) -------------------------------------------------------------------
+
 
 def iter_pages_uniform(paragraphs: Iterable[str], words_per_page: int = 600) -> Iterator[Page]:
     """Pages of exactly `words_per_page` words (the last may be shorter), cut at word
@@ -352,14 +386,13 @@ def iter_pages_uniform(paragraphs: Iterable[str], words_per_page: int = 600) -> 
     word_start = 0
 
     def page() -> Page:
-        return Page(index, "\n\n".join(" ".join(p) for p in parts),
-                    {"word_start": word_start, "words": count})
+        return Page(index, "\n\n".join(" ".join(p) for p in parts), {"word_start": word_start, "words": count})
 
     for paragraph in paragraphs:
         words = paragraph.split()
         offset = 0
         while offset < len(words):
-            take = words[offset: offset + words_per_page - count]
+            take = words[offset : offset + words_per_page - count]
             offset += len(take)
             parts.append(take)
             count += len(take)

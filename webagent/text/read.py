@@ -32,11 +32,12 @@ _SENTENCE_END = re.compile(r"[.!?…]+[\"'”’»)\]]*\s+")
 
 # --- splitting ----------------------------------------------------------------------------
 
+
 def split_sentences(text: str) -> list[str]:
     """Sentences of `text`, whitespace collapsed; never drops words."""
     out, start = [], 0
     for m in _SENTENCE_END.finditer(text):
-        sentence = " ".join(text[start:m.end()].split())
+        sentence = " ".join(text[start : m.end()].split())
         if sentence:
             out.append(sentence)
         start = m.end()
@@ -58,7 +59,7 @@ def split_paragraph(text: str, max_words: int = DEFAULT_MAX_PARAGRAPH_WORDS) -> 
     units: list[list[str]] = []
     for sentence in split_sentences(text):
         sw = sentence.split()
-        units += [sw[i:i + max_words] for i in range(0, len(sw), max_words)]
+        units += [sw[i : i + max_words] for i in range(0, len(sw), max_words)]
     pieces: list[str] = []
     current: list[str] = []
     for unit in units:
@@ -72,6 +73,7 @@ def split_paragraph(text: str, max_words: int = DEFAULT_MAX_PARAGRAPH_WORDS) -> 
 
 
 # --- checks -------------------------------------------------------------------------------
+
 
 def _check_file(path: Path) -> None:
     if not path.exists():
@@ -111,8 +113,7 @@ def _check_utf8(path: Path, head: bytes) -> None:
         codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
     except UnicodeDecodeError as exc:
         raise UserError(
-            f"{path}: is not UTF-8 text (byte 0x{head[exc.start]:02x} at offset {exc.start}); "
-            "convert it to UTF-8"
+            f"{path}: is not UTF-8 text (byte 0x{head[exc.start]:02x} at offset {exc.start}); convert it to UTF-8"
         ) from None
 
 
@@ -133,6 +134,7 @@ def _check_has_text(path: Path) -> None:
 
 
 # --- plain text -----------------------------------------------------------------------------
+
 
 def _text_paragraphs(path: Path, max_words: int) -> Iterator[str]:
     fragments: list[str] = []
@@ -184,13 +186,68 @@ def _text_paragraphs(path: Path, max_words: int) -> Iterator[str]:
 
 # --- HTML -----------------------------------------------------------------------------------
 
-_DROP = {"script", "style", "noscript", "template", "head", "title", "meta", "link", "svg", "canvas",
-         "iframe", "object", "embed"}
+_DROP = {
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "head",
+    "title",
+    "meta",
+    "link",
+    "svg",
+    "canvas",
+    "iframe",
+    "object",
+    "embed",
+}
 _BLOCK = {
-    "p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table",
-    "thead", "tbody", "tfoot", "caption", "section", "article", "header", "footer", "nav", "aside", "main",
-    "blockquote", "pre", "form", "fieldset", "legend", "figure", "figcaption", "address", "details",
-    "summary", "hr", "br", "body", "html", "center", "dialog", "menu", "option", "textarea",
+    "p",
+    "div",
+    "li",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "tr",
+    "table",
+    "thead",
+    "tbody",
+    "tfoot",
+    "caption",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "nav",
+    "aside",
+    "main",
+    "blockquote",
+    "pre",
+    "form",
+    "fieldset",
+    "legend",
+    "figure",
+    "figcaption",
+    "address",
+    "details",
+    "summary",
+    "hr",
+    "br",
+    "body",
+    "html",
+    "center",
+    "dialog",
+    "menu",
+    "option",
+    "textarea",
 }
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _BREAK = object()
@@ -217,8 +274,10 @@ def _html_encoding(path: Path, data: bytes) -> str:
 
 
 def _is_hidden(el) -> bool:
-    return el.get("hidden") is not None or el.get("aria-hidden") == "true" or bool(
-        _HIDDEN_STYLE.search(el.get("style") or "")
+    return (
+        el.get("hidden") is not None
+        or el.get("aria-hidden") == "true"
+        or bool(_HIDDEN_STYLE.search(el.get("style") or ""))
     )
 
 
@@ -279,6 +338,7 @@ def _html_paragraphs(path: Path, max_words: int) -> list[str]:
 
 
 # --- public ---------------------------------------------------------------------------------
+
 
 def iter_paragraphs(
     path: str | os.PathLike, *, max_paragraph_words: int = DEFAULT_MAX_PARAGRAPH_WORDS

@@ -95,12 +95,13 @@ class WebAction(BaseModel):
 _ID_TEXT = re.compile(r"(?:element[_ ]?id|\bid)\s*[\"':=]*\s*\"?(\d+)", re.IGNORECASE)
 _OP_TEXT = re.compile(r"\b(CLICK|TYPE|SELECT)\b", re.IGNORECASE)
 # value: "O'Brien" keeps its apostrophe: a quoted value runs to its closing double quote.
-_VALUE_TEXT = re.compile(r"value\s*[\"']?\s*[:=]\s*(?:\"([^\"\n]*)\"|'([^'\n]*)'(?![A-Za-z])|([^\"\n},]*))",
-                         re.IGNORECASE)
+_VALUE_TEXT = re.compile(
+    r"value\s*[\"']?\s*[:=]\s*(?:\"([^\"\n]*)\"|'([^'\n]*)'(?![A-Za-z])|([^\"\n},]*))", re.IGNORECASE
+)
 
 
 def _action_from_text(text: str) -> dict | None:
-    """"Element id=12 ... TYPE ... Value: x" prose → the fields found (missing ones stay missing)."""
+    """ "Element id=12 ... TYPE ... Value: x" prose → the fields found (missing ones stay missing)."""
     fields: dict = {}
     if m := _ID_TEXT.search(text):
         fields["element_id"] = m.group(1)
@@ -111,8 +112,9 @@ def _action_from_text(text: str) -> dict | None:
     return fields or None
 
 
-def parse_action(reply: Reply, allowed_ids: Iterable[str],
-                 space: TypedSpace | None = None) -> tuple[WebAction | None, str | None]:
+def parse_action(
+    reply: Reply, allowed_ids: Iterable[str], space: TypedSpace | None = None
+) -> tuple[WebAction | None, str | None]:
     """(action, problem) for one reply; `allowed_ids` are the ids the action may choose;
     a typed `space` also refuses an operation that does not fit the element."""
     action, problem = read_reply(reply, WebAction, _action_from_text)
@@ -141,8 +143,15 @@ class ActionOutcome:
 
 
 async def predict_action(
-    client: LLMClient, *, context: str, task: str, previous_actions: list[str], allowed_ids: Iterable[str],
-    target_hint: str = "", purpose: str = "action", controls: Mapping[str, Control] | None = None,
+    client: LLMClient,
+    *,
+    context: str,
+    task: str,
+    previous_actions: list[str],
+    allowed_ids: Iterable[str],
+    target_hint: str = "",
+    purpose: str = "action",
+    controls: Mapping[str, Control] | None = None,
 ) -> ActionOutcome:
     """One action on `context`, choosing among `allowed_ids` (in the order given: the enum).
     `target_hint` ends the prompt's "Pick the element by its id" sentence (e.g. where to look).
@@ -150,15 +159,25 @@ async def predict_action(
     allowed = list(dict.fromkeys(allowed_ids))
     space = TypedSpace.of(allowed, controls) if controls is not None else None
     prompt = render_prompt(
-        "web_action", context=context, task=task, target_hint=target_hint,
+        "web_action",
+        context=context,
+        task=task,
+        target_hint=target_hint,
         previous_actions="\n".join(previous_actions) if previous_actions else "None",
     )
     outcome = ActionOutcome()
     outcome.action = await ask_until_usable(
-        client, prompt, parse=lambda reply: parse_action(reply, allowed, space),
-        schema=action_schema(allowed, space), max_tokens=96, purpose=purpose, tally=outcome,
-        instruction=('Answer again with JSON {"element_id": "...", "operation": "CLICK" or "TYPE" or "SELECT", '
-                     f'"value": "..."}} where element_id is one of: {", ".join(allowed[:40])}'
-                     f'{" ..." if len(allowed) > 40 else ""}.'),
+        client,
+        prompt,
+        parse=lambda reply: parse_action(reply, allowed, space),
+        schema=action_schema(allowed, space),
+        max_tokens=96,
+        purpose=purpose,
+        tally=outcome,
+        instruction=(
+            'Answer again with JSON {"element_id": "...", "operation": "CLICK" or "TYPE" or "SELECT", '
+            f'"value": "..."}} where element_id is one of: {", ".join(allowed[:40])}'
+            f"{' ...' if len(allowed) > 40 else ''}."
+        ),
     )
     return outcome

@@ -32,18 +32,90 @@ from lxml import etree
 from webagent.html.clean import parse_cleaned
 from webagent.html.dom import ID_ATTR
 
-TEXT_INPUTS = frozenset({"", "text", "search", "email", "password", "tel", "url", "number", "date",
-                         "datetime-local", "time", "month", "week"})
+TEXT_INPUTS = frozenset(
+    {
+        "",
+        "text",
+        "search",
+        "email",
+        "password",
+        "tel",
+        "url",
+        "number",
+        "date",
+        "datetime-local",
+        "time",
+        "month",
+        "week",
+    }
+)
 CLICK_INPUTS = frozenset({"button", "submit", "reset", "checkbox", "radio", "image"})
-CLICK_ROLES = frozenset({"button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox",
-                         "menuitemradio", "option", "switch", "treeitem"})
+CLICK_ROLES = frozenset(
+    {
+        "button",
+        "link",
+        "checkbox",
+        "radio",
+        "tab",
+        "menuitem",
+        "menuitemcheckbox",
+        "menuitemradio",
+        "option",
+        "switch",
+        "treeitem",
+    }
+)
 TYPE_ROLES = frozenset({"textbox", "searchbox"})
 # A line break before and after these: everything else flows inline.
-BLOCK_TAGS = frozenset({"address", "article", "aside", "blockquote", "body", "dd", "details", "dialog", "div",
-                        "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
-                        "h4", "h5", "h6", "header", "hr", "html", "li", "main", "nav", "ol", "p", "pre",
-                        "section", "summary", "table", "tbody", "td", "th", "thead", "tr", "ul", "br",
-                        "iframe", "caption", "legend", "label"})
+BLOCK_TAGS = frozenset(
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "body",
+        "dd",
+        "details",
+        "dialog",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hr",
+        "html",
+        "li",
+        "main",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "tbody",
+        "td",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+        "br",
+        "iframe",
+        "caption",
+        "legend",
+        "label",
+    }
+)
 # A clickable wrapper with more words than this, or with controls inside, is a container
 # (its click handler is delegated), not one control.
 MAX_CONTAINER_WORDS = 12
@@ -55,14 +127,14 @@ LINE_ID = re.compile(r"^\[([A-Za-z0-9_-]+)\]", re.MULTILINE)
 @dataclass(frozen=True)
 class Control:
     id: str
-    op: str                         # CLICK | TYPE | SELECT
-    kind: str                       # link, button, checkbox, text field, select, ...
+    op: str  # CLICK | TYPE | SELECT
+    kind: str  # link, button, checkbox, text field, select, ...
     name: str = ""
-    options: tuple[str, ...] = ()   # a select's option texts, in order
-    value: str = ""                 # a field's text, a select's option, a checkbox's "checked"/"not checked"
-    form: str = ""                  # the id of the <form> it belongs to, if any
-    ancestors: tuple[str, ...] = () # ids of its nearest ancestors, parent first (a few levels)
-    disabled: bool = False          # shown, but nothing can be done with it
+    options: tuple[str, ...] = ()  # a select's option texts, in order
+    value: str = ""  # a field's text, a select's option, a checkbox's "checked"/"not checked"
+    form: str = ""  # the id of the <form> it belongs to, if any
+    ancestors: tuple[str, ...] = ()  # ids of its nearest ancestors, parent first (a few levels)
+    disabled: bool = False  # shown, but nothing can be done with it
 
     def describe(self) -> str:
         """``[link]  Night Trains``: the short form used in histories and records."""
@@ -106,12 +178,16 @@ def _quote(text: str) -> str:
 def _flags(el) -> list[str]:
     """A control's state as a person sees it, from its live attributes (ARIA states are
     set by the page's scripts, so the capture reads them as they are now)."""
+
     def aria(name: str) -> str:  # aria_pressed in cleaned HTML (aria-pressed as written in a page)
         return (el.get(f"aria_{name}") or el.get(f"aria-{name}") or "").lower()
 
     flags = []
-    for attr, on, off in (("pressed", "pressed", "not pressed"), ("expanded", "expanded", "collapsed"),
-                          ("selected", "selected", None)):
+    for attr, on, off in (
+        ("pressed", "pressed", "not pressed"),
+        ("expanded", "expanded", "collapsed"),
+        ("selected", "selected", None),
+    ):
         value = aria(attr)
         if value in ("true", "mixed"):
             flags.append(on)
@@ -166,7 +242,7 @@ class _Builder:
         self.root = root
         self.view = AgentView()
         self.by_html_id = {el.get("id"): el for el in root.iter(tag=etree.Element) if el.get("id")}
-        self.label_for: dict[int, str] = {}   # control element -> its label's text
+        self.label_for: dict[int, str] = {}  # control element -> its label's text
         # lxml makes a new proxy object for an element nobody holds, with a new id(): hold them.
         self.labelled: list = []
         for label in root.iter("label"):
@@ -192,8 +268,12 @@ class _Builder:
             if kind in TEXT_INPUTS and "readonly" in el.attrib:  # typing fails; a click may open a picker
                 return "CLICK", "read-only field"
             if kind in TEXT_INPUTS:
-                return "TYPE", {"": "text field", "text": "text field", "search": "search field",
-                                "password": "password field"}.get(kind, f"{kind} field")
+                return "TYPE", {
+                    "": "text field",
+                    "text": "text field",
+                    "search": "search field",
+                    "password": "password field",
+                }.get(kind, f"{kind} field")
             if kind in CLICK_INPUTS:
                 return "CLICK", {"submit": "submit button", "reset": "button", "image": "button"}.get(kind, kind)
             return None
@@ -204,7 +284,11 @@ class _Builder:
             return "CLICK", "submit button" if (el.get("type") or "").lower() == "submit" else "button"
         if tag == "a":
             return "CLICK", "link"
-        if (el.get("contenteditable") or "").lower() in ("true", "", "plaintext-only") and "contenteditable" in el.attrib:
+        if (el.get("contenteditable") or "").lower() in (
+            "true",
+            "",
+            "plaintext-only",
+        ) and "contenteditable" in el.attrib:
             return "TYPE", "text area"
         if role in TYPE_ROLES:
             return "TYPE", "text field"
@@ -324,8 +408,9 @@ class _Builder:
                 parts.append(f"selected={_quote(current)}")
             parts.append("options: " + ", ".join(_quote(o) for o in options if o))
             parts += _flags(el)
-            self.view.controls[owner] = Control(owner, op, kind, name, tuple(o for o in options if o), current,
-                                                self.form_of(el), self.ancestors_of(el))
+            self.view.controls[owner] = Control(
+                owner, op, kind, name, tuple(o for o in options if o), current, self.form_of(el), self.ancestors_of(el)
+            )
             return " ".join(parts)
         if op == "TYPE":
             placeholder = _text(el.get("placeholder"))
@@ -336,21 +421,26 @@ class _Builder:
                 value = _words(el)
             parts.append(f"value={_quote(_cut(_text(value), 120))}" if _text(value) else "empty")
             parts += _flags(el)
-            self.view.controls[owner] = Control(owner, op, kind, name, value=_text(value), form=self.form_of(el),
-                                                ancestors=self.ancestors_of(el))
+            self.view.controls[owner] = Control(
+                owner, op, kind, name, value=_text(value), form=self.form_of(el), ancestors=self.ancestors_of(el)
+            )
             return " ".join(parts)
         state = ""
         aria_checked = (el.get("aria_checked") or el.get("aria-checked") or "").lower()
-        if kind in ("checkbox", "radio") or (el.get("role") or "").lower() in ("checkbox", "radio", "switch") or (
-                aria_checked in ("true", "false", "mixed")):
+        if (
+            kind in ("checkbox", "radio")
+            or (el.get("role") or "").lower() in ("checkbox", "radio", "switch")
+            or (aria_checked in ("true", "false", "mixed"))
+        ):
             checked = (el.get("input_checked") or aria_checked).lower() == "true"
             state = "checked" if checked else "not checked"
             parts.append(state)
         if kind == "read-only field":
             parts.append(f"value={_quote(_cut(_text(el.get('input_value')), 120))}")
         parts += _flags(el)
-        self.view.controls[owner] = Control(owner, op, kind, name, value=state, form=self.form_of(el),
-                                            ancestors=self.ancestors_of(el))
+        self.view.controls[owner] = Control(
+            owner, op, kind, name, value=state, form=self.form_of(el), ancestors=self.ancestors_of(el)
+        )
         return " ".join(parts)
 
     def walk(self, el, owner_above: str) -> None:

@@ -14,8 +14,12 @@ from webagent.llm.reask import ask_until_usable
 from webagent.prompts import render_prompt
 from webagent.web.agent_view import Control
 
-SCHEMA = {"type": "object", "properties": {"ready": {"type": "boolean"}, "fix": {"type": "string"}},
-          "required": ["ready", "fix"], "additionalProperties": False}
+SCHEMA = {
+    "type": "object",
+    "properties": {"ready": {"type": "boolean"}, "fix": {"type": "string"}},
+    "required": ["ready", "fix"],
+    "additionalProperties": False,
+}
 SUBMITS = ("submit button",)
 
 
@@ -34,8 +38,11 @@ def form_fields(controls: dict[str, Control], button: Control) -> list[Control]:
     """The fields of the <form> ``button`` sends (none when it sends no form)."""
     if button.kind not in SUBMITS or not button.form:
         return []
-    return [c for c in controls.values()
-            if c.form == button.form and (c.op in ("TYPE", "SELECT") or c.value in ("checked", "not checked"))]
+    return [
+        c
+        for c in controls.values()
+        if c.form == button.form and (c.op in ("TYPE", "SELECT") or c.value in ("checked", "not checked"))
+    ]
 
 
 def _field_line(c: Control) -> str:
@@ -43,7 +50,11 @@ def _field_line(c: Control) -> str:
     if c.op == "SELECT":
         return f'- {name}: "{c.value}" (options: {", ".join(c.options)})'
     if c.op == "TYPE":
-        shown = "(hidden, filled in)" if c.kind == "password field" and c.value else (f'"{c.value}"' if c.value else "empty")
+        shown = (
+            "(hidden, filled in)"
+            if c.kind == "password field" and c.value
+            else (f'"{c.value}"' if c.value else "empty")
+        )
         return f"- {name}: {shown}"
     return f"- {name}: {c.value}"
 
@@ -58,9 +69,16 @@ def _parse(reply: Reply) -> tuple[tuple[bool, str] | None, str | None]:
 async def check_form(client: LLMClient, task: str, fields: list[Control]) -> FormCheck:
     outcome = FormCheck()
     prompt = render_prompt("web_form_check", task=task, fields="\n".join(_field_line(c) for c in fields))
-    verdict = await ask_until_usable(client, prompt, parse=_parse, schema=SCHEMA, max_tokens=64,
-                                     instruction="Answer with the JSON object only.", purpose="form_check",
-                                     tally=outcome)
+    verdict = await ask_until_usable(
+        client,
+        prompt,
+        parse=_parse,
+        schema=SCHEMA,
+        max_tokens=64,
+        instruction="Answer with the JSON object only.",
+        purpose="form_check",
+        tally=outcome,
+    )
     if verdict is not None:  # an unusable answer holds nothing back
         outcome.ready, outcome.fix = verdict
     return outcome

@@ -41,8 +41,8 @@ MAX_SELECT_BRANCHES = 8
 class Choices:
     """What the model may choose at this moment."""
 
-    controls: dict[str, Control]      # the controls shown in the prompt, by id
-    can_back: bool = False             # an earlier page of this run to go back to
+    controls: dict[str, Control]  # the controls shown in the prompt, by id
+    can_back: bool = False  # an earlier page of this run to go back to
 
     def ids(self, op: str) -> list[str]:
         return [i for i, c in self.controls.items() if c.op == op and not c.disabled]
@@ -57,9 +57,12 @@ def _id_field(ids: list[str]) -> dict:
 
 
 def _branch(op: str, properties: dict | None = None, required: Iterable[str] = ()) -> dict:
-    return {"type": "object",
-            "properties": {"operation": {"type": "string", "enum": [op]}, **(properties or {})},
-            "required": ["operation", *required], "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {"operation": {"type": "string", "enum": [op]}, **(properties or {})},
+        "required": ["operation", *required],
+        "additionalProperties": False,
+    }
 
 
 def live_action_schema(choices: Choices) -> dict:
@@ -68,27 +71,40 @@ def live_action_schema(choices: Choices) -> dict:
     if ids := choices.ids("CLICK"):
         branches.append(_branch("CLICK", {"element_id": _id_field(ids)}, ["element_id"]))
     if ids := choices.ids("TYPE"):
-        branches.append(_branch("TYPE", {"element_id": _id_field(ids), "value": {"type": "string"},
-                                         "press_enter": {"type": "boolean"}},
-                                ["element_id", "value", "press_enter"]))
+        branches.append(
+            _branch(
+                "TYPE",
+                {"element_id": _id_field(ids), "value": {"type": "string"}, "press_enter": {"type": "boolean"}},
+                ["element_id", "value", "press_enter"],
+            )
+        )
     if ids := choices.ids("SELECT"):
         if len(ids) <= MAX_SELECT_BRANCHES:
             for i in ids:
                 # The option already selected stays a choice: leaving it out would turn a
                 # harmless no-op ("no change") into a wrong order when the select is right.
                 options = list(choices.controls[i].options) or [""]
-                branches.append(_branch("SELECT", {"element_id": {"type": "string", "enum": [i]},
-                                                   "value": {"type": "string", "enum": options}},
-                                        ["element_id", "value"]))
+                branches.append(
+                    _branch(
+                        "SELECT",
+                        {"element_id": {"type": "string", "enum": [i]}, "value": {"type": "string", "enum": options}},
+                        ["element_id", "value"],
+                    )
+                )
         else:
-            branches.append(_branch("SELECT", {"element_id": _id_field(ids), "value": {"type": "string"}},
-                                    ["element_id", "value"]))
+            branches.append(
+                _branch("SELECT", {"element_id": _id_field(ids), "value": {"type": "string"}}, ["element_id", "value"])
+            )
     branches.append(_branch("SCROLL", {"value": {"type": "string", "enum": ["down", "up"]}}, ["value"]))
     if choices.can_back:
         branches.append(_branch("BACK"))
     branches.append(_branch("DONE", {"value": {"type": "string"}}, ["value"]))
-    return {"type": "object", "properties": {"action": {"anyOf": branches}}, "required": ["action"],
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {"action": {"anyOf": branches}},
+        "required": ["action"],
+        "additionalProperties": False,
+    }
 
 
 def unwrap(reply: Reply) -> Reply:
@@ -106,7 +122,8 @@ class LiveAction(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     operation: Literal["CLICK", "TYPE", "SELECT", "SCROLL", "GOTO", "BACK", "DONE"] = Field(
-        validation_alias=AliasChoices("operation", "op", "action"))
+        validation_alias=AliasChoices("operation", "op", "action")
+    )
     element_id: str = Field("", validation_alias=AliasChoices("element_id", "element", "id"))
     value: str = ""
     press_enter: bool = False
@@ -191,14 +208,17 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
         if op == "SELECT":
             option = matching_option(control.options, action.value)
             if option is None:
-                return None, (f"{action.value!r} is not an option of [{action.element_id}]; choose one of: "
-                              + ", ".join(control.options))
+                return None, (
+                    f"{action.value!r} is not an option of [{action.element_id}]; choose one of: "
+                    + ", ".join(control.options)
+                )
             return action.model_copy(update={"value": option, "press_enter": False}), None
         return action, None
     if op == "SCROLL" and action.value.lower() not in ("", "up", "down"):
         return None, 'SCROLL takes the value "up" or "down"'
-    return action.model_copy(update={"element_id": "", "press_enter": False,
-                                     "value": action.value if op in ("SCROLL", "DONE") else ""}), None
+    return action.model_copy(
+        update={"element_id": "", "press_enter": False, "value": action.value if op in ("SCROLL", "DONE") else ""}
+    ), None
 
 
 @dataclass
@@ -221,21 +241,34 @@ def _example_turns() -> list[dict]:
     turns: list[dict] = []
     for block in load_prompt("web_live_examples").split("\n---\n"):
         asked, answer = block.rsplit("Answer:", 1)
-        turns += [{"role": "user", "content": asked.strip() + "\n" + NEXT_QUESTION},
-                  {"role": "assistant", "content": answer.strip()}]
+        turns += [
+            {"role": "user", "content": asked.strip() + "\n" + NEXT_QUESTION},
+            {"role": "assistant", "content": answer.strip()},
+        ]
     return turns
 
 
-def live_messages(*, context: str, task: str, history: list[str], url: str, title: str,
-                  warning: str = "") -> list[dict]:
+def live_messages(
+    *, context: str, task: str, history: list[str], url: str, title: str, warning: str = ""
+) -> list[dict]:
     """System instructions, the worked examples, then this step: the part that stays the same
     comes first, so the server's prompt cache reuses it from call to call."""
-    step = render_prompt("web_live_action", context=context, task=task, url=url, title=title,
-                         history="\n".join(history) if history else "None", warning=warning)
+    step = render_prompt(
+        "web_live_action",
+        context=context,
+        task=task,
+        url=url,
+        title=title,
+        history="\n".join(history) if history else "None",
+        warning=warning,
+    )
     if not warning:
         step = step.replace("\n\n", "\n")
-    return [{"role": "system", "content": load_prompt("web_live_system").strip()}, *_example_turns(),
-            {"role": "user", "content": step.strip()}]
+    return [
+        {"role": "system", "content": load_prompt("web_live_system").strip()},
+        *_example_turns(),
+        {"role": "user", "content": step.strip()},
+    ]
 
 
 def step_message(messages: list[dict]) -> str:
@@ -250,28 +283,48 @@ def step_message(messages: list[dict]) -> str:
 
 
 async def predict_live_action(
-    client: LLMClient, *, context: str, task: str, history: list[str], choices: Choices,
-    url: str = "", title: str = "", warning: str = "", purpose: str = "action", chat: LiveChat | None = None,
+    client: LLMClient,
+    *,
+    context: str,
+    task: str,
+    history: list[str],
+    choices: Choices,
+    url: str = "",
+    title: str = "",
+    warning: str = "",
+    purpose: str = "action",
+    chat: LiveChat | None = None,
 ) -> LiveOutcome:
     """The live agent's next action (``live_messages``, or the next turn of ``chat``),
     re-asked once when unusable."""
     if chat is None:
         prompt = live_messages(context=context, task=task, history=history, url=url, title=title, warning=warning)
     else:
-        user = chat.user_turn(context=context, task=task, history=history, url=url, title=title, warning=warning,
-                              question=NEXT_QUESTION)
-        prompt = [{"role": "system", "content": load_prompt("web_live_system").strip()}, *_example_turns(),
-                  *chat.turns, {"role": "user", "content": user}]
+        user = chat.user_turn(
+            context=context, task=task, history=history, url=url, title=title, warning=warning, question=NEXT_QUESTION
+        )
+        prompt = [
+            {"role": "system", "content": load_prompt("web_live_system").strip()},
+            *_example_turns(),
+            *chat.turns,
+            {"role": "user", "content": user},
+        ]
     outcome = LiveOutcome()
     ops = choices.operations()
     outcome.action = await ask_until_usable(
-        client, prompt, parse=lambda reply: parse_live_action(reply, choices),
-        schema=live_action_schema(choices), max_tokens=96, purpose=purpose, tally=outcome,
+        client,
+        prompt,
+        parse=lambda reply: parse_live_action(reply, choices),
+        schema=live_action_schema(choices),
+        max_tokens=96,
+        purpose=purpose,
+        tally=outcome,
         instruction=f"Answer again with one JSON action; operation is one of {', '.join(ops)}.",
     )
     if chat is not None:
-        chat.commit(user, _as_reply(outcome.action), outcome.replies[-1] if outcome.replies else "", url=url,
-                    context=context)
+        chat.commit(
+            user, _as_reply(outcome.action), outcome.replies[-1] if outcome.replies else "", url=url, context=context
+        )
     return outcome
 
 
@@ -279,6 +332,11 @@ def _as_reply(action: LiveAction | None) -> dict | None:
     """The action as the schema's reply, only the fields its operation takes."""
     if action is None:
         return None
-    fields = {"CLICK": ("element_id",), "TYPE": ("element_id", "value", "press_enter"),
-              "SELECT": ("element_id", "value"), "SCROLL": ("value",), "DONE": ("value",)}.get(action.operation, ())
+    fields = {
+        "CLICK": ("element_id",),
+        "TYPE": ("element_id", "value", "press_enter"),
+        "SELECT": ("element_id", "value"),
+        "SCROLL": ("value",),
+        "DONE": ("value",),
+    }.get(action.operation, ())
     return {"operation": action.operation, **{f: getattr(action, f) for f in fields}}

@@ -35,22 +35,30 @@ def _words(messages: list[dict]) -> int:
 
 @dataclass
 class LiveChat:
-    budget_words: int = 3500       # the conversation (after the fixed prefix) restarts beyond this
+    budget_words: int = 3500  # the conversation (after the fixed prefix) restarts beyond this
     turns: list[dict] = field(default_factory=list)
-    url: str = ""                  # the page the last user turn showed
+    url: str = ""  # the page the last user turn showed
     lines: list[str] = field(default_factory=list)
     restarts: int = 0
 
-    def user_turn(self, *, context: str, task: str, history: list[str], url: str, title: str, warning: str,
-                  question: str) -> str:
+    def user_turn(
+        self, *, context: str, task: str, history: list[str], url: str, title: str, warning: str, question: str
+    ) -> str:
         """This step's user turn: the full step message, or the result and what changed."""
         lines = context.splitlines()
         if self.turns and _words(self.turns) + len(context.split()) // 4 > self.budget_words:
             self.reset()
             self.restarts += 1
         if not self.turns:
-            text = render_prompt("web_live_action", context=context, task=task, url=url, title=title,
-                                 history="\n".join(history) if history else "None", warning=warning)
+            text = render_prompt(
+                "web_live_action",
+                context=context,
+                task=task,
+                url=url,
+                title=title,
+                history="\n".join(history) if history else "None",
+                warning=warning,
+            )
             return (text if warning else text.replace("\n\n", "\n")).strip()
         parts = [f"Result: {history[-1]}" if history else "Result: none"]
         parts.append(self._page_part(lines, url, title, context))
@@ -66,16 +74,23 @@ class LiveChat:
         new = [line for line in lines if line not in old]
         current = set(lines)
         changed_ids = {m.group(1) for line in new if (m := _LINE_ID.match(line))}
-        gone = [line for line in self.lines if line not in current
-                and not ((m := _LINE_ID.match(line)) and m.group(1) in changed_ids)]
+        gone = [
+            line
+            for line in self.lines
+            if line not in current and not ((m := _LINE_ID.match(line)) and m.group(1) in changed_ids)
+        ]
         if not new and not gone:
             return "The page is the same as above."
         if len(context.split()) < MIN_DIFF_WORDS or len(new) + len(gone) > MAX_DIFF_SHARE * max(len(lines), 1):
             return f"The page now (URL: {url}, title: \"{title}\"):\n'''\n{context}\n'''"
-        text = "The page changed; these lines are new or changed (the rest is as above):\n'''\n" + "\n".join(new) + "\n'''"
+        text = (
+            "The page changed; these lines are new or changed (the rest is as above):\n'''\n" + "\n".join(new) + "\n'''"
+        )
         if gone:
             shown = "; ".join(line[:60] for line in gone[:MAX_GONE_SHOWN])
-            text += f"\nGone from the page: {shown}" + (f" and {len(gone) - MAX_GONE_SHOWN} more" if len(gone) > MAX_GONE_SHOWN else "")
+            text += f"\nGone from the page: {shown}" + (
+                f" and {len(gone) - MAX_GONE_SHOWN} more" if len(gone) > MAX_GONE_SHOWN else ""
+            )
         return text
 
     def commit(self, user: str, action: dict | None, reply_text: str, *, url: str, context: str) -> None:
@@ -101,12 +116,12 @@ def fold_conversation(turns: list[str]) -> str:
     first = turns[0]
     history = first.split("Previous actions and their results:\n", 1)[-1].split("\nCurrent page", 1)[0]
     history_lines = [] if history.strip() == "None" else history.splitlines()
-    header = first[first.index("Current page"):].split("\n", 1)[0] if "Current page" in first else "Current page:"
+    header = first[first.index("Current page") :].split("\n", 1)[0] if "Current page" in first else "Current page:"
     page = m.group(1).splitlines() if (m := _BLOCK.search(first)) else []
     for turn in turns[1:]:
         head, _, rest = turn.partition("\n")
         if head.startswith("Result: "):
-            history_lines.append(head[len("Result: "):])
+            history_lines.append(head[len("Result: ") :])
         block = _BLOCK.search(rest)
         if rest.startswith(("Current page", "The page now")) and block:
             page = block.group(1).splitlines()
@@ -123,6 +138,14 @@ def fold_conversation(turns: list[str]) -> str:
                 cut = [g.strip() for g in gone.group(1).split("; ")]
                 page = [line for line in page if line[:60] not in cut]
     last = turns[-1]
-    tail = last[last.rindex("\nTask: ") + 1:] if "\nTask: " in last else ""
-    return ("Previous actions and their results:\n" + ("\n".join(history_lines) or "None") + "\n" + header
-            + "\n'''\n" + "\n".join(page) + "\n'''\n" + tail)
+    tail = last[last.rindex("\nTask: ") + 1 :] if "\nTask: " in last else ""
+    return (
+        "Previous actions and their results:\n"
+        + ("\n".join(history_lines) or "None")
+        + "\n"
+        + header
+        + "\n'''\n"
+        + "\n".join(page)
+        + "\n'''\n"
+        + tail
+    )

@@ -66,8 +66,9 @@ class GistReuse:
         self._gists[content_hash(text)] = gist
 
 
-async def build_web_memory(client: LLMClient, snippets: list[Snippet], reuse: GistReuse | None = None,
-                           gist_prompt: str = "web_gist") -> GistMemory:
+async def build_web_memory(
+    client: LLMClient, snippets: list[Snippet], reuse: GistReuse | None = None, gist_prompt: str = "web_gist"
+) -> GistMemory:
     """Gist every snippet concurrently with the web gist prompt (the live agent's snippets
     are in its own view, with their own prompt)."""
     import asyncio
@@ -84,23 +85,36 @@ async def build_web_memory(client: LLMClient, snippets: list[Snippet], reuse: Gi
 
     results = await asyncio.gather(*(one(p) for p in pages))
     return GistMemory(
-        pages, [g for g, _ in results],
+        pages,
+        [g for g, _ in results],
         fallback_pages=[p.index for p, (_, status) in zip(pages, results) if status != "ok"],
         endpoint_failed=any(status == "endpoint" for _, status in results),
     )
 
 
-async def look_up(client: LLMClient, memory: GistMemory, *, task: str, previous_actions: list[str],
-                  max_pages: int) -> LookupResult:
+async def look_up(
+    client: LLMClient, memory: GistMemory, *, task: str, previous_actions: list[str], max_pages: int
+) -> LookupResult:
     """ReadAgent-P over the snippet gists: 1..max_pages snippets to read again."""
     return await lookup_parallel(
-        client, memory, prompt="web_lookup", style="indexed", max_pages=max_pages, purpose="lookup",
+        client,
+        memory,
+        prompt="web_lookup",
+        style="indexed",
+        max_pages=max_pages,
+        purpose="lookup",
         values={"task": task, "previous_actions": "\n".join(previous_actions) or "None"},
     )
 
 
-def allowed_ids(memory: GistMemory, expanded: list[int], context: str, valid_ids: set[str], act_on: str,
-                visible: Callable[[str], list[str]] | None = None) -> list[str]:
+def allowed_ids(
+    memory: GistMemory,
+    expanded: list[int],
+    context: str,
+    valid_ids: set[str],
+    act_on: str,
+    visible: Callable[[str], list[str]] | None = None,
+) -> list[str]:
     """The ids the action may choose, in page order. ``visible(context)`` finds the ids a
     context shows (Mind2Web's ``id=N`` by default)."""
     if act_on == "looked-up" and expanded:
@@ -128,8 +142,15 @@ class WebDecision:
 
 
 async def act_on_memory(
-    client: LLMClient, memory: GistMemory, *, looked_up: list[int], task: str, previous_actions: list[str],
-    valid_ids: set[str], act_on: str = "looked-up", context_tokens: int = 8192,
+    client: LLMClient,
+    memory: GistMemory,
+    *,
+    looked_up: list[int],
+    task: str,
+    previous_actions: list[str],
+    valid_ids: set[str],
+    act_on: str = "looked-up",
+    context_tokens: int = 8192,
     predict: Callable[[str, list[str], str], Awaitable[ActionOutcome]] | None = None,
     visible: Callable[[str], list[str]] | None = None,
     render: Callable[[GistMemory, list[int]], str] | None = None,
@@ -150,8 +171,14 @@ async def act_on_memory(
         allowed = allowed_ids(memory, expanded, context, valid_ids, act_on, visible)
         hint = " from the snippets shown in full (their content is HTML)" if act_on == "looked-up" and expanded else ""
         if predict is None:
-            outcome = await predict_action(client, context=context, task=task, previous_actions=previous_actions,
-                                           allowed_ids=allowed, target_hint=hint)
+            outcome = await predict_action(
+                client,
+                context=context,
+                task=task,
+                previous_actions=previous_actions,
+                allowed_ids=allowed,
+                target_hint=hint,
+            )
         else:
             outcome = await predict(context, allowed, hint)
         if not (expanded and context_overflow(outcome.problem)):

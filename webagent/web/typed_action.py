@@ -47,7 +47,7 @@ MAX_SELECT_BRANCHES = 8
 class TypedSpace:
     """Which operation each allowed id takes, and a classified select's options."""
 
-    op_of: dict[str, str]                                          # id → CLICK | TYPE | SELECT
+    op_of: dict[str, str]  # id → CLICK | TYPE | SELECT
     options: dict[str, tuple[str, ...]] = field(default_factory=dict)  # select id → option texts
 
     @classmethod
@@ -73,10 +73,11 @@ class TypedSpace:
             return {"type": "string", "enum": ids} if len(ids) <= max_enum_ids else {"type": "string"}
 
         def branch(op: str, element: dict, value: dict) -> dict:
-            return {"type": "object",
-                    "properties": {"element_id": element, "operation": {"type": "string", "enum": [op]},
-                                   "value": value},
-                    "required": ["element_id", "operation", "value"]}
+            return {
+                "type": "object",
+                "properties": {"element_id": element, "operation": {"type": "string", "enum": [op]}, "value": value},
+                "required": ["element_id", "operation", "value"],
+            }
 
         branches = []
         if ids := self.ids("CLICK"):
@@ -86,8 +87,11 @@ class TypedSpace:
         if ids := self.ids("SELECT"):
             if len(ids) <= MAX_SELECT_BRANCHES:
                 for i in ids:
-                    value = ({"type": "string", "enum": list(self.options[i])} if self.options.get(i)
-                             else {"type": "string", "minLength": 1})
+                    value = (
+                        {"type": "string", "enum": list(self.options[i])}
+                        if self.options.get(i)
+                        else {"type": "string", "minLength": 1}
+                    )
                     branches.append(branch("SELECT", {"type": "string", "enum": [i]}, value))
             else:
                 branches.append(branch("SELECT", id_field(ids), {"type": "string", "minLength": 1}))
@@ -114,8 +118,10 @@ class TypedSpace:
             if self.options.get(element_id):
                 option = self.option(element_id, value)
                 if option is None:
-                    return value, (f"{value!r} is not an option of element {element_id}; choose one of: "
-                                   + ", ".join(self.options[element_id]))
+                    return value, (
+                        f"{value!r} is not an option of element {element_id}; choose one of: "
+                        + ", ".join(self.options[element_id])
+                    )
                 return option, None
         return value, None
 

@@ -26,13 +26,35 @@ from dataclasses import dataclass, field
 from webagent.errors import UserError
 from webagent.variant import Variant as BaseVariant
 
-METHODS = ("readagent-p", "readagent-s", "gistmem", "full", "truncate-first", "truncate-last", "bm25", "neural",
-           "memwalker", "summary-tree", "kv-memory", "kv-memory-rolling")
-NUMBERED = {"readagent-p": 5, "readagent-s": 5, "bm25": 3, "neural": 3, "truncate-first": None,
-            "truncate-last": None}
+METHODS = (
+    "readagent-p",
+    "readagent-s",
+    "gistmem",
+    "full",
+    "truncate-first",
+    "truncate-last",
+    "bm25",
+    "neural",
+    "memwalker",
+    "summary-tree",
+    "kv-memory",
+    "kv-memory-rolling",
+)
+NUMBERED = {"readagent-p": 5, "readagent-s": 5, "bm25": 3, "neural": 3, "truncate-first": None, "truncate-last": None}
 # `all` runs these (neural needs the optional extra; name it to run it).
-DEFAULT_METHODS = ("readagent-p", "readagent-s", "gistmem", "full", "truncate-first", "truncate-last", "bm25",
-                   "memwalker", "summary-tree", "kv-memory", "kv-memory-rolling")
+DEFAULT_METHODS = (
+    "readagent-p",
+    "readagent-s",
+    "gistmem",
+    "full",
+    "truncate-first",
+    "truncate-last",
+    "bm25",
+    "memwalker",
+    "summary-tree",
+    "kv-memory",
+    "kv-memory-rolling",
+)
 
 
 class Variant(BaseVariant):

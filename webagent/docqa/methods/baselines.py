@@ -26,8 +26,9 @@ def render_pages(pages: list[Page], chosen: list[int]) -> str:
     return "\n\n".join(f"<Page {pages[i].index}>\n{pages[i].text}" for i in chosen)
 
 
-async def run(client: LLMClient, state: DocumentState, question: Question, variant: Variant,
-              opts: MethodOptions) -> MethodResult:
+async def run(
+    client: LLMClient, state: DocumentState, question: Question, variant: Variant, opts: MethodOptions
+) -> MethodResult:
     notes: dict = {}
     chosen: list[int] = []
     if variant.method in ("bm25", "neural"):
@@ -48,5 +49,12 @@ async def run(client: LLMClient, state: DocumentState, question: Question, varia
             context = first_words(text, n) if cut else text
         notes["cut"], words = cut, word_count(context)
     out = await answer_question(client, context, question)
-    return MethodResult(answer=out.text, option=out.option, context_words=words, lookups=chosen,
-                        failures=out.failures, problem=out.problem, notes=notes)
+    return MethodResult(
+        answer=out.text,
+        option=out.option,
+        context_words=words,
+        lookups=chosen,
+        failures=out.failures,
+        problem=out.problem,
+        notes=notes,
+    )

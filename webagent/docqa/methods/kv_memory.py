@@ -30,8 +30,11 @@ from webagent.prompts import prompt_hash, render_prompt
 
 TOOL_SCHEMA = {
     "type": "object",
-    "properties": {"tool": {"type": "string", "enum": ["list-keys", "read", "write", "EOQ"]},
-                   "key": {"type": "string"}, "value": {"type": "string"}},
+    "properties": {
+        "tool": {"type": "string", "enum": ["list-keys", "read", "write", "EOQ"]},
+        "key": {"type": "string"},
+        "value": {"type": "string"},
+    },
     "required": ["tool"],
 }
 _LIST = re.compile(r"\[\s*list[-_ ]?keys\s*\]", re.IGNORECASE)
@@ -46,7 +49,11 @@ def parse_tool(reply: Reply) -> tuple[tuple | None, str | None]:
     """("list-keys",) | ("read", key) | ("write", key, value) | ("eoq",): the first call in the reply."""
     data = reply.data
     if isinstance(data, dict) and isinstance(data.get("tool"), str):
-        tool, key, value = data["tool"].strip().lower(), str(data.get("key") or "").strip(), str(data.get("value") or "").strip()
+        tool, key, value = (
+            data["tool"].strip().lower(),
+            str(data.get("key") or "").strip(),
+            str(data.get("value") or "").strip(),
+        )
         if tool == "list-keys":
             return ("list-keys",), None
         if tool == "eoq":
@@ -58,8 +65,13 @@ def parse_tool(reply: Reply) -> tuple[tuple | None, str | None]:
         return None, f"tool {tool!r} needs a key{' and a value' if tool == 'write' else ''}"
     text = reply.text.strip()
     found = []
-    for kind, pattern in (("list-keys", _LIST), ("read", _READ), ("write", _WRITE), ("write", _WRITE_PLAIN),
-                          ("eoq", _EOQ)):
+    for kind, pattern in (
+        ("list-keys", _LIST),
+        ("read", _READ),
+        ("write", _WRITE),
+        ("write", _WRITE_PLAIN),
+        ("eoq", _EOQ),
+    ):
         m = pattern.search(text)
         if m:
             found.append((m.start(), kind, m))
@@ -86,31 +98,45 @@ def execute(store: dict[str, str], call: tuple) -> str:
 
 
 def render_call(call: tuple) -> str:
-    return {"list-keys": "[list-keys]", "read": f"[read] {call[1] if len(call) > 1 else ''}",
-            "write": f"[write] ({call[1]}) {call[2]}" if len(call) > 2 else ""}[call[0]]
+    return {
+        "list-keys": "[list-keys]",
+        "read": f"[read] {call[1] if len(call) > 1 else ''}",
+        "write": f"[write] ({call[1]}) {call[2]}" if len(call) > 2 else "",
+    }[call[0]]
 
 
-async def read_document(client: LLMClient, pages: list[Page], *, rolling: bool, max_tool_calls: int
-                        ) -> tuple[dict, int]:
+async def read_document(
+    client: LLMClient, pages: list[Page], *, rolling: bool, max_tool_calls: int
+) -> tuple[dict, int]:
     """The store after reading every page, with what reading cost (failures, longest prompt)."""
     store: dict[str, str] = {}
     tally = ReplyTally()
     longest, tool_calls, n = 0, 0, len(pages)
     prompt = "kv_memory_rolling" if rolling else "kv_memory_read"
     for i, page in enumerate(pages, 1):
-        instructions = ("This is the first chunk: there is nothing stored yet." if i == 1 else
-                        "This is the last chunk: make sure everything important is stored." if i == n else "")
+        instructions = (
+            "This is the first chunk: there is nothing stored yet."
+            if i == 1
+            else "This is the last chunk: make sure everything important is stored."
+            if i == n
+            else ""
+        )
         lines: list[str] = []
         seen_words = page.words  # the chunk and what the tools returned (not the Q/# scaffolding)
         for step in range(1, max_tool_calls + 1):
             transcript = "\n".join([*lines, f"Q{step}:"])
             longest = max(longest, seen_words)
             call = await ask_until_usable(
-                client, render_prompt(prompt, instructions=instructions, i=i, n=n, text=page.text,
-                                      transcript=transcript),
-                parse=parse_tool, schema=TOOL_SCHEMA, max_tokens=384, purpose="kv-read", tally=tally,
+                client,
+                render_prompt(prompt, instructions=instructions, i=i, n=n, text=page.text, transcript=transcript),
+                parse=parse_tool,
+                schema=TOOL_SCHEMA,
+                max_tokens=384,
+                purpose="kv-read",
+                tally=tally,
                 instruction="Reply again with exactly one tool call: [list-keys], [read] KEY, "
-                            "[write] (KEY) VALUE, or [EOQ].")
+                "[write] (KEY) VALUE, or [EOQ].",
+            )
             if call is None or call[0] == "eoq":
                 break
             tool_calls += 1
@@ -118,12 +144,18 @@ async def read_document(client: LLMClient, pages: list[Page], *, rolling: bool, 
             seen_words += word_count(result) if call[0] != "write" else 0
             lines += [f"Q{step}: {render_call(call)}", f"#{step}: {result}"]
     failures = tally.failures + (0 if store else 1)  # an empty store is a failed reading
-    return {"store": store, "tool_calls": tool_calls, "longest_words": longest, "failures": failures,
-            "problem": tally.problem if store else "nothing was written to the store"}, failures
+    return {
+        "store": store,
+        "tool_calls": tool_calls,
+        "longest_words": longest,
+        "failures": failures,
+        "problem": tally.problem if store else "nothing was written to the store",
+    }, failures
 
 
-async def run(client: LLMClient, state: DocumentState, question: Question, variant: Variant,
-              opts: MethodOptions) -> MethodResult:
+async def run(
+    client: LLMClient, state: DocumentState, question: Question, variant: Variant, opts: MethodOptions
+) -> MethodResult:
     pages = await state.pages_built()
     rolling = variant.method == "kv-memory-rolling"
     prompt = "kv_memory_rolling" if rolling else "kv_memory_read"
@@ -131,18 +163,29 @@ async def run(client: LLMClient, state: DocumentState, question: Question, varia
     async def build(c: LLMClient):
         return await read_document(c, pages.value, rolling=rolling, max_tool_calls=opts.max_tool_calls)
 
-    built = await state.once(variant.method, build, key_parts=(prompt_hash(prompt), opts.max_tool_calls),
-                             inputs=(pages,))
+    built = await state.once(
+        variant.method, build, key_parts=(prompt_hash(prompt), opts.max_tool_calls), inputs=(pages,)
+    )
     reading = built.value
     store = reading["store"]
     notes = {"keys": len(store), "tool_calls": reading["tool_calls"], "reading_failures": reading["failures"]}
     if not store:  # nothing answers from nothing: no answer prompt, whose guess could score
-        return MethodResult(answer=NO_ANSWER, option=None, context_words=reading["longest_words"], failures=1,
-                            problem=reading["problem"], notes=notes)
+        return MethodResult(
+            answer=NO_ANSWER,
+            option=None,
+            context_words=reading["longest_words"],
+            failures=1,
+            problem=reading["problem"],
+            notes=notes,
+        )
     context = "\n\n".join(f"[{k}]\n{v}" for k, v in store.items())
     out = await answer_question(client, context, question)
     stored_words = sum(word_count(v) for v in store.values())
     return MethodResult(
-        answer=out.text, option=out.option, context_words=max(reading["longest_words"], stored_words),
-        failures=out.failures, problem=out.problem, notes=notes,
+        answer=out.text,
+        option=out.option,
+        context_words=max(reading["longest_words"], stored_words),
+        failures=out.failures,
+        problem=out.problem,
+        notes=notes,
     )

@@ -57,13 +57,14 @@ async def build_tree(client: LLMClient, memory: GistMemory, max_children: int) -
     level = list(range(len(nodes)))
     failures = 0
     while len(level) > max_children:
-        groups = [level[i:i + max_children] for i in range(0, len(level), max_children)]
+        groups = [level[i : i + max_children] for i in range(0, len(level), max_children)]
 
         async def summarize(group: list[int]) -> tuple[str, bool]:
             passages = "\n\n".join(f"Passage {k}:\n{nodes[c]['summary']}" for k, c in enumerate(group))
             try:
-                reply = await client.complete(render_prompt("memwalker_summary", passages=passages),
-                                              purpose="memwalker-tree", max_tokens=256)
+                reply = await client.complete(
+                    render_prompt("memwalker_summary", passages=passages), purpose="memwalker-tree", max_tokens=256
+                )
                 if reply.text.strip():
                     return reply.text.strip(), True
             except ModelCallError:
@@ -125,8 +126,9 @@ def _working_memory(tree: Tree, path: list[int], budget: int) -> str:
     return "Story background information: " + " ".join(words[-budget:]) + "\n"
 
 
-async def run(client: LLMClient, state: DocumentState, question: Question, variant: Variant,
-              opts: MethodOptions) -> MethodResult:
+async def run(
+    client: LLMClient, state: DocumentState, question: Question, variant: Variant, opts: MethodOptions
+) -> MethodResult:
     gists = await state.gist_memory()
     memory = gists.value
 
@@ -134,8 +136,14 @@ async def run(client: LLMClient, state: DocumentState, question: Question, varia
         tree, failures = await build_tree(c, memory, opts.max_children)
         return tree, failures
 
-    built = await state.once("memwalker-tree", build, key_parts=(prompt_hash("memwalker_summary"), opts.max_children),
-                             inputs=(gists,), encode=lambda t: t.nodes, decode=Tree)
+    built = await state.once(
+        "memwalker-tree",
+        build,
+        key_parts=(prompt_hash("memwalker_summary"), opts.max_children),
+        inputs=(gists,),
+        encode=lambda t: t.nodes,
+        decode=Tree,
+    )
     tree: Tree = built.value
     tally = ReplyTally()
     path, explored = [tree.root], set()
@@ -151,11 +159,17 @@ async def run(client: LLMClient, state: DocumentState, question: Question, varia
             visited_pages.append(page.index)
             longest = max(longest, word_count(wm) + page.words)
             step = await ask_until_usable(
-                client, render_prompt("memwalker_leaf", working_memory=wm, text=page.text, question=q_text,
-                                      answer_format=answer_format),
-                parse=lambda r: parse_leaf(r, question), schema=ACTION_SCHEMA, max_tokens=256,
-                purpose="memwalker-leaf", tally=tally,
-                instruction='Reply again in the format "Reasoning: ... Action: -2 or -1 Answer: ...".')
+                client,
+                render_prompt(
+                    "memwalker_leaf", working_memory=wm, text=page.text, question=q_text, answer_format=answer_format
+                ),
+                parse=lambda r: parse_leaf(r, question),
+                schema=ACTION_SCHEMA,
+                max_tokens=256,
+                purpose="memwalker-leaf",
+                tally=tally,
+                instruction='Reply again in the format "Reasoning: ... Action: -2 or -1 Answer: ...".',
+            )
             if step is None:
                 break
             if step[0] == -2:
@@ -172,12 +186,22 @@ async def run(client: LLMClient, state: DocumentState, question: Question, varia
                 longest = max(longest, word_count(wm) + word_count(summaries))
                 can_revert = node != tree.root
                 step = await ask_until_usable(
-                    client, render_prompt("memwalker_triage", working_memory=wm, question=q_text, summaries=summaries,
-                                          last_index=len(children) - 1,
-                                          revert_hint=", or -1 to go back to the parent" if can_revert else ""),
-                    parse=lambda r, n=len(children), cr=can_revert: parse_triage(r, n, cr), schema=ACTION_SCHEMA,
-                    max_tokens=256, purpose="memwalker-triage", tally=tally,
-                    instruction=f'Reply again in the format "Reasoning: ... Action: <number from 0 to {len(children) - 1}>".')
+                    client,
+                    render_prompt(
+                        "memwalker_triage",
+                        working_memory=wm,
+                        question=q_text,
+                        summaries=summaries,
+                        last_index=len(children) - 1,
+                        revert_hint=", or -1 to go back to the parent" if can_revert else "",
+                    ),
+                    parse=lambda r, n=len(children), cr=can_revert: parse_triage(r, n, cr),
+                    schema=ACTION_SCHEMA,
+                    max_tokens=256,
+                    purpose="memwalker-triage",
+                    tally=tally,
+                    instruction=f'Reply again in the format "Reasoning: ... Action: <number from 0 to {len(children) - 1}>".',
+                )
                 if step is None:
                     break
             if step != -1:
@@ -192,10 +216,15 @@ async def run(client: LLMClient, state: DocumentState, question: Question, varia
     return _result(NO_ANSWER, None, longest, visited_pages, tally, reverts, True)
 
 
-def _result(answer: str, option: int | None, longest: int, pages: list[int], tally: ReplyTally, reverts: int,
-            failed: bool) -> MethodResult:
+def _result(
+    answer: str, option: int | None, longest: int, pages: list[int], tally: ReplyTally, reverts: int, failed: bool
+) -> MethodResult:
     return MethodResult(
-        answer=answer, option=option, context_words=longest, lookups=list(dict.fromkeys(pages)),
-        failures=tally.failures + (1 if failed and not tally.failures else 0), problem=tally.problem,
+        answer=answer,
+        option=option,
+        context_words=longest,
+        lookups=list(dict.fromkeys(pages)),
+        failures=tally.failures + (1 if failed and not tally.failures else 0),
+        problem=tally.problem,
         notes={"navigation_failed": failed, "reverts": reverts, "navigation_calls": tally.calls},
     )

@@ -20,8 +20,9 @@ def fit_to_budget(memory: GistMemory, pages: list[int], budget_words: int) -> li
     return kept
 
 
-async def run(client: LLMClient, state: DocumentState, question: Question, variant: Variant,
-              opts: MethodOptions) -> MethodResult:
+async def run(
+    client: LLMClient, state: DocumentState, question: Question, variant: Variant, opts: MethodOptions
+) -> MethodResult:
     memory = await state.memory()
     gist_words = memory.context_words()
     pages: list[int] = []
@@ -32,16 +33,22 @@ async def run(client: LLMClient, state: DocumentState, question: Question, varia
             prompt = "qa_lookup_importance" if opts.importance_lookup else "lookup_parallel"
             found = await lookup_parallel(client, memory, prompt=prompt, values=values, max_pages=variant.k)
         else:
-            found = await lookup_sequential(client, memory, prompt="lookup_sequential", values=values,
-                                            max_pages=variant.k)
+            found = await lookup_sequential(
+                client, memory, prompt="lookup_sequential", values=values, max_pages=variant.k
+            )
         pages = fit_to_budget(memory, found.pages, opts.context_words)
         failures += found.failures
         problem = found.problem if found.failures else None
-        notes.update(lookup_calls=found.calls, lookup_failures=found.failures,
-                     pages_over_budget=len(found.pages) - len(pages))
+        notes.update(
+            lookup_calls=found.calls, lookup_failures=found.failures, pages_over_budget=len(found.pages) - len(pages)
+        )
     out = await answer_question(client, memory.render_text(expanded=pages), question)
     return MethodResult(
-        answer=out.text, option=out.option,
+        answer=out.text,
+        option=out.option,
         context_words=max(gist_words, memory.context_words(expanded=pages)),
-        lookups=pages, failures=failures + out.failures, problem=out.problem or problem, notes=notes,
+        lookups=pages,
+        failures=failures + out.failures,
+        problem=out.problem or problem,
+        notes=notes,
     )

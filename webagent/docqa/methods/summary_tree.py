@@ -28,8 +28,11 @@ from webagent.llm.reask import ReplyTally, ask_until_usable
 from webagent.memory import Page, word_count
 from webagent.prompts import prompt_hash, render_prompt
 
-CUT_SCHEMA = {"type": "object", "properties": {"questions": {"type": "string"}, "insufficient_detail": {"type": "integer"}},
-              "required": ["insufficient_detail"]}
+CUT_SCHEMA = {
+    "type": "object",
+    "properties": {"questions": {"type": "string"}, "insufficient_detail": {"type": "integer"}},
+    "required": ["insufficient_detail"],
+}
 _DETAIL = re.compile(r"INSUFFICIENT\s+DETAIL\s*[<(\[#:]?\s*(\d+)", re.IGNORECASE)
 
 
@@ -61,13 +64,15 @@ class TreeBuilder:
         right = await self._node(pages, mid, hi, prior + [self.nodes[left]["text"]])
         entries = f"{self.nodes[left]['text']}\n\n{self.nodes[right]['text']}"
         prior_context = "\n\n".join(prior) or "(none: these are the first documents)"
-        self.nodes.append({"text": await self._summarize(entries, prior_context), "children": [left, right],
-                           "page": None})
+        self.nodes.append(
+            {"text": await self._summarize(entries, prior_context), "children": [left, right], "page": None}
+        )
         return len(self.nodes) - 1
 
     async def _summarize(self, entries: str, prior_context: str) -> str:
-        key = content_hash("summary-node", self.client.model_name, prompt_hash("summary_tree_summarize"),
-                           entries, prior_context)
+        key = content_hash(
+            "summary-node", self.client.model_name, prompt_hash("summary_tree_summarize"), entries, prior_context
+        )
         cache = self.client.cache  # across runs too: a grown document reuses its old nodes
         if key not in self.memo and cache is not None and (stored := cache.get("summary-node", key)) is not None:
             self.memo[key] = stored["text"]
@@ -76,7 +81,9 @@ class TreeBuilder:
         try:
             reply = await self.client.complete(
                 render_prompt("summary_tree_summarize", prior_context=prior_context, entries=entries),
-                purpose="summary-tree", max_tokens=384)
+                purpose="summary-tree",
+                max_tokens=384,
+            )
             text = reply.text.strip()
         except ModelCallError:
             text = ""
@@ -112,8 +119,9 @@ def render_cut(nodes: list[dict], cut: list[int]) -> str:
     return "\n\n".join(parts)
 
 
-async def refine_cut(client: LLMClient, nodes: list[dict], question: str, max_refinements: int,
-                     budget_words: int) -> tuple[list[int], int, ReplyTally, bool]:
+async def refine_cut(
+    client: LLMClient, nodes: list[dict], question: str, max_refinements: int, budget_words: int
+) -> tuple[list[int], int, ReplyTally, bool]:
     """(cut, refinements, tally, stopped_by_budget)."""
     cut, refinements, tally = [len(nodes) - 1], 0, ReplyTally()
     while refinements < max_refinements:
@@ -121,38 +129,52 @@ async def refine_cut(client: LLMClient, nodes: list[dict], question: str, max_re
         if not eligible:
             break
         n = await ask_until_usable(
-            client, render_prompt("summary_tree_cut", question=question, cut=render_cut(nodes, cut)),
-            parse=lambda r, e=eligible: parse_refinement(r, e), schema=CUT_SCHEMA, max_tokens=384,
-            purpose="summary-tree-cut", tally=tally,
-            instruction=f'Your reply MUST contain "INSUFFICIENT DETAIL <NUMBER>" with one of {sorted(eligible)}.')
+            client,
+            render_prompt("summary_tree_cut", question=question, cut=render_cut(nodes, cut)),
+            parse=lambda r, e=eligible: parse_refinement(r, e),
+            schema=CUT_SCHEMA,
+            max_tokens=384,
+            purpose="summary-tree-cut",
+            tally=tally,
+            instruction=f'Your reply MUST contain "INSUFFICIENT DETAIL <NUMBER>" with one of {sorted(eligible)}.',
+        )
         if n is None:
             break
-        refined = cut[:n - 1] + nodes[cut[n - 1]]["children"] + cut[n:]
+        refined = cut[: n - 1] + nodes[cut[n - 1]]["children"] + cut[n:]
         if sum(word_count(nodes[i]["text"]) for i in refined) > budget_words:
             return cut, refinements, tally, True
         cut, refinements = refined, refinements + 1
     return cut, refinements, tally, False
 
 
-async def run(client: LLMClient, state: DocumentState, question: Question, variant: Variant,
-              opts: MethodOptions) -> MethodResult:
+async def run(
+    client: LLMClient, state: DocumentState, question: Question, variant: Variant, opts: MethodOptions
+) -> MethodResult:
     pages = await state.pages_built()
 
     async def build(c: LLMClient):
         return await TreeBuilder(c).build(pages.value)
 
-    built = await state.once("summary-tree", build, key_parts=(prompt_hash("summary_tree_summarize"),),
-                             inputs=(pages,))
+    built = await state.once("summary-tree", build, key_parts=(prompt_hash("summary_tree_summarize"),), inputs=(pages,))
     nodes = built.value
-    cut, refinements, tally, by_budget = await refine_cut(client, nodes, question.with_options(),
-                                                          opts.max_refinements, opts.context_words)
+    cut, refinements, tally, by_budget = await refine_cut(
+        client, nodes, question.with_options(), opts.max_refinements, opts.context_words
+    )
     context = render_cut(nodes, cut).replace(" (INELIGIBLE DOCUMENT)", "")
     out = await answer_question(client, context, question)
     longest = sum(word_count(nodes[i]["text"]) for i in cut)  # the nodes' words, not their labels
     return MethodResult(
-        answer=out.text, option=out.option, context_words=longest,
+        answer=out.text,
+        option=out.option,
+        context_words=longest,
         lookups=[nodes[i]["page"] for i in cut if nodes[i]["page"] is not None],
-        failures=tally.failures + out.failures, problem=tally.problem or out.problem,
-        notes={"refinements": refinements, "cut_size": len(cut), "refine_failures": tally.failures,
-               "stopped_by_budget": by_budget, "stopped_by_cap": refinements >= opts.max_refinements},
+        failures=tally.failures + out.failures,
+        problem=tally.problem or out.problem,
+        notes={
+            "refinements": refinements,
+            "cut_size": len(cut),
+            "refine_failures": tally.failures,
+            "stopped_by_budget": by_budget,
+            "stopped_by_cap": refinements >= opts.max_refinements,
+        },
     )

@@ -3,6 +3,7 @@
 Runs with the app venv's python from this folder (see ../../APP_FORMAT.md). Everything the shop writes
 (SQLite database, Whoosh index, media) lives under STATE.
 """
+
 import json
 import warnings
 import os
@@ -25,6 +26,7 @@ def _django(state: str) -> None:
 
 
 # ---------------------------------------------------------------- seed
+
 
 def seed(state: str) -> None:
     import shutil
@@ -55,6 +57,7 @@ def seed(state: str) -> None:
     media.mkdir(parents=True, exist_ok=True)
     # A real copy (not Oscar's symlink into the venv), so STATE is self-contained.
     from django.contrib.staticfiles import finders
+
     shutil.copyfile(finders.find("oscar/img/image_not_found.jpg"), media / settings.OSCAR_MISSING_IMAGE_URL)
 
     Country = get_model("address", "Country")
@@ -82,24 +85,43 @@ def seed(state: str) -> None:
     tz = ZoneInfo(settings.TIME_ZONE)
     with transaction.atomic():
         Site.objects.update_or_create(id=1, defaults={"domain": "127.0.0.1", "name": settings.OSCAR_SHOP_NAME})
-        Country.objects.create(iso_3166_1_a2="GB", iso_3166_1_a3="GBR", iso_3166_1_numeric="826",
-                               printable_name="United Kingdom",
-                               name="United Kingdom of Great Britain and Northern Ireland",
-                               display_order=1, is_shipping_country=True)
+        Country.objects.create(
+            iso_3166_1_a2="GB",
+            iso_3166_1_a3="GBR",
+            iso_3166_1_numeric="826",
+            printable_name="United Kingdom",
+            name="United Kingdom of Great Britain and Northern Ireland",
+            display_order=1,
+            is_shipping_country=True,
+        )
         User = get_user_model()
         users = {}
         for username, email, password, first, last, staff in S.USERS:
-            u = User(username=username, email=email, first_name=first, last_name=last,
-                     is_staff=staff, is_superuser=staff, date_joined=datetime(2024, 9, 1, 9, 0, tzinfo=tz))
+            u = User(
+                username=username,
+                email=email,
+                first_name=first,
+                last_name=last,
+                is_staff=staff,
+                is_superuser=staff,
+                date_joined=datetime(2024, 9, 1, 9, 0, tzinfo=tz),
+            )
             u.set_password(password)
             u.save()
             users[username] = u
-        UserAddress.objects.create(user=users["bob"], country_id="GB", is_default_for_shipping=True,
-                                   is_default_for_billing=True, **S.BOB_ADDRESS)
+        UserAddress.objects.create(
+            user=users["bob"],
+            country_id="GB",
+            is_default_for_shipping=True,
+            is_default_for_billing=True,
+            **S.BOB_ADDRESS,
+        )
 
         partner = Partner.objects.create(name=S.PARTNER)
-        classes = {name: ProductClass.objects.create(name=name, requires_shipping=True, track_stock=True)
-                   for name in ("Book", "Gadget")}
+        classes = {
+            name: ProductClass.objects.create(name=name, requires_shipping=True, track_stock=True)
+            for name in ("Book", "Gadget")
+        }
         categories = {}
         for path, *_ in S.PRODUCTS:
             parent_name, child_name = path.split(" > ")
@@ -109,21 +131,37 @@ def seed(state: str) -> None:
                 categories[path] = categories[parent_name].add_child(name=child_name, is_public=True)
         products = {}
         for i, (path, cls, title, upc, price, stock) in enumerate(S.PRODUCTS, start=1):
-            p = Product.objects.create(title=title, upc=upc, product_class=classes[cls], structure="standalone",
-                                       description=S.DESCRIPTIONS[cls].format(title=title, upc=upc))
+            p = Product.objects.create(
+                title=title,
+                upc=upc,
+                product_class=classes[cls],
+                structure="standalone",
+                description=S.DESCRIPTIONS[cls].format(title=title, upc=upc),
+            )
             ProductCategory.objects.create(product=p, category=categories[path])
-            StockRecord.objects.create(product=p, partner=partner, partner_sku="OW-%04d" % i,
-                                       price_currency="GBP", price=Decimal(price), num_in_stock=stock)
+            StockRecord.objects.create(
+                product=p,
+                partner=partner,
+                partner_sku="OW-%04d" % i,
+                price_currency="GBP",
+                price=Decimal(price),
+                num_in_stock=stock,
+            )
             products[upc] = p
 
         everything = Range.objects.create(name="Everything", includes_all_products=True, is_public=False)
         condition = Condition.objects.create(range=everything, type="Count", value=1)
         benefit = Benefit.objects.create(range=everything, type="Percentage", value=S.VOUCHER_PERCENT)
-        offer = ConditionalOffer.objects.create(name="Spring voucher SAVE10", offer_type="Voucher",
-                                                condition=condition, benefit=benefit)
-        voucher = Voucher.objects.create(name="Spring 10% off", code=S.VOUCHER_CODE, usage="Multi-use",
-                                         start_datetime=datetime(2024, 1, 1, tzinfo=tz),
-                                         end_datetime=datetime(2099, 12, 31, tzinfo=tz))
+        offer = ConditionalOffer.objects.create(
+            name="Spring voucher SAVE10", offer_type="Voucher", condition=condition, benefit=benefit
+        )
+        voucher = Voucher.objects.create(
+            name="Spring 10% off",
+            code=S.VOUCHER_CODE,
+            usage="Multi-use",
+            start_datetime=datetime(2024, 1, 1, tzinfo=tz),
+            end_datetime=datetime(2099, 12, 31, tzinfo=tz),
+        )
         voucher.offers.add(offer)
 
         methods = {"standard": Standard(), "express": Express()}
@@ -135,17 +173,26 @@ def seed(state: str) -> None:
                 basket.add_product(products[upc], qty)
             address = UserAddress.objects.filter(user=user).first()
             addr = ShippingAddress.objects.create(
-                first_name=user.first_name, last_name=user.last_name,
+                first_name=user.first_name,
+                last_name=user.last_name,
                 line1=address.line1 if address else "%d Park Lane" % (user.id + 10),
                 line4=address.line4 if address else "London",
-                postcode=address.postcode if address else "W1K 1AA", country_id="GB")
+                postcode=address.postcode if address else "W1K 1AA",
+                country_id="GB",
+            )
             method = methods[ship]
             charge = method.calculate(basket)
             total = OrderTotalCalculator().calculate(basket, charge)
             order = OrderCreator().place_order(
-                basket=basket, total=total, shipping_method=method, shipping_charge=charge, user=user,
-                shipping_address=addr, order_number=OrderNumberGenerator().order_number(basket),
-                status="Pending")
+                basket=basket,
+                total=total,
+                shipping_method=method,
+                shipping_charge=charge,
+                user=user,
+                shipping_address=addr,
+                order_number=OrderNumberGenerator().order_number(basket),
+                status="Pending",
+            )
             basket.submit()
             placed = datetime.strptime(when, "%Y-%m-%d %H:%M").replace(tzinfo=tz)
             Order.objects.filter(pk=order.pk).update(status=status, date_placed=placed)
@@ -160,6 +207,7 @@ def seed(state: str) -> None:
 
 
 # ---------------------------------------------------------------- serve
+
 
 def serve(state: str, port: str) -> None:
     _django(state)

@@ -1,13 +1,20 @@
 """The tasks' checks: each reads the shop's database through Django's ORM (never page text) and returns
 (ok, why). Imported by app.py's check after Django is set up under STATE."""
+
 import re
 from decimal import Decimal, InvalidOperation
 
 import seed_data as S
 
 SEEDED_ORDERS = {"100001", "100002", "100003", "100004", "100005", "100006"}  # 100000 + seed basket id
-SEEDED_STATUS = {"100001": "Shipped", "100002": "Being processed", "100003": "Complete",
-                 "100004": "Pending", "100005": "Pending", "100006": "Cancelled"}
+SEEDED_STATUS = {
+    "100001": "Shipped",
+    "100002": "Being processed",
+    "100003": "Complete",
+    "100004": "Pending",
+    "100005": "Pending",
+    "100006": "Cancelled",
+}
 
 
 def _models():
@@ -23,6 +30,7 @@ def _models():
         Order = get_model("order", "Order")
         UserAddress = get_model("address", "UserAddress")
         ProductRecord = get_model("analytics", "ProductRecord")
+
     return M
 
 
@@ -50,8 +58,11 @@ def _no_orders_placed():
 def _basket_lines(owner):
     """(title, quantity) of the open baskets' lines of ``owner`` (None: anonymous baskets)."""
     M = _models()
-    baskets = M.Basket.objects.filter(status="Open", owner=owner) if owner is not None \
+    baskets = (
+        M.Basket.objects.filter(status="Open", owner=owner)
+        if owner is not None
         else M.Basket.objects.filter(status="Open", owner__isnull=True)
+    )
     return sorted((line.product.title, line.quantity) for b in baskets for line in b.all_lines())
 
 
@@ -91,12 +102,12 @@ def _first(*whys):
 
 # ---------------------------------------------------------------- the checks
 
+
 def login_alice(answer):
     u = _user("alice")
     if u.last_login is None:
         return False, "alice has never logged in"
-    why = _first(_user_untouched("alice"), _no_orders_placed(),
-                 "alice's basket changed" if _basket_lines(u) else "")
+    why = _first(_user_untouched("alice"), _no_orders_placed(), "alice's basket changed" if _basket_lines(u) else "")
     return (not why), why or "alice logged in"
 
 
@@ -106,8 +117,12 @@ def search_open(answer):
     rec = M.ProductRecord.objects.filter(product=p).first()
     if not rec or rec.num_views < 1:
         return False, "the Raspberry Pi 5 Starter Kit page was not opened"
-    why = _first(_no_orders_placed(), "something was put in a basket" if M.Line.objects.filter(basket__status="Open").exclude(
-        basket__owner__username="carol").exists() else "")
+    why = _first(
+        _no_orders_placed(),
+        "something was put in a basket"
+        if M.Line.objects.filter(basket__status="Open").exclude(basket__owner__username="carol").exists()
+        else "",
+    )
     return (not why), why or "the product page was opened"
 
 
@@ -116,8 +131,11 @@ def _guest_basket_is(title):
     if lines != [(title, 1)]:
         return False, f"anonymous basket lines are {lines}, expected one {title!r}"
     M = _models()
-    if M.Line.objects.filter(basket__status="Open", basket__owner__isnull=False).exclude(
-            basket__owner__username="carol").exists():
+    if (
+        M.Line.objects.filter(basket__status="Open", basket__owner__isnull=False)
+        .exclude(basket__owner__username="carol")
+        .exists()
+    ):
         return False, "a customer's basket changed"
     why = _no_orders_placed()
     return (not why), why or f"the basket holds one {title}"
@@ -158,8 +176,14 @@ def guest_checkout(answer):
     if a is None:
         problems.append("no shipping address")
     else:
-        got = (a.first_name.strip(), a.last_name.strip(), a.line1.strip(), a.line4.strip(),
-               a.postcode.strip().upper(), a.country_id)
+        got = (
+            a.first_name.strip(),
+            a.last_name.strip(),
+            a.line1.strip(),
+            a.line4.strip(),
+            a.postcode.strip().upper(),
+            a.country_id,
+        )
         want = ("Jane", "Doe", "12 High Street", "Cambridge", "CB2 1TN", "GB")
         if got != want:
             problems.append(f"address {got}, expected {want}")

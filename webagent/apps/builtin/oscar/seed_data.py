@@ -1,4 +1,5 @@
 """The shop's seed data: plain tables, read by app.py's seed (and by its checks for the seeded values)."""
+
 from decimal import Decimal as D
 
 PARTNER = "Oscar Warehouse"
@@ -53,8 +54,17 @@ USERS = [
 ]
 
 # Bob's one address book entry.
-BOB_ADDRESS = dict(title="Mr", first_name="Bob", last_name="Smith", line1="7 Station Road", line2="",
-                   line4="York", postcode="YO1 6HT", phone_number="", notes="")
+BOB_ADDRESS = dict(
+    title="Mr",
+    first_name="Bob",
+    last_name="Smith",
+    line1="7 Station Road",
+    line2="",
+    line4="York",
+    postcode="YO1 6HT",
+    phone_number="",
+    notes="",
+)
 
 # Carol's open basket: one copy of Clean Code.
 CAROL_BASKET = [("9780132350884", 1)]

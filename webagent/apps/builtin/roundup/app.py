@@ -7,6 +7,7 @@
 The tracker home (config, schema, templates, db/) is STATE/tracker. Seed data
 lives in seed_data.py. Runs with the app venv's python (roundup==2.6.0).
 """
+
 import datetime
 import json
 import os
@@ -16,6 +17,7 @@ import sys
 sys.dont_write_bytecode = True  # keep the app folder free of __pycache__
 
 from seed_data import ISSUES, KEYWORDS, TRACKER_NAME, USERS
+
 
 def stamp(n, k):
     """The fixed time of message k of issue n (0-based): day n from 2025-01-06,
@@ -29,6 +31,7 @@ def tracker_home(state):
 
 
 # ---------------------------------------------------------------- seed
+
 
 def seed(state):
     from roundup import configuration, init, instance, password
@@ -47,9 +50,9 @@ def seed(state):
         "TRACKER_WEB": "http://127.0.0.1:8080/",
         "DATABASE": "db",
         "RDBMS_BACKEND": "sqlite",
-        "INDEXER": "native",           # full-text index inside the sqlite db
+        "INDEXER": "native",  # full-text index inside the sqlite db
         "MAIL_DOMAIN": "inkwell.example",
-        "MAIL_DEBUG": "mail.log",      # relative to the tracker home
+        "MAIL_DEBUG": "mail.log",  # relative to the tracker home
         "TIMEZONE": "UTC",
         # the default 250000 rounds cost ~0.3 s per login and per seeded user
         "PASSWORD_PBKDF2_DEFAULT_ROUNDS": 1000,
@@ -77,9 +80,7 @@ def seed(state):
         if u["username"] == "admin":
             db.user.set(db.user.lookup("admin"), **props)
         else:
-            db.user.create(username=u["username"],
-                           password=password.Password(u["password"], config=db.config),
-                           **props)
+            db.user.create(username=u["username"], password=password.Password(u["password"], config=db.config), **props)
     for name in KEYWORDS:
         db.keyword.create(name=name)
     db.commit()
@@ -92,18 +93,19 @@ def seed(state):
         db = tracker.open(reporter)
         msg_ids = []
         for k, (author, body) in enumerate(messages):
-            msg_ids.append(db.msg.create(
-                content=body, author=db.user.lookup(author),
-                date=Date(stamp(n, k))))
+            msg_ids.append(db.msg.create(content=body, author=db.user.lookup(author), date=Date(stamp(n, k))))
         nosy = {db.user.lookup(a) for a, _ in messages}
         if assignee:
             nosy.add(db.user.lookup(assignee))
         db.issue.create(
-            title=title, priority=db.priority.lookup(priority),
+            title=title,
+            priority=db.priority.lookup(priority),
             status=db.status.lookup(status),
             assignedto=db.user.lookup(assignee) if assignee else None,
             keyword=[db.keyword.lookup(k) for k in keywords],
-            messages=msg_ids, nosy=sorted(nosy, key=int))
+            messages=msg_ids,
+            nosy=sorted(nosy, key=int),
+        )
         db.commit()
         db.close()
     fix_dates(home)
@@ -120,6 +122,7 @@ def no_fsync_while_seeding():
         conn, cursor = opened(self, dbname)
         cursor.execute("pragma synchronous = off")
         return conn, cursor
+
     back_sqlite.Database.sql_open_connection = sql_open_connection
 
 
@@ -129,22 +132,37 @@ def no_fsync_while_seeding():
 # labels and aria-labels; markup only, no change in what the pages do.
 ITEM_FIELDS = [  # issue.item.html: (caption, the field's TAL, the field with an id)
     ("Title", None, None),
-    ("Priority", "context/priority/menu",
-     "python:context.priority.menu(html_kwargs={'id': 'priority'})"),
-    ("Status", "context/status/menu",
-     "python:context.status.menu(html_kwargs={'id': 'status'})"),
+    ("Priority", "context/priority/menu", "python:context.priority.menu(html_kwargs={'id': 'priority'})"),
+    ("Status", "context/status/menu", "python:context.status.menu(html_kwargs={'id': 'status'})"),
     ("Superseder", None, None),
     ("Nosy List", None, None),
-    ("Assigned To", "context/assignedto/menu",
-     "python:context.assignedto.menu(html_kwargs={'id': 'assignedto'})"),
+    ("Assigned To", "context/assignedto/menu", "python:context.assignedto.menu(html_kwargs={'id': 'assignedto'})"),
     ("Keywords", None, None),
     ("Change Note", 'name="@note"', 'name="@note" id="@note"'),
 ]
-ITEM_IDS = {"Title": "title", "Priority": "priority", "Status": "status",
-            "Superseder": "superseder", "Nosy List": "nosy", "Assigned To": "assignedto",
-            "Keywords": "keyword", "Change Note": "@note"}
-SEARCH_CAPTIONS = ["All text*:", "Title:", "Keyword:", "ID:", "Creation Date:", "Creator:",
-                   "Activity:", "Actor:", "Priority:", "Status:", "Assigned to:"]
+ITEM_IDS = {
+    "Title": "title",
+    "Priority": "priority",
+    "Status": "status",
+    "Superseder": "superseder",
+    "Nosy List": "nosy",
+    "Assigned To": "assignedto",
+    "Keywords": "keyword",
+    "Change Note": "@note",
+}
+SEARCH_CAPTIONS = [
+    "All text*:",
+    "Title:",
+    "Keyword:",
+    "ID:",
+    "Creation Date:",
+    "Creator:",
+    "Activity:",
+    "Actor:",
+    "Priority:",
+    "Status:",
+    "Assigned to:",
+]
 PAGE_INPUTS = [  # page.html (the sidebar): (the input's start, its accessible name)
     ('<input id="search-text" name="@search_text"', "Search text"),
     ('type="text" name="@number"', "Issue number"),
@@ -165,15 +183,20 @@ def label_fields(html):
     item = []
     for caption, old, new in ITEM_FIELDS:
         th = 'i18n:translate="">%s</th>' % caption
-        item.append((th, '><label for="%s" i18n:translate="">%s</label></th>'
-                     % (ITEM_IDS[caption], caption)))
+        item.append((th, '><label for="%s" i18n:translate="">%s</label></th>' % (ITEM_IDS[caption], caption)))
         if old:
             item.append((old, new))
     edit("issue.item.html", item)
-    edit("issue.search.html", [
-        ('<th i18n:translate="">%s</th>' % c,
-         '<th><label tal:attributes="for name" i18n:translate="">%s</label></th>' % c)
-        for c in SEARCH_CAPTIONS])
+    edit(
+        "issue.search.html",
+        [
+            (
+                '<th i18n:translate="">%s</th>' % c,
+                '<th><label tal:attributes="for name" i18n:translate="">%s</label></th>' % c,
+            )
+            for c in SEARCH_CAPTIONS
+        ],
+    )
     edit("page.html", [(old, '%s aria-label="%s"' % (old, name)) for old, name in PAGE_INPUTS])
 
 
@@ -182,34 +205,38 @@ def fix_dates(home):
     message ids with the time and a random part); set them from the seed's
     fixed times so the pristine state is the same each time (and the index's
     order by activity is stable). Only the password salts still differ."""
+
     def sql_date(n, k):  # roundup's sqlite date format
         return stamp(n, k).replace("-", "").replace(".", "").replace(":", "") + ".000"
 
     con = sqlite3.connect(os.path.join(home, "db", "db"))
-    start = sql_date(-5, 0)   # users, keywords, priorities, statuses
+    start = sql_date(-5, 0)  # users, keywords, priorities, statuses
     for cls in ("user", "keyword", "priority", "status"):
         con.execute("update _%s set _creation=?, _activity=?" % cls, (start, start))
         con.execute("update %s__journal set date=?" % cls, (start,))
     for n, issue in enumerate(ISSUES):
         issue_id = str(n + 1)
         last = sql_date(n, len(issue[6]) - 1)
-        con.execute("update _issue set _creation=?, _activity=? where id=?",
-                    (sql_date(n, 0), last, issue_id))
+        con.execute("update _issue set _creation=?, _activity=? where id=?", (sql_date(n, 0), last, issue_id))
         con.execute("update issue__journal set date=? where nodeid=?", (sql_date(n, 0), issue_id))
-        msg_ids = [r[0] for r in con.execute(
-            "select linkid from issue_messages where nodeid=? order by cast(linkid as int)",
-            (issue_id,))]
+        msg_ids = [
+            r[0]
+            for r in con.execute(
+                "select linkid from issue_messages where nodeid=? order by cast(linkid as int)", (issue_id,)
+            )
+        ]
         for k, msg_id in enumerate(msg_ids):
-            con.execute("update _msg set _creation=?, _activity=?, _messageid=? where id=?",
-                        (sql_date(n, k), sql_date(n, k),
-                         "<msg%s.issue%s@inkwell.example>" % (msg_id, issue_id), msg_id))
-            con.execute("update msg__journal set date=? where nodeid=?",
-                        (sql_date(n, k), msg_id))
+            con.execute(
+                "update _msg set _creation=?, _activity=?, _messageid=? where id=?",
+                (sql_date(n, k), sql_date(n, k), "<msg%s.issue%s@inkwell.example>" % (msg_id, issue_id), msg_id),
+            )
+            con.execute("update msg__journal set date=? where nodeid=?", (sql_date(n, k), msg_id))
     con.commit()
     con.close()
 
 
 # ---------------------------------------------------------------- serve
+
 
 def serve(state, port):
     from socketserver import ThreadingMixIn
@@ -238,6 +265,7 @@ def serve(state, port):
 
 # ---------------------------------------------------------------- command line
 
+
 def main(argv):
     cmd = argv[1] if len(argv) > 1 else ""
     if cmd == "seed" and len(argv) == 3:
@@ -246,6 +274,7 @@ def main(argv):
         serve(argv[2], int(argv[3]))
     elif cmd == "check" and len(argv) >= 4:
         from checks import check
+
         answer = None
         if "--answer" in argv:
             answer = argv[argv.index("--answer") + 1]

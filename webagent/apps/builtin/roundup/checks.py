@@ -3,6 +3,7 @@ roundup's own API. A check is false on the pristine state, true after the
 task's gold path, and false when the task was done twice or when a field of
 the touched records that the task did not ask about changed (the pristine
 values come from seed_data.py)."""
+
 import re
 
 from seed_data import ISSUES
@@ -42,9 +43,11 @@ class Tracker:
             assignee=db.user.get(assignee, "username") if assignee else None,
             keywords=sorted(db.keyword.get(k, "name") for k in get(issue_id, "keyword")),
             creator=db.user.get(get(issue_id, "creator"), "username"),
-            messages=[dict(author=db.user.get(db.msg.get(m, "author"), "username"),
-                           body=db.msg.get(m, "content"))
-                      for m in get(issue_id, "messages")])
+            messages=[
+                dict(author=db.user.get(db.msg.get(m, "author"), "username"), body=db.msg.get(m, "content"))
+                for m in get(issue_id, "messages")
+            ],
+        )
 
     def issues_titled(self, title):
         return [i for i in self.db.issue.list() if fold(self.db.issue.get(i, "title")) == fold(title)]
@@ -53,8 +56,7 @@ class Tracker:
 def pristine(issue_id):
     """Issue N as seeded, in Tracker.issue's shape (creator and messages omitted)."""
     title, priority, status, assignee, keywords, _reporter, _msgs = ISSUES[int(issue_id) - 1]
-    return dict(title=title, priority=priority, status=status, assignee=assignee,
-                keywords=sorted(keywords))
+    return dict(title=title, priority=priority, status=status, assignee=assignee, keywords=sorted(keywords))
 
 
 def unchanged(now, issue_id, *fields):
@@ -67,13 +69,14 @@ def unchanged(now, issue_id, *fields):
 
 
 def new_messages(now, issue_id):
-    return now["messages"][len(ISSUES[int(issue_id) - 1][6]):]
+    return now["messages"][len(ISSUES[int(issue_id) - 1][6]) :]
 
 
 def task(task_id):
     def register(fn):
         CHECKS[task_id] = fn
         return fn
+
     return register
 
 
@@ -81,6 +84,7 @@ def edit_check(issue_id, want, keep, note=None, note_author=None):
     """An edit of one issue: fields in `want` hold the given values, fields in
     `keep` their seeded ones; with `note`, exactly one new message, that text
     by note_author, else no new message."""
+
     def run(t, _answer):
         now = t.issue(issue_id)
         for f, v in want.items():
@@ -98,15 +102,19 @@ def edit_check(issue_id, want, keep, note=None, note_author=None):
                 return False, "issue%s: %d new message(s), wanted 1" % (issue_id, len(added))
             if fold(added[0]["body"]) != fold(note) or added[0]["author"] != note_author:
                 return False, "issue%s: the new message is %r by %s" % (
-                    issue_id, added[0]["body"][:80], added[0]["author"])
-        return True, "issue%s: %s" % (issue_id, ", ".join("%s=%s" % kv for kv in want.items())
-                                      or "as asked")
+                    issue_id,
+                    added[0]["body"][:80],
+                    added[0]["author"],
+                )
+        return True, "issue%s: %s" % (issue_id, ", ".join("%s=%s" % kv for kv in want.items()) or "as asked")
+
     return run
 
 
 def answer_check(expected_fn):
     """An answer task: the answer must contain one of the expected strings
     (case and spacing aside); expected_fn(t) reads them from the database."""
+
     def run(t, answer):
         expected = expected_fn(t)
         if not fold(answer):
@@ -114,6 +122,7 @@ def answer_check(expected_fn):
         if any(fold(e) in fold(answer) for e in expected):
             return True, "answer %r matches %r" % (answer, expected[0])
         return False, "answer %r, the tracker says %r" % (answer, expected[0])
+
     return run
 
 
@@ -121,6 +130,7 @@ def create_check(title, want, creator, note=None):
     """Exactly one issue with this title (case aside), with the fields in
     `want`, filed by `creator`, with the description `note` as its only message
     (or no message when note is None)."""
+
     def run(t, _answer):
         found = t.issues_titled(title)
         if len(found) != 1:
@@ -134,6 +144,7 @@ def create_check(title, want, creator, note=None):
         if bodies != wanted:
             return False, "issue%s: messages %r, wanted %r" % (found[0], bodies, wanted)
         return True, "issue%s filed as asked" % found[0]
+
     return run
 
 
@@ -143,8 +154,7 @@ def user_names(t, username):
 
 # ---------------------------------------------------------------- the tasks
 
-task("roundup-answer-assignee")(answer_check(
-    lambda t: user_names(t, t.issue("12")["assignee"])))
+task("roundup-answer-assignee")(answer_check(lambda t: user_names(t, t.issue("12")["assignee"])))
 
 task("roundup-answer-search-status")(answer_check(lambda t: [t.issue("5")["status"]]))
 
@@ -158,55 +168,82 @@ def _count_testing(t, answer):
     return False, "answer %r, %d issues are in testing" % (answer, len(testing))
 
 
-task("roundup-answer-your-need-eg")(answer_check(
-    lambda t: [t.issue(i)["title"] for i in t.db.issue.filter(None, {
-        "assignedto": t.db.user.lookup("carol"),
-        "status": t.db.status.lookup("need-eg")})]))
+task("roundup-answer-your-need-eg")(
+    answer_check(
+        lambda t: [
+            t.issue(i)["title"]
+            for i in t.db.issue.filter(
+                None, {"assignedto": t.db.user.lookup("carol"), "status": t.db.status.lookup("need-eg")}
+            )
+        ]
+    )
+)
 
-task("roundup-create-issue")(create_check(
-    "Exported HTML is missing images",
-    dict(priority="bug", assignee="carol", keywords=[]), "alice"))
+task("roundup-create-issue")(
+    create_check("Exported HTML is missing images", dict(priority="bug", assignee="carol", keywords=[]), "alice")
+)
 
-task("roundup-create-issue-with-description")(create_check(
-    "App crashes when pasting an image from the clipboard",
-    dict(priority="critical", assignee=None, keywords=["desktop"]), "erin",
-    note="The desktop app closes as soon as I paste a screenshot into a note."))
+task("roundup-create-issue-with-description")(
+    create_check(
+        "App crashes when pasting an image from the clipboard",
+        dict(priority="critical", assignee=None, keywords=["desktop"]),
+        "erin",
+        note="The desktop app closes as soon as I paste a screenshot into a note.",
+    )
+)
 
-task("roundup-assign-to-self")(edit_check(
-    "7", dict(assignee="bob"), ("title", "priority", "status", "keywords")))
+task("roundup-assign-to-self")(edit_check("7", dict(assignee="bob"), ("title", "priority", "status", "keywords")))
 
-task("roundup-search-and-comment")(edit_check(
-    "15", {}, ("title", "priority", "status", "assignee", "keywords"),
-    note="Reproduced on 2.3.1 with a clean profile.", note_author="carol"))
+task("roundup-search-and-comment")(
+    edit_check(
+        "15",
+        {},
+        ("title", "priority", "status", "assignee", "keywords"),
+        note="Reproduced on 2.3.1 with a clean profile.",
+        note_author="carol",
+    )
+)
 
-task("roundup-resolve-with-note")(edit_check(
-    "21", dict(status="resolved"), ("title", "priority", "assignee", "keywords"),
-    note="Fixed in 2.4.0, verified by QA.", note_author="dave"))
+task("roundup-resolve-with-note")(
+    edit_check(
+        "21",
+        dict(status="resolved"),
+        ("title", "priority", "assignee", "keywords"),
+        note="Fixed in 2.4.0, verified by QA.",
+        note_author="dave",
+    )
+)
 
-task("roundup-fix-title-typo")(edit_check(
-    "9", dict(title="Sync conflict dialog shows the wrong timestamps"),
-    ("priority", "status", "assignee", "keywords")))
+task("roundup-fix-title-typo")(
+    edit_check(
+        "9",
+        dict(title="Sync conflict dialog shows the wrong timestamps"),
+        ("priority", "status", "assignee", "keywords"),
+    )
+)
 
-task("roundup-raise-priority")(edit_check(
-    "29", dict(priority="urgent"), ("title", "status", "assignee", "keywords")))
+task("roundup-raise-priority")(edit_check("29", dict(priority="urgent"), ("title", "status", "assignee", "keywords")))
 
-task("roundup-add-keyword")(edit_check(
-    "3", dict(keywords=["editor", "ui"]), ("title", "priority", "status", "assignee")))
+task("roundup-add-keyword")(
+    edit_check("3", dict(keywords=["editor", "ui"]), ("title", "priority", "status", "assignee"))
+)
 
-task("roundup-assign-from-unassigned")(edit_check(
-    "22", dict(assignee="erin"), ("title", "priority", "status", "keywords")))
+task("roundup-assign-from-unassigned")(
+    edit_check("22", dict(assignee="erin"), ("title", "priority", "status", "keywords"))
+)
 
 
 @task("roundup-filter-keyword-assign")
 def _filter_keyword_assign(t, answer):
-    ok, why = edit_check("18", dict(assignee="dave", status="in-progress"),
-                         ("title", "priority", "keywords"))(t, answer)
+    ok, why = edit_check("18", dict(assignee="dave", status="in-progress"), ("title", "priority", "keywords"))(
+        t, answer
+    )
     if not ok:
         return ok, why
     for other in ("17", "35"):  # the other 'database' issues stay as they were
-        why = unchanged(t.issue(other), other, "title", "priority", "status", "assignee",
-                        "keywords") or ("issue%s: new message" % other
-                                        if new_messages(t.issue(other), other) else "")
+        why = unchanged(t.issue(other), other, "title", "priority", "status", "assignee", "keywords") or (
+            "issue%s: new message" % other if new_messages(t.issue(other), other) else ""
+        )
         if why:
             return False, why
     return True, "issue18 taken by dave, in-progress"

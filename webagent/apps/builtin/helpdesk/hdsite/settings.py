@@ -2,6 +2,7 @@
 
 Everything the app writes lives under $HELPDESK_STATE (the STATE folder given to app.py).
 """
+
 import os
 from pathlib import Path
 
@@ -65,7 +66,8 @@ DATABASES = {
         "CONN_MAX_AGE": 0,
         # seeding writes a fresh file that is thrown away if it fails: no fsync there
         "OPTIONS": {"init_command": "PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY"}
-        if os.environ.get("HELPDESK_SEEDING") else {},
+        if os.environ.get("HELPDESK_SEEDING")
+        else {},
     }
 }
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}

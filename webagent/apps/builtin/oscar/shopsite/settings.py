@@ -1,4 +1,5 @@
 """Settings of the minimal Oscar shop: SQLite, Whoosh index and media under STATE (env OSCAR_APP_STATE)."""
+
 import os
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """Oscar's thumbnailer without sorl/easy-thumbnails: the image itself, unresized (no cache to reset)."""
+
 from django.conf import settings
 from django.templatetags.static import static
 
