@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from verdict import Targets  # bench/, next to this file
+
 from webagent.agent import AgentOptions, run_agent
 from webagent.agent.trace import TraceWriter
 from webagent.browser import BrowserSession

@@ -22,10 +22,11 @@ import time
 from pathlib import Path
 
 from verdict import Targets  # bench/, next to this file
+
 from webagent.agent import AgentOptions
+from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.miniwob.runner import MiniWoBConfig, run_miniwob, shared_browser
 from webagent.miniwob.scripted import SCRIPTED_TASKS, scripted_reply
-from webagent.llm.testing import FunctionBackend, fake_client
 
 TARGET = 2.5
 

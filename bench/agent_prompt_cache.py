@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from verdict import Targets  # noqa: E402 - bench/, next to this file
+
 from webagent.agent import AgentOptions, run_agent  # noqa: E402
 from webagent.agent.trace import TraceWriter  # noqa: E402
 from webagent.browser import BrowserSession  # noqa: E402

@@ -91,7 +91,7 @@ def main() -> int:
     args = parser.parse_args()
     folder = Path(args.source) if args.source else run(args)
     summary = summarise(folder, {int(x) for x in args.seeds.split(",")} if args.seeds else None)
-    print(f"| task | episodes | success | prompt tokens / step | s / step |\n|---|---|---|---|---|")
+    print("| task | episodes | success | prompt tokens / step | s / step |\n|---|---|---|---|---|")
     for task, row in summary["tasks"].items():
         print(
             f"| {task} | {row['episodes']} | {row['success']:.0%} | {row['prompt_tokens_per_step']:.0f} | "

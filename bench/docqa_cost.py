@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from verdict import Targets  # bench/, next to this file
+
 from webagent.docqa.data import load
 from webagent.docqa.methods import MethodOptions, parse_methods
 from webagent.docqa.reading import ReadSettings

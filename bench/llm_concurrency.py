@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from verdict import Targets  # bench/, next to this file
+
 from webagent.llm.cache import Cache
 from webagent.llm.client import LLMClient
 from webagent.llm.openai_backend import OpenAIBackend

@@ -151,7 +151,7 @@ class OldServer:
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.proc: subprocess.Popen | None = None
 
-    def __enter__(self) -> "OldServer":
+    def __enter__(self) -> OldServer:
         cmd = [
             sys.executable,
             "-m",

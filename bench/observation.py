@@ -45,7 +45,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from lxml import etree, html as lxml_html
+from lxml import etree
+from lxml import html as lxml_html
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -54,6 +55,7 @@ sys.path.insert(0, str(ROOT / "bench" / "obs_rivals"))
 
 from chromium import shared_chromium  # noqa: E402
 from verdict import Targets  # noqa: E402
+
 from webagent.browser import BrowserSession  # noqa: E402
 from webagent.browser.capture import capture  # noqa: E402
 from webagent.demo_site import SITE_DIR, serve_directory  # noqa: E402
@@ -248,7 +250,7 @@ def report(pages: list[dict], ours: dict, rivals: dict, page_html: str) -> int:
     for spec in pages:
         p, w = spec["name"], ours.get(spec["name"], {})
         cells = [w.get("observe_s"), rival_s("BrowserGym", p), rival_s("browser-use", p)]
-        ratio = lambda x: "–" if x is None or cells[0] is None else f"{cells[0] / x:.2f}"  # noqa: E731
+        ratio = lambda x, c=cells: "–" if x is None or c[0] is None else f"{c[0] / x:.2f}"  # noqa: E731
         print(
             f"{p:46s} {ms(cells[0]):>9s} {ms(cells[1]):>11s} {ratio(cells[1]):>6s} {ms(cells[2]):>11s} {ratio(cells[2]):>6s} "
             f"{ms(w.get('snapshot_s')):>10s} {ms(w.get('landed_s')):>17s} {ms(w.get('content_s')):>9s}"

@@ -81,6 +81,7 @@ def main() -> int:
     os.environ["WEBAGENT_HOME"] = home  # the saved workflow lives here, not in the user's store
     os.environ.setdefault("WEBAGENT_MODELS", str(Path.home() / ".cache" / "webagent" / "models"))
     from verdict import Targets  # bench/, next to this file
+
     from webagent import Agent, RunResult, replay_sync
     from webagent.demo_site import DEMO_TASK
     from webagent.llm.endpoint import EndpointOptions

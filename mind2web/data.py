@@ -28,9 +28,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from webagent.errors import DataError, UserError
-
 from mind2web.hub import hub_split, load_hf_records
+from webagent.errors import DataError, UserError
 
 __all__ = [
     "Candidate",

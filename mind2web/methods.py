@@ -31,7 +31,6 @@ from webagent.retrieval import NeuralRanker, bm25_top_k, top_k_in_order
 from webagent.variant import Variant as BaseVariant
 from webagent.web.action import ActionOutcome, predict_action, visible_ids
 from webagent.web.agent_view import Control
-from webagent.web.typed_action import page_controls
 from webagent.web.memory import (
     CHARS_PER_TOKEN,
     PROMPT_RESERVE_TOKENS,
@@ -40,6 +39,7 @@ from webagent.web.memory import (
     context_overflow,
     look_up,
 )
+from webagent.web.typed_action import page_controls
 
 METHODS = ("raw", "bm25", "neural", "ranker", "gistmem", "readagent-p")
 TOP_K_METHODS = ("bm25", "neural", "ranker", "readagent-p")
@@ -49,7 +49,7 @@ DEFAULT_METHODS = ("raw", "bm25", "neural", "gistmem", "readagent-p")
 
 class Variant(BaseVariant):
     @classmethod
-    def parse(cls, text: str) -> "Variant":
+    def parse(cls, text: str) -> Variant:
         method, k = cls.split(text, METHODS, TOP_K_METHODS)
         if method in TOP_K_METHODS and k is None:
             raise UserError(f"method {method!r} needs a positive k, e.g. {method}@5 (got {text!r})")

@@ -8,9 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from webagent.errors import UserError
-
 from mind2web.data import Task
+from webagent.errors import UserError
 
 __all__ = ["RankerResults", "attach_ranker", "load_ranker", "load_ranker_scores"]
 

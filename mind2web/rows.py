@@ -89,7 +89,7 @@ class Manifest(BaseModel):
 
     tasks: list[PlannedTask] = []
 
-    def union(self, more: list[PlannedTask], *, source: str = "") -> "Manifest":
+    def union(self, more: list[PlannedTask], *, source: str = "") -> Manifest:
         known = {t.annotation_id: t for t in self.tasks}
         merged = list(self.tasks)
         for t in more:

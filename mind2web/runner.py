@@ -20,12 +20,6 @@ from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from webagent.errors import UserError
-from webagent.html import split_snippets
-from webagent.llm.client import EndpointUnavailable, LLMClient
-from webagent.memory import compression_rate
-from webagent.prompts import prompt_hash
-
 from mind2web.data import Step, Task
 from mind2web.methods import StepInput, Variant, predict
 from mind2web.metrics import score_step
@@ -39,6 +33,11 @@ from mind2web.rows import (
     read_rows,
     write_manifest,
 )
+from webagent.errors import UserError
+from webagent.html import split_snippets
+from webagent.llm.client import EndpointUnavailable, LLMClient
+from webagent.memory import compression_rate
+from webagent.prompts import prompt_hash
 
 CONFIG_FILE = "config.json"
 # Every prompt file the Mind2Web methods render: their hashes are part of the run's
@@ -70,7 +69,7 @@ class EvalConfig(BaseModel):
     typed_actions: bool = False
 
     @classmethod
-    def for_client(cls, client: LLMClient, **fields) -> "EvalConfig":
+    def for_client(cls, client: LLMClient, **fields) -> EvalConfig:
         return cls(
             model=client.model_name,
             endpoint=str(getattr(client.backend, "identity", client.model_name)),
@@ -187,7 +186,7 @@ def failed_row(
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _watching(cls: type) -> type:
     """`cls` whose complete() notes each EndpointUnavailable in `self.endpoint_errors`."""
 

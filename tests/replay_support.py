@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from agent_support import url_of
+
 from webagent import Agent
 from webagent.demo_site import DEMO_TASK
 from webagent.llm.testing import FunctionBackend, fake_client
-
-from agent_support import url_of
 
 CHANGED_SITE = Path(__file__).parent / "fixtures" / "demo_site_changed"
 
@@ -44,7 +44,7 @@ def id_of(prompt: str, text: str, html: str = "") -> str:
     context = prompt.split("'''")[1] if prompt.count("'''") >= 2 else prompt
     patterns = [
         rf"^\[([A-Za-z0-9_-]+)\][^\n]*{re.escape(text)}",
-        rf"<\w+ id=([A-Za-z0-9_-]+)" + (html or rf"[^>]*>\s*{re.escape(text)}"),
+        r"<\w+ id=([A-Za-z0-9_-]+)" + (html or rf"[^>]*>\s*{re.escape(text)}"),
     ]
     for pattern in patterns:
         m = re.search(pattern, context, re.MULTILINE)

@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from browser_support import requires_chromium
 
 
@@ -112,7 +111,6 @@ def test_ctrl_c_closes_the_browser_and_keeps_the_trace(tmp_path):
     import os
     import signal
     import time
-
     from pathlib import Path
 
     from webagent.demo_site import serve_directory

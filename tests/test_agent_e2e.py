@@ -8,6 +8,8 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pytest
 import pytest_asyncio
+from agent_support import demo_policy
+from browser_support import requires_chromium
 from click.testing import CliRunner
 from PIL import Image
 
@@ -18,9 +20,6 @@ from webagent.agent.trace import OUTLINE, TraceWriter
 from webagent.browser import BrowserSession
 from webagent.demo_site import SITE_DIR, demo_task_done, serve_directory
 from webagent.llm.testing import FunctionBackend, fake_client
-
-from agent_support import demo_policy
-from browser_support import requires_chromium
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 

@@ -23,18 +23,17 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from agent_support import prompt_of
+from browser_support import open_page, requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
 from webagent.agent.trace import TraceWriter
 from webagent.apps.ceiling import GoldModel
 from webagent.apps.spec import Task
-from webagent.llm.reask import REASK_PREFIX
 from webagent.browser import BrowserSession
 from webagent.demo_site import serve_directory
+from webagent.llm.reask import REASK_PREFIX
 from webagent.llm.testing import FunctionBackend, fake_client
-
-from agent_support import prompt_of
-from browser_support import open_page, requires_chromium
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 PAGES = Path(__file__).parent / "fixtures" / "agent_general"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from agent_support import context_of, find_id, history_of, prompt_of
+from browser_support import requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
 from webagent.agent.record import Recorder
@@ -16,9 +18,6 @@ from webagent.agent.trace import TraceWriter
 from webagent.browser import REDACTED, BrowserSession
 from webagent.demo_site import serve_directory
 from webagent.llm.testing import FunctionBackend, fake_client
-
-from agent_support import context_of, find_id, history_of, prompt_of
-from browser_support import requires_chromium
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 PAGES = Path(__file__).parent / "fixtures" / "agent_pages"

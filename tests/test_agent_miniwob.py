@@ -5,15 +5,14 @@ import asyncio
 import json
 
 import pytest
+from browser_support import requires_chromium
 
 from webagent.agent import AgentOptions
+from webagent.errors import UserError
+from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.miniwob.report import write_reports
 from webagent.miniwob.runner import MiniWoBConfig, read_rows, run_miniwob
 from webagent.miniwob.scripted import SCRIPTED_TASKS, scripted_reply
-from webagent.errors import UserError
-from webagent.llm.testing import FunctionBackend, fake_client
-
-from browser_support import requires_chromium
 
 
 def _config(**changes):

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from agent_support import context_of, find_id, history_of, prompt_of
+from browser_support import requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
 from webagent.agent.report import write_report
@@ -15,9 +17,6 @@ from webagent.browser import BrowserSession
 from webagent.demo_site import serve_directory
 from webagent.errors import UserError
 from webagent.llm.testing import FunctionBackend, fake_client
-
-from agent_support import context_of, find_id, history_of, prompt_of
-from browser_support import requires_chromium
 
 PAGES = Path(__file__).parent / "fixtures" / "agent_pages"
 

@@ -5,14 +5,13 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from browser_support import requires_chromium
 
 from webagent.browser import BrowserSession
 from webagent.demo_site import SITE_DIR, serve_directory
 from webagent.html import split_snippets
 from webagent.html.clean import parse_cleaned
 from webagent.web.agent_view import build_view, line_ids, view_snippets
-
-from browser_support import requires_chromium
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 PAGES = Path(__file__).parent / "fixtures" / "web_pages"

@@ -6,11 +6,10 @@ import subprocess
 import sys
 
 import pytest
-
-from webagent import Agent, RunResult, replay
-
 from browser_support import requires_chromium
 from replay_support import Forbidden, demo_policy
+
+from webagent import Agent, RunResult, replay
 
 
 @pytest.mark.browser

@@ -2,9 +2,9 @@
 
 import json
 import os
-from dataclasses import replace
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -189,5 +189,5 @@ async def test_an_overflow_reported_by_the_endpoint_drops_another_page_and_never
 def test_cli_prints_pages_as_a_list_of_numbers(fake_server):
     result = run_cli("ask", str(DOC), "What did they decide?", "--base-url", fake_server.base_url, "--model", "fake")
     assert result.returncode == 0, result.stderr
-    line = next(l for l in result.stdout.splitlines() if l.startswith("looked up:"))
+    line = next(ln for ln in result.stdout.splitlines() if ln.startswith("looked up:"))
     assert "[" not in line and ("pages " in line or "no pages" in line)

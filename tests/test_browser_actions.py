@@ -2,11 +2,10 @@
 
 import pytest
 import pytest_asyncio
+from browser_support import WEB_PAGES, one_id, open_page, requires_chromium
 
 from webagent.browser import Action, BrowserSession, NavigationGuard
 from webagent.demo_site import serve_directory
-
-from browser_support import WEB_PAGES, one_id, open_page, requires_chromium
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 

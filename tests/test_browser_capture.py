@@ -5,13 +5,12 @@ import re
 
 import pytest
 import pytest_asyncio
+from browser_support import WEB_PAGES, ids, one_id, open_page, requires_chromium
 
 from webagent.browser import Action, BrowserSession
 from webagent.browser.capture import capture
 from webagent.demo_site import serve_directory
 from webagent.html import clean_html, split_snippets
-
-from browser_support import WEB_PAGES, ids, one_id, open_page, requires_chromium
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 

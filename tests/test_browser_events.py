@@ -8,11 +8,10 @@ import json
 
 import pytest
 import pytest_asyncio
+from browser_support import one_id, open_page, requires_chromium, serve_pages
 
 from webagent.browser import Action, BrowserSession
 from webagent.browser.capture import CaptureError
-
-from browser_support import one_id, open_page, requires_chromium, serve_pages
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 
@@ -165,10 +164,10 @@ async def test_detached_frames_are_forgotten(browser, site):
 
     foreign_site = site.replace("127.0.0.1", "localhost")
     html = PAGES["frames.html"].replace("FOREIGN/", foreign_site)
-    obs = await open_page(browser, site + "dialogs.html")
+    await open_page(browser, site + "dialogs.html")
     await browser.page.set_content(html)
     await browser.page.wait_for_timeout(500)
-    obs = await browser.observe()
+    await browser.observe()
     assert any(isinstance(owner, Frame) for owner in browser._cdp), "the cross-site frame has its own session"
     await browser.page.evaluate("document.getElementById('f').remove()")
     await browser.page.wait_for_timeout(300)
@@ -196,11 +195,11 @@ async def test_close_cancels_and_awaits_its_tasks(site):
 async def test_the_note_reaches_the_history_and_steps_jsonl(browser, site, tmp_path):
     """The loop writes the note of an executed action into the history the model sees
     next and into steps.jsonl (webagent/agent/loop.py, unchanged)."""
+    from agent_support import prompt_of
+
     from webagent.agent import AgentOptions, run_agent
     from webagent.agent.trace import TraceWriter
     from webagent.llm.testing import FunctionBackend, fake_client
-
-    from agent_support import prompt_of
 
     seen: list[str] = []
 

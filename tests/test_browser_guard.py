@@ -7,10 +7,9 @@ import asyncio
 
 import pytest
 import pytest_asyncio
+from browser_support import one_id, open_page, recording_server, requires_chromium, serve_pages
 
 from webagent.browser import Action, BrowserError, BrowserSession, NavigationGuard
-
-from browser_support import one_id, open_page, recording_server, requires_chromium, serve_pages
 
 browser_tests = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 

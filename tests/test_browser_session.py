@@ -7,13 +7,12 @@ import time
 import urllib.request
 
 import pytest
+from browser_support import MISSING, one_id, requires_chromium
 
 from webagent.browser import REDACTED, Action, BrowserError, BrowserSession, NavigationGuard, find_chromium, redact
 from webagent.browser import session as session_module
 from webagent.demo_site import SITE_DIR, serve_directory
 from webagent.errors import UserError
-
-from browser_support import MISSING, one_id, requires_chromium
 
 
 def test_guard_allows_start_host_and_subdomains_only():

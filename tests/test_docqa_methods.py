@@ -36,7 +36,8 @@ def client_with(fn):
     return fake_client(FunctionBackend(dispatch))
 
 
-async def run(client, variant, question=FREE, opts=MethodOptions(), doc=DOC):
+async def run(client, variant, question=FREE, opts=None, doc=DOC):
+    opts = opts or MethodOptions()
     state = DocumentState(client, doc, SETTINGS)
     v = Variant.parse(variant)
     return await runner_for(v.method)(client, state, question, v, opts), client.backend.requests

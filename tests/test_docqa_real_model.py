@@ -1,7 +1,6 @@
 """qa-eval end to end with the embedded model (SmolLM2-135M): every path runs and is counted."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

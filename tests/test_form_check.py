@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from agent_support import context_of, find_id, history_of, prompt_of
+from browser_support import requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
 from webagent.agent.trace import TraceWriter
@@ -14,9 +16,6 @@ from webagent.demo_site import serve_directory
 from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.web.agent_view import Control
 from webagent.web.form_check import check_form, form_fields
-
-from agent_support import context_of, find_id, history_of, prompt_of
-from browser_support import requires_chromium
 
 PAGES = Path(__file__).parent / "fixtures" / "agent_pages"
 

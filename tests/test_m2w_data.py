@@ -4,6 +4,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from mind2web.data import Candidate, Task, iter_steps, load_hf_tasks, load_tasks
 from mind2web.ranker import attach_ranker, load_ranker, load_ranker_scores
@@ -316,5 +317,5 @@ def test_ranker_bad_files(tmp_path):
 
 
 def test_task_model_requires_fields():
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         Task.model_validate({"annotation_id": "x"})

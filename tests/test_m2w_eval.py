@@ -11,11 +11,11 @@ from mind2web.cli import main as m2w_main
 from mind2web.data import load_tasks
 from mind2web.methods import Variant, expand_variants
 from mind2web.report import write_report
-from mind2web.rows import Manifest, read_manifest, read_rows
+from mind2web.rows import read_manifest, read_rows
 from mind2web.runner import PROMPTS_USED, EvalConfig, run_eval
 from webagent.errors import DataError, UserError
-from webagent.prompts import prompt_hash
 from webagent.llm.testing import FunctionBackend, fake_client
+from webagent.prompts import prompt_hash
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mind2web"
 

@@ -3,11 +3,10 @@ wrong ones do not."""
 
 import pytest
 import pytest_asyncio
+from browser_support import ids, one_id, requires_chromium
 
 from webagent.browser import Action, BrowserSession
 from webagent.miniwob import MiniWoBEnv, list_tasks, miniwob_html_dir
-
-from browser_support import ids, one_id, requires_chromium
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 

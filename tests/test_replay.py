@@ -7,7 +7,9 @@ import json
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from browser_support import requires_chromium
 from click.testing import CliRunner
+from replay_support import Forbidden, record_demo
 
 from webagent import replay
 from webagent.browser import REDACTED
@@ -18,9 +20,6 @@ from webagent.replay import params as P
 from webagent.replay import store, workflow
 from webagent.replay.fingerprint import describe_element, parse, url_pattern
 from webagent.replay.match import find
-
-from browser_support import requires_chromium
-from replay_support import Forbidden, record_demo
 
 
 @pytest.fixture(scope="module")

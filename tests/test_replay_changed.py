@@ -7,14 +7,13 @@ saved workflow then replay with 0 model calls; --no-model stops at that step and
 import json
 
 import pytest
+from browser_support import requires_chromium
+from replay_support import CHANGED_SITE, Forbidden, confirm_button_policy, record_demo
 
 from webagent import replay
 from webagent.demo_site import SITE_DIR, demo_task_done, serve_directory
 from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.replay import store
-
-from browser_support import requires_chromium
-from replay_support import CHANGED_SITE, Forbidden, confirm_button_policy, record_demo
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 

@@ -2,16 +2,15 @@
 refused until --param gives it, and the replay's trace never shows it."""
 
 import pytest
+from agent_support import url_of
+from browser_support import requires_chromium
+from replay_support import Forbidden, history_of, id_of, prompt_of
 
 from webagent import Agent, replay
 from webagent.demo_site import serve_directory
 from webagent.errors import UserError
 from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.replay import store
-
-from agent_support import url_of
-from browser_support import requires_chromium
-from replay_support import Forbidden, history_of, id_of, prompt_of
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 

@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from browser_support import requires_chromium
+
 from webagent.llm.testing import FakeOpenAIServer
 
 PAGES = Path(__file__).parent / "fixtures" / "agent_pages"

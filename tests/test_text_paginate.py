@@ -309,7 +309,7 @@ class _LastLabelBackend:
     description = "fake model (last label)"
 
     async def chat(self, messages, params, purpose):
-        return BackendReply('{"label": %s}' % LABEL.findall(messages[-1]["content"])[-1])
+        return BackendReply(f'{{"label": {LABEL.findall(messages[-1]["content"])[-1]}}}')
 
     async def close(self):
         pass

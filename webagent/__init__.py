@@ -24,7 +24,7 @@ The API lives in ``webagent.api`` and is re-exported here; ``webagent run`` and
 model client and the readers are imported on use.
 """
 
-from webagent.api import Agent, Progress, RunResult, ask, ask_sync, default_trace_dir, replay, replay_sync
+from webagent.api import Agent, Progress, RunResult, ask, ask_sync, default_trace_dir, replay, replay_sync  # noqa: F401 - also reachable as webagent.X, as before
 
 __all__ = ["Agent", "RunResult", "ask", "ask_sync", "replay", "replay_sync"]
 

@@ -88,7 +88,7 @@ class RunResult:
         return out
 
 
-def _endpoint(endpoint, model, base_url, api_key, gguf) -> "EndpointOptions":
+def _endpoint(endpoint, model, base_url, api_key, gguf) -> EndpointOptions:
     from webagent.llm.endpoint import EndpointOptions
 
     if endpoint is not None:
@@ -124,7 +124,7 @@ class Agent:
         base_url: str | None = None,
         api_key: str | None = None,
         gguf: str | None = None,
-        llm: "LLMClient | None" = None,
+        llm: LLMClient | None = None,
         allow_domains: Sequence[str] = (),
         max_steps: int = 15,
         trace_dir: str | Path | None = None,
@@ -134,8 +134,8 @@ class Agent:
         headed: bool = False,
         cdp_url: str | None = None,
         record_dir: str | Path | None = None,
-        options: "AgentOptions | None" = None,
-        endpoint: "EndpointOptions | None" = None,
+        options: AgentOptions | None = None,
+        endpoint: EndpointOptions | None = None,
         accept_dialogs: bool = False,
         secrets: Mapping[str, str] | None = None,
     ):
@@ -252,13 +252,13 @@ async def replay(
     base_url: str | None = None,
     api_key: str | None = None,
     gguf: str | None = None,
-    llm: "LLMClient | None" = None,
+    llm: LLMClient | None = None,
     allow_domains: Sequence[str] | None = None,
     trace_dir: str | Path | None = None,
     headed: bool = False,
     cdp_url: str | None = None,
-    options: "AgentOptions | None" = None,
-    endpoint: "EndpointOptions | None" = None,
+    options: AgentOptions | None = None,
+    endpoint: EndpointOptions | None = None,
     progress: Progress | None = None,
 ) -> RunResult:
     """Replay a finished run (a trace folder, or a workflow saved with ``save_as``) in a
@@ -335,8 +335,8 @@ async def ask(
     base_url: str | None = None,
     api_key: str | None = None,
     gguf: str | None = None,
-    llm: "LLMClient | None" = None,
-    endpoint: "EndpointOptions | None" = None,
+    llm: LLMClient | None = None,
+    endpoint: EndpointOptions | None = None,
     context_tokens: int = 8192,
 ):
     """Answer ``question`` about the document at ``path`` (.txt, .md, .html) with a
@@ -351,7 +351,8 @@ async def ask(
     opened = nullcontext(llm) if llm is not None else open_client(_endpoint(endpoint, model, base_url, api_key, gguf))
     async with opened as client:
         if base in ("readagent-p", "readagent-s"):
-            from webagent.docqa.ask import AskOptions, ask as ask_gist
+            from webagent.docqa.ask import AskOptions
+            from webagent.docqa.ask import ask as ask_gist
 
             opts = AskOptions(
                 lookup="parallel" if base == "readagent-p" else "sequential",

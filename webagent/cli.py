@@ -7,8 +7,8 @@ import json
 import click
 
 from webagent.cli_common import endpoint_options, model_options, run_async, status, user_errors
-from webagent.docqa.cli_qa import qa_eval_command
 from webagent.docqa.ask import LOOKUPS, PAGINATIONS, AskOptions, ask
+from webagent.docqa.cli_qa import qa_eval_command
 from webagent.errors import UserError
 from webagent.llm.endpoint import open_client, open_gist_client
 
@@ -322,8 +322,8 @@ def models_pull(name, force) -> None:
 
 
 from webagent.agent.cli import run_command  # noqa: E402 - the agent's command lives in its own module
-from webagent.miniwob.cli import miniwob_command  # noqa: E402
 from webagent.apps.cli import apps_group  # noqa: E402 - the real-app suite
+from webagent.miniwob.cli import miniwob_command  # noqa: E402
 
 main.add_command(run_command)
 main.add_command(apps_group)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import string
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 PROMPTS_PACKAGE = "webagent_prompts"
@@ -20,7 +20,7 @@ PROMPTS_PACKAGE = "webagent_prompts"
 _HEADER_COMMENT = re.compile(r"\A\s*<!--.*?-->\s*\n", re.DOTALL)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _prompt_file(name: str) -> str:
     path = resources.files(PROMPTS_PACKAGE).joinpath(f"{name}.md")
     if not path.is_file():

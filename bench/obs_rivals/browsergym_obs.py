@@ -18,7 +18,6 @@ from importlib.metadata import version
 
 
 def main(spec: dict) -> dict:
-    from playwright.sync_api import sync_playwright
     from browsergym.core.observation import (
         _post_extract,
         _pre_extract,
@@ -28,6 +27,7 @@ def main(spec: dict) -> dict:
         extract_merged_axtree,
     )
     from browsergym.utils.obs import flatten_axtree_to_str
+    from playwright.sync_api import sync_playwright
 
     result = {
         "rival": "browsergym",

@@ -83,7 +83,7 @@ def shared_chromium(timeout_s: float = 30.0):
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"Chromium did not open its CDP port {port} (exit {proc.poll()})")
+                    raise SystemExit(f"Chromium did not open its CDP port {port} (exit {proc.poll()})") from None
                 time.sleep(0.2)
         yield url
     finally:

@@ -47,6 +47,7 @@ def episode(spec: dict) -> dict:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     # setup.sh made this folder: Playwright's Chromium revision there is Debian's Chromium
     os.environ["PLAYWRIGHT_BROWSERS_PATH"] = str(Path(sys.prefix) / "ms-playwright")
+    import apps_browsergym  # registers browsergym/webagent-apps.* (the suite's tasks)
     import gymnasium as gym
     from agentlab.agents.generic_agent.agent_configs import FLAGS_8B
     from agentlab.agents.generic_agent.generic_agent import GenericAgentArgs
@@ -54,8 +55,6 @@ def episode(spec: dict) -> dict:
     from browsergym.experiments.benchmark.base import Benchmark
     from browsergym.experiments.benchmark.configs import DEFAULT_HIGHLEVEL_ACTION_SET_ARGS
     from browsergym.experiments.loop import EnvArgs
-
-    import apps_browsergym  # registers browsergym/webagent-apps.* (the suite's tasks)
 
     gym_id = f"browsergym/{apps_browsergym.PREFIX}.{spec['task_id']}"
     row = {

@@ -53,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 from proxy import CountingProxy  # noqa: E402
+
 from webagent.apps.install import venv_python  # noqa: E402
 from webagent.apps.instance import AppError, AppInstance  # noqa: E402
 from webagent.apps.spec import load_apps  # noqa: E402
@@ -138,7 +139,7 @@ async def run_process(cmd: list[str], log: Path, timeout_s: float, env: dict | N
             os.killpg(proc.pid, signal.SIGTERM)
             try:
                 out, _ = await asyncio.wait_for(proc.communicate(), 15)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 os.killpg(proc.pid, signal.SIGKILL)
                 out, _ = await proc.communicate()
             rc = None

@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 from proxy import CountingProxy  # noqa: E402
+
 from webagent.demo_site import serve_directory  # noqa: E402
 from webagent.miniwob.env import START_EPISODE, miniwob_html_dir  # noqa: E402
 
@@ -85,11 +86,11 @@ async def run_process(cmd: list[str], log: Path, timeout_s: float, env: dict | N
         try:
             out, _ = await asyncio.wait_for(proc.communicate(), timeout_s)
             rc = proc.returncode
-        except asyncio.TimeoutError:
+        except TimeoutError:
             os.killpg(proc.pid, signal.SIGTERM)
             try:
                 out, _ = await asyncio.wait_for(proc.communicate(), 15)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 os.killpg(proc.pid, signal.SIGKILL)
                 out, _ = await proc.communicate()
             rc = None

@@ -57,13 +57,13 @@ def episode(spec: dict) -> dict:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     # setup.sh made this folder: Playwright's Chromium revision there is Debian's Chromium
     os.environ["PLAYWRIGHT_BROWSERS_PATH"] = str(Path(sys.prefix) / "ms-playwright")
-    import gymnasium as gym
     import browsergym.miniwob  # noqa: F401 - registers browsergym/miniwob.* environments
-    from browsergym.miniwob.base import AbstractMiniwobTask
-    from browsergym.experiments.benchmark import DEFAULT_BENCHMARKS
+    import gymnasium as gym
     from agentlab.agents.generic_agent.agent_configs import FLAGS_8B
     from agentlab.agents.generic_agent.generic_agent import GenericAgentArgs
     from agentlab.llm.chat_api import SelfHostedModelArgs
+    from browsergym.experiments.benchmark import DEFAULT_BENCHMARKS
+    from browsergym.miniwob.base import AbstractMiniwobTask
 
     seed = spec["seed"]
     original_setup = AbstractMiniwobTask.setup

@@ -41,8 +41,8 @@ from webagent.llm.cache import content_hash
 from webagent.llm.client import LLMClient
 from webagent.replay.fingerprint import target_of
 from webagent.web.agent_view import LINE_ID, view_snippets
-from webagent.web.live_action import LiveAction
 from webagent.web.form_check import check_form, form_fields
+from webagent.web.live_action import LiveAction
 from webagent.web.live_chat import LiveChat
 from webagent.web.memory import GistReuse
 

@@ -11,7 +11,6 @@ the parts whose gist names the target), so pages too long for the context still 
 
 from __future__ import annotations
 
-import json
 import re
 import string
 

@@ -104,7 +104,7 @@ class AppInstance:
     def url(self, path: str = "/") -> str:
         return self.base_url + (path if path.startswith("/") else "/" + path)
 
-    def start(self) -> "AppInstance":
+    def start(self) -> AppInstance:
         self.pristine = install(self.app, self.say)
         home = app_home(self.app)
         (home / "live").mkdir(parents=True, exist_ok=True)
@@ -194,7 +194,7 @@ class AppInstance:
             shutil.rmtree(self.live, ignore_errors=True)
             self.live = None
 
-    def __enter__(self) -> "AppInstance":
+    def __enter__(self) -> AppInstance:
         return self.start()
 
     def __exit__(self, *exc) -> None:

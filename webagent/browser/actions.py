@@ -28,7 +28,6 @@ form submission the browser blocked says which fields were invalid ("the form wa
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 from webagent.browser.forms import take_invalid_fields
@@ -153,7 +152,7 @@ async def execute(session, action: Action, observation: Observation | None = Non
         )
     except ActionFailed as exc:
         result.ok, result.error, result.page_changed = False, str(exc), exc.page_changed
-    except asyncio.TimeoutError:
+    except TimeoutError:
         result.ok, result.error = False, f"{action.op} timed out"
     except Exception as exc:  # noqa: BLE001 - a failed action is a result, never a crash
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

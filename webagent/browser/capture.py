@@ -27,9 +27,8 @@ from webagent.browser import snapshot as snap
 from webagent.browser.errors import CaptureError, SharedTargetError
 from webagent.browser.models import ElementRef, Observation, Timings
 from webagent.browser.timing import within
-from webagent.html.dom import LIVE_ATTRS
 from webagent.html import clean_tree
-from webagent.html.dom import VOID_TAGS
+from webagent.html.dom import LIVE_ATTRS, VOID_TAGS
 
 SNAPSHOT_TIMEOUT_S = 10.0
 FRAME_TIMEOUT_S = 3.0
@@ -53,7 +52,7 @@ async def _frame_capture(session, frame, timeout_s: float, extras: bool):
         try:
             data = await _snapshot(cdp, timeout_s, extras)
             break
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise
         except Exception:  # noqa: BLE001 - a cached session whose target is gone: once more
             session.forget(frame)

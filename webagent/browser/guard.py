@@ -81,7 +81,7 @@ class NavigationGuard:
         self.reasons: list[str] = []  # and why, in the same order
 
     @classmethod
-    def for_start_url(cls, url: str, allowed_domains: list[str] | None = None) -> "NavigationGuard":
+    def for_start_url(cls, url: str, allowed_domains: list[str] | None = None) -> NavigationGuard:
         """The default guard of a run: the start URL's host and port (plus
         ``allowed_domains``); ``file://`` only when the run starts on a file."""
         scheme = urlsplit(url).scheme.lower()

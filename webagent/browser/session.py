@@ -37,9 +37,8 @@ from webagent.browser.errors import BrowserError, CaptureError, SharedTargetErro
 from webagent.browser.errors import first_line as _first_line
 from webagent.browser.guard import NavigationGuard
 from webagent.browser.intercept import Interceptor
-from webagent.browser.tabs import Tabs
 from webagent.browser.models import Action, ActionResult, Observation
-from webagent.browser.timing import within
+from webagent.browser.tabs import Tabs
 
 #: Flags without which Chromium here tries (and fails) to reach Google's services,
 #: or cannot run as root in a container.
@@ -143,7 +142,7 @@ class BrowserSession(Tabs):
         self._init_tabs()
 
     # -- lifecycle ---------------------------------------------------------------
-    async def __aenter__(self) -> "BrowserSession":
+    async def __aenter__(self) -> BrowserSession:
         await self.start()
         return self
 
@@ -151,7 +150,8 @@ class BrowserSession(Tabs):
         await self.close()
 
     async def start(self) -> None:
-        from playwright.async_api import Error as PlaywrightError, async_playwright
+        from playwright.async_api import Error as PlaywrightError
+        from playwright.async_api import async_playwright
 
         executable = None if self.cdp_url else find_chromium(self.executable)
         self._pw = await async_playwright().start()

@@ -289,7 +289,7 @@ class _DocView:
         rect = self.bounds.get(i)
         if rect is not None:
             x, y, w, h = rect
-            attrib["bounding_box_rect"] = "%g,%g,%g,%g" % (x + offset[0], y + offset[1], w, h)
+            attrib["bounding_box_rect"] = f"{x + offset[0]:g},{y + offset[1]:g},{w:g},{h:g}"
             visible = w > 0 and h > 0 and self.vis[i] not in table.hidden and self.opa[i] not in table.transparent
         else:
             visible = False

@@ -129,7 +129,7 @@ class Tabs:
             return False
         try:
             await within(self._page_opened.wait(), timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         return True
 

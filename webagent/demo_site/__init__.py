@@ -87,7 +87,7 @@ class DemoShop:
         self.base, self.stop, self.orders = base, stop, orders
 
     @classmethod
-    def start(cls, root: str | Path | None = None) -> "DemoShop":
+    def start(cls, root: str | Path | None = None) -> DemoShop:
         orders: list[dict[str, str]] = []
 
         def seen(path: str, query: str, referer: str) -> None:

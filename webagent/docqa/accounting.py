@@ -23,7 +23,7 @@ class CountingClient:
     def __getattr__(self, name: str):
         return getattr(self._client, name)
 
-    def scoped(self) -> "CountingClient":
+    def scoped(self) -> CountingClient:
         return CountingClient(self._client)
 
     async def complete(self, prompt, **kwargs) -> Reply:

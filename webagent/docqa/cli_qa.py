@@ -95,12 +95,12 @@ async def qa_eval_command(
     **kwargs,
 ) -> None:
     """Evaluate reading methods on a long-document QA dataset; writes OUT/report.md, report.json and a PNG."""
-    from webagent.docqa.report import write_report
+    import signal
+
     from webagent.cli_common import parse_shard
+    from webagent.docqa.report import write_report
     from webagent.docqa.runner import check_out_dir, make_config, run_eval, select
     from webagent.llm.endpoint import open_client, open_gist_client
-
-    import signal
 
     def stop_on_term(*_):  # `kill` of a long run stops the embedded model server too, and keeps results
         raise KeyboardInterrupt

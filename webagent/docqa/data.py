@@ -206,8 +206,7 @@ def cut_story(text: str, start: str, end: str) -> str:
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, dict]]:
     with open(path, encoding="utf-8", newline="") as f:
-        for n, row in enumerate(csv.DictReader(f), 2):  # row 1 is the header
-            yield n, row
+        yield from enumerate(csv.DictReader(f), 2)  # row 1 is the header
 
 
 def load_narrativeqa(path: Path, skip_bad: bool = False, split: str | None = None) -> LoadResult:

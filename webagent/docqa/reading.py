@@ -18,14 +18,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 
 from webagent.docqa.accounting import CountingClient
+from webagent.docqa.data import Document
+from webagent.docqa.progress import ReadingProgress
 from webagent.llm.cache import content_hash
 from webagent.llm.client import LLMClient
 from webagent.memory import GistMemory, Page, build_memory
 from webagent.prompts import prompt_hash
 from webagent.text import PaginationStats, iter_pages, paginate_uniform
-
-from webagent.docqa.data import Document
-from webagent.docqa.progress import ReadingProgress
 
 
 @dataclass(frozen=True)

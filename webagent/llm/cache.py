@@ -177,7 +177,7 @@ class Cache:
 
 
 # Caches with a writer thread: their queued entries are committed before the interpreter exits.
-_open_caches: "weakref.WeakSet[Cache]" = weakref.WeakSet()
+_open_caches: weakref.WeakSet[Cache] = weakref.WeakSet()
 
 
 @atexit.register

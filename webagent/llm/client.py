@@ -121,7 +121,7 @@ class LLMClient:
         # is appended, so a trace can show exactly what the model saw.
         self.transcript: list[dict] | None = None
 
-    def scoped(self, *, transcript: bool = False) -> "LLMClient":
+    def scoped(self, *, transcript: bool = False) -> LLMClient:
         """A view sharing backend, cache and concurrency limit, with its own Usage that
         also counts into this client's: per-step or per-question accounting. With
         ``transcript=True`` the view keeps its own list of exchanges."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import AsyncIterator
 
 from webagent.errors import UserError
 from webagent.llm.cache import Cache
@@ -35,7 +35,7 @@ class EndpointOptions:
     max_retries: int = 4
     threads: int | None = None  # embedded server: compute threads (None: llama_server.server_threads's rule)
 
-    def resolved(self) -> "EndpointOptions":
+    def resolved(self) -> EndpointOptions:
         """Fill unset fields from the environment (OPENAI_BASE_URL, OPENAI_API_KEY, WEBAGENT_MODEL)."""
         return EndpointOptions(
             base_url=self.base_url or os.environ.get("OPENAI_BASE_URL") or None,

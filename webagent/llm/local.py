@@ -166,7 +166,7 @@ class LocalServer:
         picked = (errors[:1] + lines[-1:]) if errors else lines[-2:]
         return " | ".join(dict.fromkeys(p.strip() for p in picked))
 
-    def start(self) -> "LocalServer":
+    def start(self) -> LocalServer:
         check_local_model_allowed()
         if importlib.util.find_spec("xllamacpp") is None:
             raise UserError(f"xllamacpp (the embedded model server) is not installed; {INSTALL_HINT}")
@@ -211,7 +211,7 @@ class LocalServer:
                 self.proc.wait()
         self.proc = None
 
-    def __enter__(self) -> "LocalServer":
+    def __enter__(self) -> LocalServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

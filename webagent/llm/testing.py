@@ -242,7 +242,7 @@ class FakeOpenAIServer:
             }
         )
 
-    async def start(self) -> "FakeOpenAIServer":
+    async def start(self) -> FakeOpenAIServer:
         from aiohttp import web
 
         app = web.Application()
@@ -263,14 +263,14 @@ class FakeOpenAIServer:
             await self._runner.cleanup()
             self._runner = None
 
-    async def __aenter__(self) -> "FakeOpenAIServer":
+    async def __aenter__(self) -> FakeOpenAIServer:
         return await self.start()
 
     async def __aexit__(self, *exc) -> None:
         await self.stop()
 
     # For subprocess tests: run the server on its own loop in a thread.
-    def start_in_thread(self) -> "FakeOpenAIServer":
+    def start_in_thread(self) -> FakeOpenAIServer:
         ready = threading.Event()
 
         def run():

@@ -20,7 +20,7 @@ class Counter:
     needed_prompt_tokens: int = 0
     needed_completion_tokens: int = 0
 
-    def add(self, other: "Counter") -> None:
+    def add(self, other: Counter) -> None:
         for name in self.__dataclass_fields__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
@@ -35,7 +35,7 @@ class Usage:
     total: Counter = field(default_factory=Counter)
     by_purpose: dict[str, Counter] = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
-    parent: "Usage | None" = None  # a scoped Usage (one step, one question) also counts here
+    parent: Usage | None = None  # a scoped Usage (one step, one question) also counts here
 
     def record(self, purpose: str, **deltas: int) -> None:
         if self.parent is not None:

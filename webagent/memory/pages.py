@@ -82,7 +82,7 @@ class GistMemory:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "GistMemory":
+    def from_dict(cls, data: dict) -> GistMemory:
         pages = [Page(d["index"], d["text"], d.get("metadata") or {}) for d in data["pages"]]
         return cls(pages, list(data["gists"]))
 

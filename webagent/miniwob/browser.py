@@ -31,7 +31,8 @@ PARALLEL_ARGS = [
 
 @asynccontextmanager
 async def shared_browser(executable: str | None = None):
-    from playwright.async_api import Error as PlaywrightError, async_playwright
+    from playwright.async_api import Error as PlaywrightError
+    from playwright.async_api import async_playwright
 
     from webagent.browser.session import CHROMIUM_ARGS, BrowserError, find_chromium
 

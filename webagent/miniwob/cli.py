@@ -166,8 +166,8 @@ def _client(endpoint):
 
         @asynccontextmanager
         async def scripted():
-            from webagent.miniwob.scripted import scripted_reply
             from webagent.llm.testing import FunctionBackend, fake_client
+            from webagent.miniwob.scripted import scripted_reply
 
             yield fake_client(
                 FunctionBackend(scripted_reply, name="fake:scripted", record=False), concurrency=endpoint.concurrency

@@ -103,7 +103,7 @@ class MiniWoBEnv:
         self.base_url: str | None = None
         self._stop = None
 
-    async def __aenter__(self) -> "MiniWoBEnv":
+    async def __aenter__(self) -> MiniWoBEnv:
         self.start()
         return self
 

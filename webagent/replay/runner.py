@@ -31,7 +31,7 @@ from webagent.browser import REDACTED, Action
 from webagent.errors import UserError
 from webagent.replay import params as P
 from webagent.replay import workflow as W
-from webagent.replay.fingerprint import fingerprint_of, short, url_pattern
+from webagent.replay.fingerprint import fingerprint_of, url_pattern
 from webagent.replay.match import find
 
 REPAIR_ATTEMPTS = 3

@@ -51,7 +51,7 @@ class TypedSpace:
     options: dict[str, tuple[str, ...]] = field(default_factory=dict)  # select id → option texts
 
     @classmethod
-    def of(cls, allowed_ids: Iterable[str], controls: Mapping[str, Control]) -> "TypedSpace":
+    def of(cls, allowed_ids: Iterable[str], controls: Mapping[str, Control]) -> TypedSpace:
         """The typed space over ``allowed_ids`` (in order) given the page's controls."""
         op_of: dict[str, str] = {}
         options: dict[str, tuple[str, ...]] = {}

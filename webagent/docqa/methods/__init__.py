@@ -59,7 +59,7 @@ DEFAULT_METHODS = (
 
 class Variant(BaseVariant):
     @classmethod
-    def parse(cls, text: str, max_pages: int | None = None) -> "Variant":
+    def parse(cls, text: str, max_pages: int | None = None) -> Variant:
         method, k = cls.split(text, METHODS, NUMBERED)
         if k is not None or method not in NUMBERED:
             return cls(method, k)

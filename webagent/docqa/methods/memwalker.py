@@ -195,7 +195,7 @@ async def run(
                         last_index=len(children) - 1,
                         revert_hint=", or -1 to go back to the parent" if can_revert else "",
                     ),
-                    parse=lambda r, n=len(children), cr=can_revert: parse_triage(r, n, cr),
+                    parse=lambda r, n=len(children), cr=can_revert: parse_triage(r, n, cr),  # noqa: B008 - binds this turn's values
                     schema=ACTION_SCHEMA,
                     max_tokens=256,
                     purpose="memwalker-triage",

@@ -455,7 +455,7 @@ CHECKS = {
     ),
 }
 
-BASE = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.timezone.utc)
+BASE = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.UTC)
 
 
 def _django(state):
@@ -568,9 +568,8 @@ def seed(state):
 
 def serve(state, port):
     _django(state)
-    from waitress import serve as waitress_serve
-
     from hdsite.wsgi import application
+    from waitress import serve as waitress_serve
 
     waitress_serve(application, host="127.0.0.1", port=int(port), threads=4, ident="helpdesk", _quiet=True)
 

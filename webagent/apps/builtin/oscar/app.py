@@ -5,10 +5,9 @@ Runs with the app venv's python from this folder (see ../../APP_FORMAT.md). Ever
 """
 
 import json
-import warnings
 import os
-import re
 import sys
+import warnings
 from decimal import Decimal
 from pathlib import Path
 
@@ -35,16 +34,14 @@ def seed(state: str) -> None:
 
     Path(state).mkdir(parents=True, exist_ok=True)
     _django(state)
+    import seed_data as S
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.contrib.sites.models import Site
     from django.core.management import call_command
     from django.db import transaction
-    from oscar.core.loading import get_class, get_model
-
-    import seed_data as S
-
     from django.db.backends.signals import connection_created
+    from oscar.core.loading import get_class, get_model
 
     def _fast(sender, connection, **kwargs):  # seed only: no fsync per migration (STATE is built from scratch)
         if connection.vendor == "sqlite":

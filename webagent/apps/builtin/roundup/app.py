@@ -16,7 +16,7 @@ import sys
 
 sys.dont_write_bytecode = True  # keep the app folder free of __pycache__
 
-from seed_data import ISSUES, KEYWORDS, TRACKER_NAME, USERS
+from seed_data import ISSUES, KEYWORDS, TRACKER_NAME, USERS  # noqa: E402 - after dont_write_bytecode
 
 
 def stamp(n, k):

@@ -2,7 +2,6 @@
 
 from django.conf import settings
 from django.templatetags.static import static
-
 from oscar.core.thumbnails import AbstractThumbnailer
 
 
