@@ -39,8 +39,17 @@ OUT = ROOT / "bench" / "results" / "docqa_options"
 MODELS = os.environ.get("WEBAGENT_MODELS", str(Path.home() / ".cache" / "webagent" / "models"))
 DATASETS = {
     "quality": ["--dataset", "quality", "--data", str(ROOT / "tests/fixtures/docqa/quality_dev_sample.jsonl")],
-    "qmsum": ["--dataset", "qmsum", "--data", str(ROOT.parent / "shared/data/qmsum/val.jsonl"),
-              "--shard", "7/35", "--limit", "10", "--no-rater"],
+    "qmsum": [
+        "--dataset",
+        "qmsum",
+        "--data",
+        str(ROOT.parent / "shared/data/qmsum/val.jsonl"),
+        "--shard",
+        "7/35",
+        "--limit",
+        "10",
+        "--no-rater",
+    ],
 }
 CONFIGS = {
     "two-pass": [],
@@ -55,8 +64,9 @@ def machine() -> dict:
 
 
 def commit() -> str:
-    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def run(dataset: str, config: str) -> dict:
@@ -64,8 +74,16 @@ def run(dataset: str, config: str) -> dict:
     report = out / "report.json"
     if report.exists():
         return json.loads((out / "run.json").read_text())
-    cmd = ["webagent", "qa-eval", *DATASETS[dataset], "--method", "readagent-p", *CONFIGS[config], "--out",
-           str(out.relative_to(ROOT))]
+    cmd = [
+        "webagent",
+        "qa-eval",
+        *DATASETS[dataset],
+        "--method",
+        "readagent-p",
+        *CONFIGS[config],
+        "--out",
+        str(out.relative_to(ROOT)),
+    ]
     before = machine()
     with tempfile.TemporaryDirectory(prefix="docqa-options-") as home:
         env = {**os.environ, "WEBAGENT_HOME": home, "WEBAGENT_MODELS": MODELS}
@@ -77,18 +95,29 @@ def run(dataset: str, config: str) -> dict:
     data = json.loads(report.read_text())
     method = data["methods"]["readagent-p@5"]
     scores = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
-    per_question = [float(r["correct"]) if r.get("gold") is not None else r.get("rougeL") for r in scores
-                    if r.get("method", "").startswith("readagent-p")]
+    per_question = [
+        float(r["correct"]) if r.get("gold") is not None else r.get("rougeL")
+        for r in scores
+        if r.get("method", "").startswith("readagent-p")
+    ]
     row = {
-        "dataset": dataset, "config": config, "options": CONFIGS[config], "command": " ".join(cmd),
-        "commit": commit(), "machine_before": before, "machine_after": machine(), "seconds": round(seconds, 1),
+        "dataset": dataset,
+        "config": config,
+        "options": CONFIGS[config],
+        "command": " ".join(cmd),
+        "commit": commit(),
+        "machine_before": before,
+        "machine_after": machine(),
+        "seconds": round(seconds, 1),
         "questions": method["questions"],
         "score": method.get("accuracy", method.get("rougeL")),
         "metric": "accuracy" if "accuracy" in method else "rougeL",
-        "per_question": per_question, "memory_building": data["memory_building"],
+        "per_question": per_question,
+        "memory_building": data["memory_building"],
         "prompt_tokens_per_question": method["prompt_tokens_per_question"],
         "completion_tokens_per_question": method["completion_tokens_per_question"],
-        "failures": method["failures"], "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "failures": method["failures"],
+        "time": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
     (out / "run.json").write_text(json.dumps(row, indent=1) + "\n")
     with open(OUT / "runs.jsonl", "a", encoding="utf-8") as f:
@@ -118,14 +147,19 @@ def main() -> int:
         base_points = as_points(base)
         slack = 1.0 if base["metric"] == "accuracy" else max(base_points, default=0.0)
         for config, row in rows.items():
-            print(f"{dataset} {config}: {row['metric']} {row['score']} over {row['questions']} questions, "
-                  f"{row['seconds']:.0f} s, {row['prompt_tokens_per_question']:.0f} prompt tokens/question")
+            print(
+                f"{dataset} {config}: {row['metric']} {row['score']} over {row['questions']} questions, "
+                f"{row['seconds']:.0f} s, {row['prompt_tokens_per_question']:.0f} prompt tokens/question"
+            )
             if config == "two-pass":
                 continue
             points = as_points(row)
-            targets.check(f"{dataset}: {config} no worse than two passes (within one question)",
-                          f"{sum(points):.2f} vs {sum(base_points):.2f} points (slack {slack:.2f})",
-                          "the paper's two passes, same model", sum(points) >= sum(base_points) - slack - 1e-9)
+            targets.check(
+                f"{dataset}: {config} no worse than two passes (within one question)",
+                f"{sum(points):.2f} vs {sum(base_points):.2f} points (slack {slack:.2f})",
+                "the paper's two passes, same model",
+                sum(points) >= sum(base_points) - slack - 1e-9,
+            )
     return targets.report()
 
 
