@@ -275,7 +275,19 @@ def _line(prompt: str, name: str) -> str:
 
 
 def _state(prompt: str, name: str) -> str:
-    return _line(prompt, name).replace(f'"{name}"', "")
+    """The control's state as its line shows it (what this run did to it aside)."""
+    return re.sub(r" \(you \w+ this at step \d+\)$", "", _line(prompt, name).replace(f'"{name}"', ""))
+
+
+async def test_the_view_says_what_this_run_did_to_a_control(browser, site, tmp_path):
+    """A field typed into says so, with the step, for as long as the page shows it; the
+    run's own note is the model's alone (the field typed again is still a change)."""
+    result, gold, prompts, steps = await _run_case(browser, site, "retype_email", tmp_path)
+    assert result.status == "done" and not gold.losses, _story(result, gold, steps)
+    assert "you typed this" not in _line(prompts[0], "Email")
+    assert _line(prompts[1], "Email").endswith("(you typed this at step 1)")
+    assert _line(prompts[2], "Email").endswith("(you typed this at step 2)")
+    assert [s["changed"] for s in steps[:2]] == [True, True]
 
 
 async def test_the_view_tells_pressed_from_not_pressed(browser, site, tmp_path):

@@ -49,6 +49,21 @@ class Decision:
     failures: int = 0
     times: dict[str, float] = field(default_factory=dict)
 
+    def trace_fields(self) -> dict:
+        """What a step's record keeps of the decision (``webagent.agent.trace``)."""
+        return {
+            "context_words": self.context_words,
+            "lookup_skipped": self.skipped_lookup,
+            "gists": self.gists,
+            "gist_fallbacks": self.gist_fallbacks,
+            "gists_reused": self.gists_reused,
+            "lookup": self.lookup,
+            "expanded": self.expanded,
+            "dropped_for_context": self.dropped_for_context,
+            "replies": self.outcome.replies,
+            "failures": self.failures,
+        }
+
 
 async def decide(
     client: LLMClient,

@@ -29,13 +29,14 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from webagent.agent import elements
 from webagent.agent.decide import Decision, decide
 from webagent.agent.record import Recorder
 from webagent.agent.secrets import mask, mask_task, reveal, uses_secret
 from webagent.agent.trace import TraceWriter, scrub
-from webagent.browser import REDACTED, Action, ActionResult
+from webagent.browser import REDACTED, Action, ActionResult, Observation
 from webagent.errors import UserError
 from webagent.llm.cache import content_hash
 from webagent.llm.client import LLMClient
@@ -49,6 +50,7 @@ from webagent.web.memory import GistReuse
 STATUSES = ("done", "max_steps", "stuck", "error")
 STUCK_REPEATS = 3
 NEWS_LINES = 2  # changed lines quoted in an action's result
+_DID = {"TYPE": "typed", "SELECT": "chose", "CLICK": "clicked"}  # what the view says this run did to a control
 # The conversation (after the fixed instructions and examples) restarts beyond this many
 # words per context token: words run about 1.5 tokens here, and the reply needs room.
 CHAT_SHARE = 0.4
@@ -108,6 +110,8 @@ def to_browser_action(action: LiveAction, secrets: dict[str, str] | None = None)
         return Action(op="GOTO", value=action.value)
     if op == "BACK":
         return Action(op="BACK")
+    if op == "DONE":
+        raise ValueError("DONE ends the run: it is not a browser action")
     value = reveal(action.value, secrets) if secrets and op == "TYPE" else action.value
     return Action(
         op=op, element_id=action.element_id, value=value or None, press_enter=action.press_enter and op == "TYPE"
@@ -133,7 +137,7 @@ class _RunState:
 
     task: str
     options: AgentOptions
-    obs: object = None  # the current observation (taken after the last action)
+    obs: Observation | None = None  # the current observation (taken after the last action)
     history: list[str] = field(default_factory=list)
     urls: list[str] = field(default_factory=list)  # the pages observed, in order (all on the allowed sites)
     warning: str = ""
@@ -143,6 +147,7 @@ class _RunState:
     named: dict[str, str] = field(default_factory=dict)  # the model's placeholders: name -> value
     chat: LiveChat | None = None  # the conversation the prompt cache keeps (``webagent.web.live_chat``)
     forms_checked: set = field(default_factory=set)  # (page, form id) checked before sending
+    did: dict[str, str] = field(default_factory=dict)  # a control (``Control.describe``) -> what this run did to it
     _view: tuple | None = None  # (observation, snippets, view) of the last rendering
 
     def view(self, obs):
@@ -158,6 +163,20 @@ class _RunState:
                 snippets = [replace(s, text=mask(s.text, self.named)) for s in snippets]
             self._view = (obs, snippets, view)
         return self._view[1], self._view[2]
+
+    def annotated(self, snippets, controls: dict) -> list:
+        """The snippets the model reads: a control this run typed into, chose or clicked says so
+        ("you typed this at step 2"). Only the model's copy: change detection reads the page alone."""
+        if not self.did:
+            return snippets
+
+        def note(line: str) -> str:
+            m = LINE_ID.match(line)
+            control = controls.get(m.group(1)) if m else None
+            done = self.did.get(control.describe()) if control else None
+            return f"{line} ({done})" if done else line
+
+        return [replace(s, text="\n".join(note(line) for line in s.text.split("\n"))) for s in snippets]
 
     def shown(self, obs) -> list[str]:
         """The page's lines as the model reads them."""
@@ -260,9 +279,8 @@ async def run_agent(
 
 async def _step(browser, client, state: _RunState, n, trace, recorder, after_step):
     """Decide on ``state.obs``, act, observe again; returns (record, outcome)."""
-    from webagent.browser.capture import CaptureError
-
     options, obs, secrets = state.options, state.obs, state.secrets
+    assert obs is not None, "the run observes the page before its first step"
     step_client = client.scoped(transcript=True)
     times: dict[str, float] = {}
     record: dict = {"step": n}
@@ -300,7 +318,7 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
     if snippets:
         decision = await decide(
             step_client,
-            snippets,
+            state.annotated(snippets, controls),
             task=state.task,
             history=state.history,
             controls=controls,
@@ -326,7 +344,7 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
         and ref.is_password
         and not uses_secret(action.value, state.named)
     )  # a placeholder is safe to show
-    if secret and action.value:
+    if secret and action and action.value:
         secrets.add(action.value)
     control = controls.get(action.element_id) if action and action.element_id else None
     description = (
@@ -350,75 +368,38 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
     elif options.dry_run:
         ok, result_text = True, "not executed (dry run)"
     else:
-        t0 = time.perf_counter()
-        try:  # the page as it is now: what changed while the model decided changes on its own
-            during = state.lines(await browser.observe())
-        except CaptureError:
-            during = before
-        recheck_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        executed = await browser.act(to_browser_action(action, state.named), obs)
-        times["execute_s"] = time.perf_counter() - t0
-        ok = executed.ok
+        act = await _act(browser, state, obs, before, action, after_step, times)
+        executed, ok, changed, finished, result_text = act.executed, act.ok, act.changed, act.finished, act.text
+        fatal = fatal or act.fatal
         if ok and recorder is not None and action.operation in ("CLICK", "TYPE", "SELECT"):
             recorder.add(obs, action.operation, action.element_id, action.value, secret)
-        if after_step is not None:
-            finished = await after_step()
-        t0 = time.perf_counter()
-        try:
-            state.obs = await browser.observe()  # the next step's page, or the page the run ended on
-        except CaptureError as exc:
-            if not finished:
-                fatal = f"the page could not be captured after the action: {exc}"
-        times["observe_s"] = time.perf_counter() - t0 + recheck_s  # both captures of this step
-        after = state.lines(state.obs)  # (the next step reads the same rendering)
-        changed = bool(finished) or (not fatal and (state.obs.url != obs.url or _changed(before, during, after)))
-        if ok and not changed and not fatal:  # a late effect (a timer, a request) is a change too
-            t0 = time.perf_counter()
-            if await browser.quiet():
-                try:
-                    state.obs = await browser.observe()
-                    after = state.lines(state.obs)
-                    changed = state.obs.url != obs.url or _changed(before, during, after)
-                except CaptureError:
-                    pass
-            times["quiet_s"] = time.perf_counter() - t0
-        if changed:
-            state.page = _page_key(state.obs.url, after)
-        if not ok:
-            result_text = f"failed: {executed.error}"
-        elif changed:
-            result_text = "ok" + (f", now on {state.obs.url}" if state.obs.url != obs.url else "")
-            if finished:
-                result_text += f"; {finished}"
-            elif news := _news(during, state.shown(state.obs), state.obs.url != obs.url, action.element_id):
-                result_text += f"; the page now shows {news}"
-        else:
-            result_text = "no visible change"
-        if executed.note:
-            result_text += f" ({executed.note})"
+        if ok and control is not None and action.operation in _DID:
+            state.did[control.describe()] = f"you {_DID[action.operation]} this at step {n}"
     state.history.append(scrub(f"{n}. {action_text} -> {result_text}", secrets))
+    no_decision: dict[str, Any] = {
+        "context_words": 0,
+        "lookup_skipped": None,
+        "gists": [],
+        "gist_fallbacks": [],
+        "gists_reused": 0,
+        "lookup": None,
+        "expanded": [],
+        "dropped_for_context": [],
+        "replies": [],
+        "failures": 1,
+    }
     record.update(
-        context_words=decision.context_words if decision else 0,
-        lookup_skipped=decision.skipped_lookup if decision else None,
-        gists=decision.gists if decision else [],
-        gist_fallbacks=decision.gist_fallbacks if decision else [],
-        gists_reused=decision.gists_reused if decision else 0,
-        lookup=decision.lookup if decision else None,
-        expanded=decision.expanded if decision else [],
-        dropped_for_context=decision.dropped_for_context if decision else [],
+        decision.trace_fields() if decision else no_decision,
         action=action.model_dump() if action else None,
         action_text=action_text,
         element=description or None,
         problem=problem,
-        replies=decision.outcome.replies if decision else [],
         result=executed.model_dump() if executed else None,
         result_text=result_text,
         ok=ok,
         changed=changed,
         warning=state.warning or None,
         dry_run=options.dry_run,
-        failures=decision.failures if decision else 1,
         calls=step_client.transcript,
         usage=step_client.usage.to_dict(),
         times={k: round(v, 4) for k, v in times.items()},
@@ -432,6 +413,69 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
         box = elements.box(obs.raw_html, action.element_id) if action and action.element_id else None
         record = trace.write_step(record, shot, box)
     return record, {"action": action, "ok": ok, "changed": changed, "fatal": fatal, "finished": finished}
+
+
+@dataclass
+class _Acted:
+    executed: ActionResult
+    ok: bool
+    changed: bool
+    text: str  # the outcome the model reads: "ok; the page now shows ...", "no visible change", "failed: ..."
+    finished: str | None = None  # the site's word (``after_step``)
+    fatal: str | None = None
+
+
+async def _act(browser, state: _RunState, obs, before: list[str], action: LiveAction, after_step, times) -> _Acted:
+    """Carry out ``action`` on ``obs``, observe the page again into ``state.obs``, and say what changed."""
+    from webagent.browser.capture import CaptureError
+
+    fatal = finished = None
+    t0 = time.perf_counter()
+    try:  # the page as it is now: what changed while the model decided changes on its own
+        during = state.lines(await browser.observe())
+    except CaptureError:
+        during = before
+    recheck_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    executed = await browser.act(to_browser_action(action, state.named), obs)
+    times["execute_s"] = time.perf_counter() - t0
+    if after_step is not None:
+        finished = await after_step()
+    t0 = time.perf_counter()
+    try:
+        state.obs = await browser.observe()  # the next step's page, or the page the run ended on
+    except CaptureError as exc:
+        if not finished:
+            fatal = f"the page could not be captured after the action: {exc}"
+    times["observe_s"] = time.perf_counter() - t0 + recheck_s  # both captures of this step
+    assert state.obs is not None  # this one, or (capture failed) the one acted on
+    after = state.lines(state.obs)  # (the next step reads the same rendering)
+    changed = bool(finished) or (not fatal and (state.obs.url != obs.url or _changed(before, during, after)))
+    if executed.ok and not changed and not fatal:  # a late effect (a timer, a request) is a change too
+        t0 = time.perf_counter()
+        if await browser.quiet():
+            try:
+                state.obs = await browser.observe()
+                after = state.lines(state.obs)
+                changed = state.obs.url != obs.url or _changed(before, during, after)
+            except CaptureError:
+                pass
+        times["quiet_s"] = time.perf_counter() - t0
+    if changed:
+        state.page = _page_key(state.obs.url, after)
+    if not executed.ok:
+        text = f"failed: {executed.error}"
+    elif changed:
+        text = "ok" + (f", now on {state.obs.url}" if state.obs.url != obs.url else "")
+        if finished:
+            text += f"; {finished}"
+        elif news := _news(during, state.shown(state.obs), state.obs.url != obs.url, action.element_id):
+            text += f"; the page now shows {news}"
+    else:
+        text = "no visible change"
+    if executed.note:
+        text += f" ({executed.note})"
+    return _Acted(executed, executed.ok, changed, text, finished, fatal)
 
 
 def _page_key(url: str, lines: list[str]) -> str:
