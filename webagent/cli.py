@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
@@ -198,7 +199,7 @@ main.add_command(qa_eval_command)
     "--threads",
     type=click.IntRange(min=1),
     help="Compute threads (default: every core when the machine is quiet, "
-    "one fewer for decoding when it is busy; see the README's Threads).",
+    "one fewer for decoding when it is busy; see docs/models.md, Threads).",
 )
 @user_errors
 def serve_command(gguf, embedded, host, port, n_ctx, parallel, threads) -> None:
@@ -229,7 +230,8 @@ def serve_command(gguf, embedded, host, port, n_ctx, parallel, threads) -> None:
 
     signal.signal(signal.SIGTERM, stop_on_term)  # `kill` stops the model server too
     try:
-        server.proc.wait()
+        if server.proc is not None:
+            server.proc.wait()
     except KeyboardInterrupt:
         pass
     finally:
@@ -250,7 +252,11 @@ def cache_info(as_json) -> None:
 
     cache = Cache()
     try:
-        info = {"path": str(cache.path), "namespaces": cache.namespaces(), "size_bytes": cache.size_bytes()}
+        info: dict[str, Any] = {
+            "path": str(cache.path),
+            "namespaces": cache.namespaces(),
+            "size_bytes": cache.size_bytes(),
+        }
     finally:
         cache.close()
     if as_json:

@@ -57,7 +57,7 @@ def model_options(func):
         click.option(
             "--threads",
             type=click.IntRange(min=1),
-            help="Embedded server: compute threads for reading prompts and decoding (default: every core; see the README's Threads).",
+            help="Embedded server: compute threads for reading prompts and decoding (default: every core; see docs/models.md, Threads).",
         ),
         click.option(
             "--timeout",
