@@ -335,7 +335,9 @@ def merge_command(runs, out) -> None:
     from mind2web.rows import STEPS_FILE, Manifest, read_manifest, read_rows, write_manifest
     from mind2web.runner import CONFIG_FILE, EvalConfig, read_config
 
-    configs, rows, manifest = [], {}, Manifest()
+    configs: list[EvalConfig] = []
+    rows: dict = {}
+    manifest = Manifest()
     for run in runs:
         stored = read_config(Path(run))
         if stored is None:

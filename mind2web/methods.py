@@ -157,10 +157,10 @@ async def predict(
             context_tokens = int(context_tokens * 0.7)
     else:
         if variant.method == "ranker":
-            chosen = ranker_top_k(step.snippets, step.candidate_scores, variant.k)
+            chosen = ranker_top_k(step.snippets, step.candidate_scores, variant.top_k)
         else:
             rank = bm25_top_k if variant.method == "bm25" else NeuralRanker.top_k
-            chosen = await asyncio.to_thread(rank, [s.text for s in step.snippets], step.query, variant.k)
+            chosen = await asyncio.to_thread(rank, [s.text for s in step.snippets], step.query, variant.top_k)
         context = "\n".join(step.snippets[i].text for i in chosen)
         outcome = await act(context=context, allowed_ids=visible_ids(context, step.valid_ids))
     return _prediction(outcome, context_words=word_count(context))
@@ -197,7 +197,7 @@ async def _predict_with_memory(
     lookup_calls = lookup_failures = 0
     if variant.method == "readagent-p":
         found = await look_up(
-            client, memory, task=step.task, previous_actions=step.previous_actions, max_pages=variant.k
+            client, memory, task=step.task, previous_actions=step.previous_actions, max_pages=variant.top_k
         )
         lookups, lookup_calls, lookup_failures = found.pages, found.calls, found.failures
         failures += found.failures

@@ -135,7 +135,7 @@ def plot_histogram(stats: dict, path: Path) -> bool:
         ax.set_xscale("log")
     for name, vals in stats.items():
         if vals:
-            ax.hist(vals, bins=bins, alpha=0.6, label=f"{name.replace('_', ' ')} (n={len(vals)})")
+            ax.hist(vals, bins=bins.tolist(), alpha=0.6, label=f"{name.replace('_', ' ')} (n={len(vals)})")
     ax.set_xlabel("words per page (whitespace tokens)")
     ax.set_ylabel("steps")
     ax.set_title("Mind2Web pages: raw HTML vs gist memory")
@@ -178,7 +178,7 @@ def _header(meta: dict) -> list[str]:
         f"data: `{meta.get('data')}`; {_snippet_text(meta)}; "
         f"context: {meta.get('context_tokens')} tokens.",
         f"Previous actions shown to the model: {_previous_k_text(meta.get('previous_k'))}. "
-        f"readagent-p acts on: {ACT_ON_TEXT.get(meta.get('act_on'), meta.get('act_on'))}. "
+        f"readagent-p acts on: {ACT_ON_TEXT.get(meta.get('act_on') or '', meta.get('act_on'))}. "
         f"Structured replies: {'on' if structured else 'off' if structured is not None else '?'}.",
         f"Action space: {TYPED_TEXT if meta.get('typed_actions') else PLAIN_TEXT}.",
         "",

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -129,7 +131,7 @@ def _field(loc: tuple) -> str:
     return ".".join(str(part) for part in loc) or "(row)"
 
 
-def _row_problem(err: dict) -> str:
+def _row_problem(err: Mapping[str, Any]) -> str:
     if err["type"] == "missing":
         return (
             "required field is missing (written by an older version? score it with that version or start a new --out)"

@@ -11,10 +11,10 @@ can run on several machines sharing one model server, and `merge` joins their ou
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
@@ -186,9 +186,13 @@ def failed_row(
     )
 
 
-@functools.cache
+_WATCHING: dict[type, type] = {}  # one subclass per client class
+
+
 def _watching(cls: type) -> type:
     """`cls` whose complete() notes each EndpointUnavailable in `self.endpoint_errors`."""
+    if cls in _WATCHING:
+        return _WATCHING[cls]
 
     class Watched(cls):
         async def complete(self, *args, **kwargs):
@@ -198,6 +202,7 @@ def _watching(cls: type) -> type:
                 self.endpoint_errors.append(str(exc))
                 raise
 
+    _WATCHING[cls] = Watched
     return Watched
 
 
@@ -205,9 +210,10 @@ def _watch_endpoint(client: LLMClient) -> list[str]:
     """Note every EndpointUnavailable a step's calls raise, however the method handles it:
     a step whose result a down endpoint degraded (a lost gist, a lost action) is re-run.
     Views the method scopes from this one share the list."""
-    client.__class__ = _watching(type(client))  # this step's scoped view only
-    client.endpoint_errors = []
-    return client.endpoint_errors
+    watched: Any = client  # its class is swapped for a subclass that keeps endpoint_errors
+    watched.__class__ = _watching(type(watched))  # this step's scoped view only
+    watched.endpoint_errors = []
+    return watched.endpoint_errors
 
 
 async def _run_step(client: LLMClient, step: Step, variants: list[Variant], config: EvalConfig, emit) -> None:

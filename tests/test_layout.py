@@ -16,7 +16,7 @@ def _imports() -> dict[str, set[str]]:
             files[name.removesuffix(".__init__")] = path
     edges = {}
     for name, path in files.items():
-        found = set()
+        found: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 found.update(alias.name for alias in node.names)

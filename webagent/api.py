@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
+    from webagent.agent.live import LiveRun
     from webagent.agent.loop import AgentOptions
     from webagent.llm.client import LLMClient
     from webagent.llm.endpoint import EndpointOptions
@@ -151,7 +152,7 @@ class Agent:
         self.save_as, self.params = save_as, dict(params or {})
         self.headed, self.cdp_url = headed, cdp_url
         self.record_dir = Path(record_dir) if record_dir else None
-        self.live = None  # the LiveRun, after run()
+        self.live: LiveRun | None = None  # the LiveRun, after run()
 
     async def run(self, progress: Progress | None = None) -> RunResult:
         from webagent.agent.live import LiveRun, check_url
@@ -206,7 +207,7 @@ class Agent:
         )
         self._note_run(result)
         if self.save_as:
-            self._save(result, options)
+            self._save(self.save_as, result, options)
         return result
 
     def run_sync(self, progress: Progress | None = None) -> RunResult:
@@ -225,20 +226,20 @@ class Agent:
             run.setdefault("wall_s", round(result.wall_s, 3))
             path.write_text(json.dumps(run, indent=2, ensure_ascii=False), encoding="utf-8")
 
-    def _save(self, result: RunResult, options) -> None:
+    def _save(self, name: str, result: RunResult, options) -> None:
         from webagent.errors import UserError
         from webagent.replay import store, workflow
 
         if result.status != "done" or options.dry_run:
-            result.save_error = f"not saved as {self.save_as!r}: the run ended {result.status!r}" + (
+            result.save_error = f"not saved as {name!r}: the run ended {result.status!r}" + (
                 " (dry run)" if options.dry_run else ""
             )
             return
         try:
-            store.save(self.save_as, workflow.from_trace(self.trace_dir, self.params))
-            result.saved_as = self.save_as
+            store.save(name, workflow.from_trace(self.trace_dir, self.params))
+            result.saved_as = name
         except UserError as exc:
-            result.save_error = f"not saved as {self.save_as!r}: {exc}"
+            result.save_error = f"not saved as {name!r}: {exc}"
 
 
 async def replay(
@@ -306,7 +307,7 @@ async def replay(
         final_url=done.final_url,
         steps=done.steps,
         usage=done.usage,
-        trace_dir=Path(done.trace_dir),
+        trace_dir=Path(done.trace_dir) if done.trace_dir else None,
         error=done.error,
         failed_steps=done.failed_steps,
         wall_s=done.wall_s,

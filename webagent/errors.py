@@ -3,6 +3,8 @@ non-zero exit code; anything else is a bug and keeps its traceback."""
 
 from __future__ import annotations
 
+import os
+
 
 class UserError(Exception):
     """A mistake the user can fix: bad path, bad option, bad data, unreachable endpoint.
@@ -16,7 +18,7 @@ class UserError(Exception):
 class DataError(UserError):
     """Malformed input data; names the file, the record and the field at fault."""
 
-    def __init__(self, file: str, message: str, record: object = None, field: str | None = None):
+    def __init__(self, file: str | os.PathLike[str], message: str, record: object = None, field: str | None = None):
         self.file, self.record, self.field, self.reason = str(file), record, field, message
         where = self.file
         if record is not None:

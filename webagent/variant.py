@@ -18,6 +18,13 @@ class Variant:
     def name(self) -> str:
         return self.method if self.k is None else f"{self.method}@{self.k}"
 
+    @property
+    def top_k(self) -> int:
+        """``k`` of a numbered method (``parse`` always gives one its default)."""
+        if self.k is None:
+            raise ValueError(f"method {self.method!r} has no @k")
+        return self.k
+
     @staticmethod
     def split(text: str, methods, numbered) -> tuple[str, int | None]:
         """``(method, k)`` of ``method[@k]``; ``k`` is ``None`` when not given. Raises

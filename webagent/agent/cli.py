@@ -7,7 +7,8 @@ import json
 import click
 
 from webagent.agent.decide import LOOKUPS
-from webagent.agent.loop import AgentOptions, AgentResult
+from webagent.agent.loop import AgentOptions
+from webagent.api import RunResult
 from webagent.cli_common import endpoint_options, model_options, run_async
 from webagent.demo_site import DEMO_TASK
 from webagent.errors import UserError
@@ -187,7 +188,7 @@ async def run_command(
         raise SystemExit(1)
 
 
-def _print_result(result: AgentResult, live, as_json: bool) -> None:
+def _print_result(result: RunResult, live, as_json: bool) -> None:
     if as_json:
         out = {k: result.to_json()[k] for k in ("status", "answer", "steps", "trace_dir", "usage")}
         out["error"] = result.error

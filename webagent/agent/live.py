@@ -71,6 +71,8 @@ class LiveRun:
             shop = DemoShop.start()
             stop_site = shop.stop
             self.url = self.url or shop.base + "index.html"
+        if not self.url:
+            raise UserError("give a URL where the run starts, or demo=True")
         url = check_url(self.url)
         trace = TraceWriter(self.trace_dir)
         try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from webagent.agent import elements
@@ -25,7 +26,7 @@ from webagent.browser import Observation
 SPLIT = "live"
 
 
-def action_repr(description: str, op: str, value: str) -> str:
+def action_repr(description: str, op: str, value: str | None) -> str:
     """Mind2Web's form: ``[textbox]  Search -> TYPE: gardens``."""
     return f"{description} -> {op}" + (f": {value}" if op in ("TYPE", "SELECT") else "")
 
@@ -40,7 +41,7 @@ class Recorder:
         self.annotation_id = run_id or uuid.uuid4().hex
         self.path = self.folder / f"{self.annotation_id}.json"
         host = urlsplit(start_url).hostname or "local"
-        self.task = {
+        self.task: dict[str, Any] = {
             "annotation_id": self.annotation_id,
             "website": host,
             "domain": "live",
@@ -54,7 +55,7 @@ class Recorder:
     def steps(self) -> int:
         return len(self.task["actions"])
 
-    def add(self, obs: Observation, op: str, element_id: str, value: str, secret: bool) -> None:
+    def add(self, obs: Observation, op: str, element_id: str, value: str | None, secret: bool) -> None:
         if secret:
             from webagent.browser import redact
 

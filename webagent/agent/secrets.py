@@ -53,7 +53,7 @@ def mask_task(task: str, given: dict[str, str] | None = None) -> tuple[str, dict
 
     def swap(m: re.Match) -> str:
         value = next(g for g in m.groups() if g)
-        start, end = m.span(m.lastindex)
+        start, end = m.span(m.lastindex or 0)  # the group that matched (there is always one)
         text = m.group(0)
         base = m.start(0)
         return text[: start - base] + placeholder(named(value)) + text[end - base :]

@@ -131,11 +131,13 @@ class AppInstance:
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + READY_TIMEOUT_S
         url = self.url(self.app.config.ready_path)
+        proc = self.proc
+        assert proc is not None, "start() starts the server first"
         while True:
-            if self.proc.poll() is not None:
+            if proc.poll() is not None:
                 raise UserError(
                     f"app {self.app.name} did not come up on 127.0.0.1:{self.port}: its server exited "
-                    f"(code {self.proc.returncode}); see its log: {self.log}"
+                    f"(code {proc.returncode}); see its log: {self.log}"
                 )
             try:
                 with urllib.request.urlopen(url, timeout=5) as reply:
@@ -156,6 +158,8 @@ class AppInstance:
     def reset(self) -> float:
         """Back to the pristine state; returns the seconds it took."""
         t0 = time.perf_counter()
+        if self.pristine is None or self.live is None:
+            raise RuntimeError(f"app {self.app.name}: reset() before start()")
         restore(self.pristine, self.live)
         self.last_reset_s = time.perf_counter() - t0
         return self.last_reset_s

@@ -67,7 +67,7 @@ def write_report(out: Path, beside: Path | None = None) -> Path:
     if other:
         summary["beside"] = {"folder": str(beside), **summarise(other)}
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    label = beside.name if other else ""
+    label = beside.name if beside and other else ""
     lines = [
         f"# Real-app suite: {config.get('model', '?')}",
         "",

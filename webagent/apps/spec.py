@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -160,7 +161,7 @@ def load_app(folder: str | Path) -> App:
     return App(folder, config, tuple(tasks))
 
 
-def app_folders(extra: list[str | Path] = ()) -> dict[str, Path]:
+def app_folders(extra: Sequence[str | Path] = ()) -> dict[str, Path]:
     """Every app folder by name: the package's, then $WEBAGENT_HOME/apps.d/*, then ``extra``
     (a later folder with the same name wins)."""
     found: dict[str, Path] = {}
@@ -178,7 +179,7 @@ def app_folders(extra: list[str | Path] = ()) -> dict[str, Path]:
     return found
 
 
-def load_apps(names: list[str] | None = None, extra: list[str | Path] = ()) -> list[App]:
+def load_apps(names: list[str] | None = None, extra: Sequence[str | Path] = ()) -> list[App]:
     folders = app_folders(extra)
     if names:
         unknown = [n for n in names if n not in folders]

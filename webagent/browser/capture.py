@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from lxml import etree
 
@@ -35,7 +36,7 @@ FRAME_TIMEOUT_S = 3.0
 
 
 async def _snapshot(cdp, timeout_s: float, extras: bool = False) -> dict:
-    params = {"computedStyles": snap.STYLES}
+    params: dict[str, Any] = {"computedStyles": snap.STYLES}
     if extras:
         params.update(includeDOMRects=True, includePaintOrder=True)
     return await within(cdp.send("DOMSnapshot.captureSnapshot", params), timeout_s)

@@ -18,6 +18,7 @@ must never be written down.
 
 from __future__ import annotations
 
+from typing import overload
 from urllib.parse import urlsplit
 
 REDACTED = "********"
@@ -25,6 +26,10 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 _STANDARD = (80, 443)
 
 
+@overload
+def redact(value: str, secret: bool) -> str: ...
+@overload
+def redact(value: None, secret: bool) -> None: ...
 def redact(value: str | None, secret: bool) -> str | None:
     """``value`` as it may be written anywhere: ``REDACTED`` when it is a secret
     (typed into or read from a ``type=password`` field). An empty value stays empty: an

@@ -129,6 +129,7 @@ class Interceptor:
                     pass
         if reason is None:
             return
+        assert info is not None  # a refusal is only ever for a page target's document
         self.session.events.append(f"navigation refused: {reason}")
         target = info["targetId"]
         if target != self.first_target and info.get("url", "") in _BLANK:

@@ -31,6 +31,7 @@ import asyncio
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from webagent.browser.capture import capture
 from webagent.browser.errors import BrowserError, CaptureError, SharedTargetError
@@ -126,13 +127,13 @@ class BrowserSession(Tabs):
         self.accept_dialogs = accept_dialogs  # confirm/prompt/beforeunload: accept instead of dismiss
         self.downloads_dir = Path(downloads_dir) if downloads_dir is not None else None
         self.guard: NavigationGuard | None = None
-        self._pw = None
-        self._browser = None
-        self._context = None
+        self._pw: Any = None  # playwright's own objects, made by start()
+        self._browser: Any = None
+        self._context: Any = None
         self._owns_context = True
         self._cdp: dict[object, object] = {}  # Page or Frame -> CDPSession
         self._target_names: dict[object, str] = {}
-        self._targets: dict[str, object] = {}  # target name -> Page or Frame
+        self._targets: dict[str, Any] = {}  # target name -> Page or Frame
         self._target_count = 0
         self._shared: dict = {}  # in-process frame -> its URL when checked
         self._interceptor = Interceptor(self)

@@ -14,15 +14,37 @@ event lines the next action's note carries (a mixin of ``BrowserSession``).
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING, Any
 
 from webagent.browser import events as browser_events
 from webagent.browser.timing import within
 
+if TYPE_CHECKING:  # pragma: no cover - for type checkers only
+    from webagent.browser.guard import NavigationGuard
+    from webagent.browser.intercept import Interceptor
+
 
 class Tabs:
+    if TYPE_CHECKING:  # what the session this mixes into provides (``BrowserSession``)
+        action_timeout_s: float
+        guard: NavigationGuard | None
+        _cdp: dict[object, object]
+        _interceptor: Interceptor
+        _tasks: set
+        _downloads: set
+
+        @property
+        def page(self) -> Any: ...
+
+        def _forget_frame(self, frame) -> None: ...
+
+        def _forget_target(self, owner) -> None: ...
+
+        def _spawn(self, coro, download: bool = False) -> None: ...
+
     def _init_tabs(self) -> None:
-        self._page = None
-        self._first = None  # the session's own first tab
+        self._page: Any = None  # playwright Pages
+        self._first: Any = None  # the session's own first tab
         self._previous: list = []  # pages that were active before, oldest first
         self._new_pages: list = []  # opened since take_new_pages()
         self._unannounced: list = []  # opened, not yet told in take_events()
@@ -73,7 +95,7 @@ class Tabs:
         if page.is_closed():
             return
         reason = self.guard.why_refused(page.url) if self.guard is not None and page.url else None
-        if reason is not None:  # landed outside before we saw it: never shown
+        if reason is not None and self.guard is not None:  # landed outside before we saw it: never shown
             self.guard.check(page.url)
             self.events.append(f"navigation refused: {reason}")
             self._spawn(self.close_tab(page, "the new tab it was opened in was closed"))

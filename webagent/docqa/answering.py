@@ -69,6 +69,7 @@ class AnswerOutcome:
     failures: int = 0
     replies: list[str] = field(default_factory=list)
     problem: str | None = None
+    endpoint_failed: bool = False  # set by ask_until_usable when the endpoint was down
 
 
 async def answer_question(client: LLMClient, context: str, question: Question) -> AnswerOutcome:

@@ -84,7 +84,8 @@ def paragraphs_of(text: str) -> list[str]:
 
 class _Collector:
     def __init__(self, skip_bad: bool):
-        self.skip_bad, self.skipped = skip_bad, []
+        self.skip_bad = skip_bad
+        self.skipped: list[dict] = []
 
     def bad(self, exc: DataError) -> None:
         if not self.skip_bad:
@@ -143,7 +144,7 @@ def _quality_record(rec: dict, path: Path, where: str) -> tuple[str, str, list[Q
 def load_quality(path: Path, skip_bad: bool = False) -> LoadResult:
     """QuALITY.v1.0.1.htmlstripped.{train,dev} JSONL: one line per (article, writer); the two
     lines of an article are merged into one document."""
-    col, docs = _Collector(skip_bad), {}
+    col, docs = _Collector(skip_bad), dict[str, Document]()
     for n, rec in _json_lines(path):
         try:
             if isinstance(rec, DataError):
@@ -216,7 +217,7 @@ def load_narrativeqa(path: Path, skip_bad: bool = False, split: str | None = Non
     for needed in (docs_csv, qaps_csv):
         if not needed.is_file():
             raise UserError(f"{path}: not a NarrativeQA folder (no {needed.name})")
-    col, docs = _Collector(skip_bad), {}
+    col, docs = _Collector(skip_bad), dict[str, list[Question]]()
     wanted = set()
     for n, row in _csv_rows(qaps_csv):
         if split and row.get("set") != split:
@@ -290,7 +291,7 @@ def load(dataset: str, data: str, skip_bad: bool = False, split: str | None = No
         if split not in NARRATIVEQA_SPLITS:
             raise UserError(f"--split must be one of {', '.join(NARRATIVEQA_SPLITS)} (got {split!r})")
     if dataset == "narrativeqa" and data.startswith("hf:"):
-        return load_narrativeqa_hub(_HUB_SPLITS[split])
+        return load_narrativeqa_hub(_HUB_SPLITS[split or DEFAULT_NARRATIVEQA_SPLIT])
     path = Path(data)
     if not path.exists():
         raise UserError(f"--data {data}: not found")

@@ -148,7 +148,7 @@ def summarize_method(rows: list[dict]) -> dict:
     if free:
         for k in ("rouge1", "rouge2", "rougeL"):
             vals = [r[k] for r in free if r.get(k) is not None]
-            out[k] = None if not vals else round(100 * mean(vals), 2)
+            out[k] = None if not vals else round(100 * sum(vals) / len(vals), 2)
         rated = [r for r in free if r.get("rating") is not None]
         out["rated"] = len(rated)
         out["scored"] = len(rated)
@@ -166,7 +166,7 @@ def summarize_method(rows: list[dict]) -> dict:
         ("completion_tokens_per_question", "completion_tokens"),
     ):
         vals = [r[src] for r in rows if r.get(src) is not None]
-        out[k] = None if not vals else round(mean(vals), 2)
+        out[k] = None if not vals else round(sum(vals) / len(vals), 2)
     notes = [r.get("notes") or {} for r in rows]
     out["cut_to_context"] = sum(bool(n.get("cut")) for n in notes)
     out["navigation_failures"] = sum(bool(n.get("navigation_failed")) for n in notes)

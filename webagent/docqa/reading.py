@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any, Generic, TypeVar, cast
 
 from webagent.docqa.accounting import CountingClient
 from webagent.docqa.data import Document
@@ -44,11 +45,14 @@ class ReadSettings:
         return d
 
 
+T = TypeVar("T")
+
+
 @dataclass
-class Built:
+class Built(Generic[T]):
     """An artefact with what it cost to build."""
 
-    value: object
+    value: T
     failures: int = 0
     from_cache: bool = False
     usage: dict = field(default_factory=dict)  # calls and words of the build (CountingClient.counts)
@@ -79,7 +83,7 @@ class DocumentState:
         self.client = client
         self.memory_client = memory_client or client
         self.progress = progress
-        self._built: dict[str, Built] = {}
+        self._built: dict[str, Built[Any]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._shown: ReadingProgress | None = None
 
@@ -112,14 +116,14 @@ class DocumentState:
     async def once(
         self,
         kind: str,
-        build: Callable[[LLMClient], Awaitable[tuple[object, int]]],
+        build: Callable[[LLMClient], Awaitable[tuple[T, int]]],
         *,
         encode=lambda v: v,
         decode=lambda v: v,
         key_parts: tuple = (),
         inputs: tuple[Built, ...] = (),
         memory: bool = False,
-    ) -> Built:
+    ) -> Built[T]:
         """The artefact `kind`: built by `build(client) -> (value, failures)` at most once, on
         `inputs` (keyed by their content, and degraded when any of them is). `memory`: built
         by the memory client (pages and gists)."""
@@ -135,7 +139,7 @@ class DocumentState:
                 built = Built(decode(stored), 0, True, input_failures=input_failures, digest=content_hash(stored))
             else:
                 counting = CountingClient(builder)
-                value, failures = await build(counting)
+                value, failures = await build(cast(LLMClient, counting))  # a counting view of one
                 encoded = encode(value)
                 built = Built(value, failures, False, counting.counts(), input_failures, content_hash(encoded))
                 if cache is not None and not built.degraded:
@@ -149,13 +153,13 @@ class DocumentState:
     async def pages(self) -> list[Page]:
         return (await self._pages()).value
 
-    async def _pages(self) -> Built:
+    async def _pages(self) -> Built[list[Page]]:
         s = self.settings
 
-        async def build(client: LLMClient):
+        async def build(client: LLMClient) -> tuple[list[Page], int]:
             if s.pagination == "uniform":
                 return paginate_uniform(self.doc.paragraphs, words_per_page=s.max_words), 0
-            stats, shown, pages = PaginationStats(), self._progress(), []
+            stats, shown, pages = PaginationStats(), self._progress(), list[Page]()
             async for page in iter_pages(
                 client,
                 self.doc.paragraphs,
@@ -177,16 +181,16 @@ class DocumentState:
             decode=lambda rows: [Page(r["index"], r["text"], r.get("metadata") or {}) for r in rows],
         )
 
-    async def pages_built(self) -> Built:
+    async def pages_built(self) -> Built[list[Page]]:
         return await self._pages()
 
     async def memory(self) -> GistMemory:
         return (await self.gist_memory()).value
 
-    async def gist_memory(self) -> Built:
+    async def gist_memory(self) -> Built[GistMemory]:
         pages = await self._pages()
 
-        async def build(client: LLMClient):
+        async def build(client: LLMClient) -> tuple[GistMemory, int]:
             known = {p.index: p.metadata["gist"] for p in pages.value if p.metadata.get("gist")}
             shown = self._progress()
             if shown is not None:

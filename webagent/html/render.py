@@ -235,7 +235,7 @@ def flatten(root) -> Flat:
     return _replay(root, _Builder())
 
 
-def _xml_target_parser(builder: _Builder) -> etree.XMLParser:
+def _xml_target_parser(builder: object) -> etree.XMLParser:  # any parser target
     return etree.XMLParser(
         target=builder,
         encoding="utf-8",

@@ -47,6 +47,7 @@ document order (a shell grouped with its children renders as the real nesting).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from lxml import etree
 
@@ -227,7 +228,7 @@ def _budget_groups(flat: Flat, target: int, budget_words: int) -> list[list[Unit
 
 def _render_groups(flat: Flat, groups: list[list[Unit]]) -> list[Snippet]:
     snippets: list[Snippet] = []
-    all_ids = flat.ids
+    all_ids = cast(list[str], flat.ids)  # flatten_markup cleans a page with elements lacking one
     for index, group in enumerate(groups):
         ranges: list[tuple[int, int]] = []
         ids: list[str] = []
@@ -256,7 +257,7 @@ def split_snippets(cleaned_html: str, depth: int | str = "auto", budget_words: i
     _check_depth(depth)
     _check_budget(budget_words)
     flat = flatten_markup(cleaned_html)
-    if depth == "auto":
+    if isinstance(depth, str):  # "auto" (_check_depth refused any other string)
         groups = _budget_groups(flat, _auto_depth(flat, budget_words), budget_words)
     else:
         groups = _depth_groups(flat, depth)

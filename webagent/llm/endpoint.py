@@ -167,7 +167,7 @@ async def open_client(options: EndpointOptions, *, cache: Cache | None = None) -
         await client.close()
         if server is not None:
             server.stop()
-        if own_cache:
+        if own_cache and cache is not None:
             cache.close()
 
 

@@ -31,6 +31,7 @@ def read_reply(reply: Reply, model: type[M], from_text: Callable[[str], dict | N
     fit, that is the problem (the text around a wrong JSON value is not mined for a
     plausible one, e.g. "click" inside a value). Only a reply with no JSON object is read
     as prose by `from_text`, which returns the fields it found (or None)."""
+    fields: dict | None
     if isinstance(reply.data, dict):
         fields = reply.data
     else:

@@ -151,7 +151,7 @@ class FakeOpenAIServer:
         self.max_in_flight = 0
         self._started: dict[int, float] = {}  # request number -> start time, for /slots
         self.port: int | None = None
-        self._runner = None
+        self._runner: Any = None  # aiohttp's AppRunner, once started
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -254,7 +254,9 @@ class FakeOpenAIServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port or 0)
         await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]
+        server = site._server
+        assert isinstance(server, asyncio.Server), "aiohttp's TCPSite serves through an asyncio.Server"
+        self.port = server.sockets[0].getsockname()[1]
         register_fake_endpoint(self.base_url)
         return self
 
@@ -288,4 +290,5 @@ class FakeOpenAIServer:
         if self._loop is not None:
             asyncio.run_coroutine_threadsafe(self.stop(), self._loop).result(10)
             self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(10)
+            if self._thread is not None:
+                self._thread.join(10)

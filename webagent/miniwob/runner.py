@@ -194,7 +194,9 @@ async def run_miniwob(
         waiting.setdefault(task, []).append(seed)
 
     def next_episode(current: str | None) -> tuple[str, int] | None:
-        task = current if waiting.get(current) else max(waiting, key=lambda t: len(waiting[t]), default=None)
+        task = (
+            current if current and waiting.get(current) else max(waiting, key=lambda t: len(waiting[t]), default=None)
+        )
         if task is None or not waiting[task]:
             return None
         return task, waiting[task].pop(0)
@@ -234,8 +236,8 @@ async def run_miniwob(
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
         for task in tasks:
-            if task in finished and not task.cancelled() and task.exception() is not None:
-                raise task.exception()
+            if task in finished and not task.cancelled() and (exc := task.exception()) is not None:
+                raise exc
 
     try:
         if pending:

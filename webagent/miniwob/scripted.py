@@ -22,7 +22,8 @@ def _parts(messages: list[dict]) -> tuple[str, str, str]:
     step = step_message(messages)
     pieces = step.split("'''")
     context = pieces[1] if len(pieces) > 2 else ""
-    task = (re.search(r"^Task: (.*)$", step, re.MULTILINE) or [None, ""])[1]
+    found = re.search(r"^Task: (.*)$", step, re.MULTILINE)
+    task = found[1] if found else ""
     history = step.split("Previous actions and their results:", 1)[-1].split("Current page", 1)[0]
     return context, task, history
 

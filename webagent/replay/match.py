@@ -14,6 +14,7 @@ at all ("not found uniquely").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from webagent.replay.fingerprint import candidates, describe_element, place, short
 
@@ -78,7 +79,7 @@ def _similar(a: str, b: str) -> bool:
     return len(wa & wb) / len(wa | wb) >= 0.6
 
 
-def _features(fp: dict) -> dict[str, object]:
+def _features(fp: dict) -> dict[str, Any]:
     out: dict[str, object] = {}
     for key in ("name", "label", "role", "heading"):
         if fp.get(key):

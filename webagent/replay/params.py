@@ -74,13 +74,13 @@ def assign(steps: list[dict], task: str, declared: dict[str, str] | None = None)
             continue
         value = step.get("value") or ""
         if step.get("secret") or value == REDACTED:
-            name = next(
+            secret = next(
                 (n for n, p in params.items() if p["source"] == "password" and p.get("field") == _field_key(step)), None
             )
-            if name is None:
-                name = "password" if "password" not in params else field_name(step.get("target"), set(params))
-                params[name] = {"default": None, "source": "password", "field": _field_key(step)}
-            step["param"], step["value"] = name, REDACTED
+            if secret is None:
+                secret = "password" if "password" not in params else field_name(step.get("target"), set(params))
+                params[secret] = {"default": None, "source": "password", "field": _field_key(step)}
+            step["param"], step["value"] = secret, REDACTED
             continue
         hit = next((n for n, v in sorted(declared.items(), key=lambda kv: -len(kv[1])) if v in value), None)
         if hit:

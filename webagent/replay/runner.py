@@ -152,7 +152,10 @@ class Replay:
             return Action(op="GOTO", value=_rebase(value, self.workflow["start_url"], self.start))
         if op == "BACK":
             return Action(op="BACK")
-        return Action(op=op, element_id=element_id, value=value or None, press_enter=press_enter and op == "TYPE")
+        # ``op`` comes from the workflow file: pydantic checks it is one of the browser's
+        return Action.model_validate(
+            {"op": op, "element_id": element_id, "value": value or None, "press_enter": press_enter and op == "TYPE"}
+        )
 
     async def _observe(self, browser, step: dict | None):
         t0 = time.perf_counter()
@@ -333,7 +336,7 @@ class Replay:
                     element_id = match.element_id
                     if not match.found:
                         miss = match.why
-                if target is None or match.found:
+                if target is None or (match is not None and match.found):
                     executed, text, took = await self._execute(
                         browser, obs, op, element_id, value, step.get("press_enter", False), secret
                     )

@@ -68,7 +68,7 @@ def remove(name: str) -> None:
 
 def listing() -> list[dict]:
     """One row per saved workflow: name, task, steps, parameters, last saved."""
-    rows = []
+    rows: list[dict] = []
     base = root()
     if not base.is_dir():
         return rows

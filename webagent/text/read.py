@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from webagent.errors import UserError
 
@@ -283,8 +284,8 @@ def _is_hidden(el) -> bool:
 
 def html_paragraphs(root) -> list[str]:
     """Visible text of an lxml tree, one string per block (whitespace collapsed)."""
-    tokens: list[object] = []
-    stack: list[tuple[object, bool]] = [(root, True)]
+    tokens: list[str | object] = []  # text, or _BREAK
+    stack: list[tuple[Any, bool]] = [(root, True)]  # (lxml element, opening)
     while stack:
         el, opening = stack.pop()
         tag = el.tag.lower() if isinstance(el.tag, str) else None
@@ -306,9 +307,10 @@ def html_paragraphs(root) -> list[str]:
                 tokens.append(" ")
             if el.tail:
                 tokens.append(el.tail)
-    paragraphs, current = [], []
+    paragraphs: list[str] = []
+    current: list[str] = []
     for tok in tokens + [_BREAK]:
-        if tok is _BREAK:
+        if not isinstance(tok, str):  # _BREAK
             text = " ".join("".join(current).split())
             if text:
                 paragraphs.append(text)

@@ -510,7 +510,7 @@ def view_snippets(cleaned_html: str, depth: int | str = "auto", budget_words: in
     from webagent.html import Snippet, split_snippets
 
     view = build_view(cleaned_html)
-    snippets = []
+    snippets: list[Snippet] = []
     for snippet in split_snippets(cleaned_html, depth=depth, budget_words=budget_words):
         text = view.render(snippet.ids)
         if text:

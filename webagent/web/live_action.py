@@ -154,7 +154,7 @@ class LiveAction(BaseModel):
     def describe(self) -> str:
         """CLICK [12] / TYPE [7] "text" + Enter / SCROLL down / DONE "answer" (long values cut)."""
         value = self.value if len(self.value) <= 80 else self.value[:79] + "…"
-        parts = [self.operation]
+        parts: list[str] = [self.operation]
         if self.element_id:
             parts.append(f"[{self.element_id}]")
         if self.operation == "SCROLL":

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 from webagent.html import Snippet
 from webagent.llm.cache import content_hash
@@ -26,7 +27,7 @@ from webagent.llm.client import LLMClient
 from webagent.llm.client import is_context_overflow as context_overflow
 from webagent.memory import GistMemory, LookupResult, Page, lookup_parallel
 from webagent.memory.gist import gist_page
-from webagent.web.action import ActionOutcome, WebAction, predict_action, visible_ids
+from webagent.web.action import ActionOutcome, predict_action, visible_ids
 
 ACT_ON = ("looked-up", "context")
 # Rendered HTML runs at roughly 2 characters per token or more; estimating with 2 keeps the
@@ -126,19 +127,66 @@ def allowed_ids(
     return visible_ids(context, valid_ids)
 
 
+class _Outcome(Protocol):
+    """What ``act_on_memory`` reads of a prediction (``ActionOutcome``, the live agent's ``LiveOutcome``)."""
+
+    @property
+    def problem(self) -> str | None: ...
+
+    @property
+    def action(self) -> Any: ...
+
+
+OutcomeT = TypeVar("OutcomeT", bound=_Outcome)
+
+
 @dataclass
-class WebDecision:
+class WebDecision(Generic[OutcomeT]):
     """The action on a page and what it took."""
 
-    outcome: ActionOutcome
+    outcome: OutcomeT
     expanded: list[int]  # snippets shown in full in the action prompt (after context control)
     context: str
     allowed: list[str]
     dropped_for_context: list[int] = field(default_factory=list)  # looked-up snippets sent back to gists
 
     @property
-    def action(self) -> WebAction | None:
+    def action(self) -> Any:  # WebAction | None for Mind2Web's outcome, LiveAction | None for the live one
         return self.outcome.action
+
+
+@overload
+async def act_on_memory(
+    client: LLMClient,
+    memory: GistMemory,
+    *,
+    looked_up: list[int],
+    task: str,
+    previous_actions: list[str],
+    valid_ids: set[str],
+    act_on: str = ...,
+    context_tokens: int = ...,
+    predict: None = None,
+    visible: Callable[[str], list[str]] | None = ...,
+    render: Callable[[GistMemory, list[int]], str] | None = ...,
+) -> WebDecision[ActionOutcome]: ...
+
+
+@overload
+async def act_on_memory(
+    client: LLMClient,
+    memory: GistMemory,
+    *,
+    looked_up: list[int],
+    task: str,
+    previous_actions: list[str],
+    valid_ids: set[str],
+    act_on: str = ...,
+    context_tokens: int = ...,
+    predict: Callable[[str, list[str], str], Awaitable[OutcomeT]],
+    visible: Callable[[str], list[str]] | None = ...,
+    render: Callable[[GistMemory, list[int]], str] | None = ...,
+) -> WebDecision[OutcomeT]: ...
 
 
 async def act_on_memory(
@@ -151,10 +199,10 @@ async def act_on_memory(
     valid_ids: set[str],
     act_on: str = "looked-up",
     context_tokens: int = 8192,
-    predict: Callable[[str, list[str], str], Awaitable[ActionOutcome]] | None = None,
+    predict: Callable[[str, list[str], str], Awaitable[Any]] | None = None,
     visible: Callable[[str], list[str]] | None = None,
     render: Callable[[GistMemory, list[int]], str] | None = None,
-) -> WebDecision:
+) -> WebDecision[Any]:
     """The action prompt over the gists with `looked_up` snippets expanded, within the context.
     `predict(context, allowed_ids, target_hint)` asks for the action; by default Mind2Web's
     CLICK/TYPE/SELECT prompt (the live agent passes its own). `render(memory, expanded)` writes

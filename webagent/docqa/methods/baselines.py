@@ -34,7 +34,7 @@ async def run(
     if variant.method in ("bm25", "neural"):
         pages = await state.pages()
         rank = bm25_top_k if variant.method == "bm25" else NeuralRanker.top_k
-        chosen = await asyncio.to_thread(rank, [p.text for p in pages], question.with_options(), variant.k)
+        chosen = await asyncio.to_thread(rank, [p.text for p in pages], question.with_options(), variant.top_k)
         context = render_pages(pages, chosen)
         words = sum(pages[i].words for i in chosen)  # the pages' words, not their <Page i> tags
         if words > opts.context_words:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 from webagent.docqa.answering import parse_option
 from webagent.docqa.data import Question
@@ -53,7 +55,9 @@ class Tree:
 
 
 async def build_tree(client: LLMClient, memory: GistMemory, max_children: int) -> tuple[Tree, int]:
-    nodes = [{"summary": gist, "children": [], "page": page.index} for page, gist in zip(memory.pages, memory.gists)]
+    nodes: list[dict[str, Any]] = [
+        {"summary": gist, "children": [], "page": page.index} for page, gist in zip(memory.pages, memory.gists)
+    ]
     level = list(range(len(nodes)))
     failures = 0
     while len(level) > max_children:
@@ -195,7 +199,7 @@ async def run(
                         last_index=len(children) - 1,
                         revert_hint=", or -1 to go back to the parent" if can_revert else "",
                     ),
-                    parse=lambda r, n=len(children), cr=can_revert: parse_triage(r, n, cr),  # noqa: B008 - binds this turn's values
+                    parse=partial(parse_triage, n_children=len(children), can_revert=can_revert),
                     schema=ACTION_SCHEMA,
                     max_tokens=256,
                     purpose="memwalker-triage",

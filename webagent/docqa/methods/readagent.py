@@ -26,15 +26,16 @@ async def run(
     memory = await state.memory()
     gist_words = memory.context_words()
     pages: list[int] = []
-    failures, notes, problem = 0, {}, None
+    failures, problem = 0, None
+    notes: dict = {}
     if variant.method != "gistmem":
         values = {"question": question.with_options()}
         if variant.method == "readagent-p":
             prompt = "qa_lookup_importance" if opts.importance_lookup else "lookup_parallel"
-            found = await lookup_parallel(client, memory, prompt=prompt, values=values, max_pages=variant.k)
+            found = await lookup_parallel(client, memory, prompt=prompt, values=values, max_pages=variant.top_k)
         else:
             found = await lookup_sequential(
-                client, memory, prompt="lookup_sequential", values=values, max_pages=variant.k
+                client, memory, prompt="lookup_sequential", values=values, max_pages=variant.top_k
             )
         pages = fit_to_budget(memory, found.pages, opts.context_words)
         failures += found.failures

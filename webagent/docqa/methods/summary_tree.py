@@ -17,6 +17,7 @@ counted. The final cut is the context of the answer.
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from webagent.docqa.answering import answer_question
 from webagent.docqa.data import Question
@@ -131,7 +132,7 @@ async def refine_cut(
         n = await ask_until_usable(
             client,
             render_prompt("summary_tree_cut", question=question, cut=render_cut(nodes, cut)),
-            parse=lambda r, e=eligible: parse_refinement(r, e),
+            parse=partial(parse_refinement, eligible=eligible),
             schema=CUT_SCHEMA,
             max_tokens=384,
             purpose="summary-tree-cut",
