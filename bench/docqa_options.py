@@ -56,6 +56,7 @@ CONFIGS = {
     "single-pass": ["--single-pass"],
     "single-pass-0.5b": ["--single-pass", "--gist-model", "qwen2.5-coder-0.5b"],
     "two-pass-0.5b": ["--gist-model", "qwen2.5-coder-0.5b"],
+    "uniform-0.5b": ["--pagination", "uniform", "--gist-model", "qwen2.5-coder-0.5b"],
 }
 
 
