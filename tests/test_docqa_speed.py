@@ -27,13 +27,14 @@ DOC = Path(__file__).parent.parent / "examples" / "qmsum_remote_control_meeting.
 # --- threads ---------------------------------------------------------------------------------
 
 
-def test_threads_every_core_when_quiet_one_fewer_when_busy_or_as_set(monkeypatch):
+def test_threads_every_core_when_quiet_one_fewer_for_both_when_busy_or_as_set(monkeypatch):
     monkeypatch.setattr(llama_server, "usable_cpus", lambda: 2)
     monkeypatch.setattr(llama_server, "busy_cores", lambda: 0.1)
     assert llama_server.server_threads() == (2, 2)
     assert llama_server.server_threads(None, 1) == (2, 1)
     monkeypatch.setattr(llama_server, "busy_cores", lambda: 1.2)
-    assert llama_server.server_threads() == (1, 2)  # prompts still read on both cores
+    assert llama_server.server_threads() == (1, 1)  # a second prompt thread read no faster beside a busy process
+    assert llama_server.server_threads(None, 2) == (1, 2)
     assert llama_server.server_threads(busy=0.0) == (2, 2)
     monkeypatch.setattr(llama_server, "busy_cores", lambda: None)  # not Linux: nothing measured
     assert llama_server.server_threads() == (2, 2)

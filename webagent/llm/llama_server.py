@@ -96,21 +96,21 @@ def server_threads(
 ) -> tuple[int, int]:
     """(n_threads, n_threads_batch): the compute threads for decoding and for reading prompts.
 
-    The rule, from bench/docqa_threads.py on 2 cores (figures in the README, *Threads*):
-    - prompts are read with every usable core: quiet, 2 threads read 1.9x as fast as one;
-      beside busy processes still 1.2x (a prompt batch is long work between two waits);
-    - decoding uses every usable core while the machine is quiet (1.8x as fast as one), one
-      core fewer when other processes already use half a core or more (`busy`, measured by
-      `busy_cores()` when not given): a decoded token is short work between two waits, and
-      a second thread descheduled by a neighbour made decoding 8.5x slower.
+    The rule, from bench/docqa_threads.py on 2 cores (figures in docs/models.md, *Threads*):
+    every usable core for both while the machine is quiet (2 threads read prompts 1.9x and
+    decode 1.8x as fast as one), one core fewer for both when other processes already use
+    half a core or more (`busy`, measured by `busy_cores()` when not given). Beside one busy
+    process a second decoding thread made decoding 3.6x slower (a decoded token is short work
+    between two waits, and a descheduled thread stalls the other), and a second prompt thread
+    read no faster (28-30 tok/s against 32 with one).
     `threads` (--threads N) sets both and skips the measurement; `threads_batch` sets prompt
     reading alone."""
     cores = usable_cpus()
-    batch = threads_batch or threads or cores
     if not threads:
         if busy is None and cores > 1:
             busy = busy_cores()
         threads = cores if cores == 1 or busy is None or busy < BUSY_CORES else cores - 1
+    batch = threads_batch or threads
     return max(1, threads), max(1, batch)
 
 
