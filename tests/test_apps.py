@@ -155,3 +155,27 @@ def test_the_cli_lists_apps_and_refuses_bad_input_in_one_line(tmp_path, apps_hom
     assert bad.exit_code == 2 and bad.output.strip().startswith("error: unknown app 'nope'")
     shard = runner.invoke(main, ["apps", "eval", "--shard", "3/2", "--out", str(tmp_path / "o"), "--ceiling"])
     assert shard.exit_code == 2 and "--shard 3/2" in shard.output
+
+
+def test_merge_joins_shards_of_one_configuration_and_refuses_mixed_ones(tmp_path):
+    from webagent.apps.runner import merge, read_rows
+
+    config = json.dumps({"model": "m", "max_steps": 15})
+    shards = []
+    for i, tasks in enumerate([["a", "c"], ["b"]]):
+        shard = tmp_path / f"s{i}"
+        shard.mkdir()
+        (shard / "config.json").write_text(config)
+        rows = [{"task": t, "success": t != "b", "status": "done"} for t in tasks]
+        (shard / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        shards.append(shard)
+    out = tmp_path / "all"
+    assert merge(shards, out) == 3
+    assert {t: r["success"] for t, r in read_rows(out).items()} == {"a": True, "b": False, "c": True}
+    assert (out / "config.json").read_text() == config
+    (shards[1] / "config.json").write_text(json.dumps({"model": "m", "max_steps": 3}))
+    with pytest.raises(UserError, match="one configuration"):
+        merge(shards, tmp_path / "mixed")
+    (shards[0] / "episodes.jsonl").write_text("not json\n")
+    with pytest.raises(UserError, match=r"s0/episodes.jsonl, line 1: not an episode row"):
+        read_rows(shards[0])
