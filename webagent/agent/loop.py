@@ -147,7 +147,10 @@ class _RunState:
     named: dict[str, str] = field(default_factory=dict)  # the model's placeholders: name -> value
     chat: LiveChat | None = None  # the conversation the prompt cache keeps (``webagent.web.live_chat``)
     forms_checked: set = field(default_factory=set)  # (page, form id) checked before sending
-    did: dict[str, str] = field(default_factory=dict)  # a control (``Control.describe``) -> what this run did to it
+    # (element id, ``Control.describe``) -> what this run did to that control. The id tells apart
+    # controls of one kind and name (six "Quantity" selects); the description keeps an id that a
+    # new document reuses from carrying the note to another control.
+    did: dict[tuple[str, str], str] = field(default_factory=dict)
     _view: tuple | None = None  # (observation, snippets, view) of the last rendering
 
     def view(self, obs):
@@ -173,7 +176,7 @@ class _RunState:
         def note(line: str) -> str:
             m = LINE_ID.match(line)
             control = controls.get(m.group(1)) if m else None
-            done = self.did.get(control.describe()) if control else None
+            done = self.did.get((control.id, control.describe())) if control else None
             return f"{line} ({done})" if done else line
 
         return [replace(s, text="\n".join(note(line) for line in s.text.split("\n"))) for s in snippets]
@@ -374,7 +377,7 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
         if ok and recorder is not None and action.operation in ("CLICK", "TYPE", "SELECT"):
             recorder.add(obs, action.operation, action.element_id, action.value, secret)
         if ok and control is not None and action.operation in _DID:
-            state.did[control.describe()] = f"you {_DID[action.operation]} this at step {n}"
+            state.did[(control.id, control.describe())] = f"you {_DID[action.operation]} this at step {n}"
     state.history.append(scrub(f"{n}. {action_text} -> {result_text}", secrets))
     no_decision: dict[str, Any] = {
         "context_words": 0,
