@@ -108,3 +108,42 @@ async def test_a_password_typed_twice_from_its_placeholder_never_reaches_the_mod
                 assert secret not in path.read_text(encoding="utf-8"), path
     finally:
         stop()
+
+
+@requires_chromium
+@pytest.mark.browser
+async def test_a_password_typed_again_with_another_value_is_a_change(browser, tmp_path):
+    """A password field shows any value as the same dots: the run tells a retyped, different
+    value from the same value typed twice (a model that typed the username there first must
+    be able to put the password in, not be told 'no visible change' until it is stuck)."""
+    base, stop = serve_directory(PAGES)
+    try:
+        browser.guard = None
+        assert (await browser.open(base + "signup.html")).ok
+        values = ["ada", "<secret:password>", "<secret:password>"]  # one value per step
+
+        def policy(messages, params, purpose):
+            context = context_of(prompt_of(messages))
+            value = values.pop(0) if len(values) > 1 else values[0]
+            return {
+                "action": {
+                    "operation": "TYPE",
+                    "element_id": find_id(context, "password field", "Password"),
+                    "value": value,
+                    "press_enter": False,
+                }
+            }
+
+        trace = TraceWriter(tmp_path / "trace")
+        await run_agent(
+            browser,
+            fake_client(FunctionBackend(policy)),
+            "Sign up as ada with the password Hx9!kq2-zz",
+            options=AgentOptions(max_steps=3),
+            trace=trace,
+        )
+        results = [s["result_text"] for s in trace.steps()]
+        assert [r.split(",")[0].split(";")[0] for r in results] == ["ok", "ok", "no visible change"], results
+        assert await browser.page.evaluate("document.getElementById('p1').value") == "Hx9!kq2-zz"
+    finally:
+        stop()

@@ -151,6 +151,8 @@ class _RunState:
     # controls of one kind and name (six "Quantity" selects); the description keeps an id that a
     # new document reuses from carrying the note to another control.
     did: dict[tuple[str, str], str] = field(default_factory=dict)
+    # password field id -> a hash of what this run last typed into it (never the value itself)
+    passwords_typed: dict[str, str] = field(default_factory=dict)
     _view: tuple | None = None  # (observation, snippets, view) of the last rendering
 
     def view(self, obs):
@@ -453,7 +455,8 @@ async def _act(browser, state: _RunState, obs, before: list[str], action: LiveAc
     times["observe_s"] = time.perf_counter() - t0 + recheck_s  # both captures of this step
     assert state.obs is not None  # this one, or (capture failed) the one acted on
     after = state.lines(state.obs)  # (the next step reads the same rendering)
-    changed = bool(finished) or (not fatal and (state.obs.url != obs.url or _changed(before, during, after)))
+    retyped = executed.ok and _retyped_password(state, obs, action)
+    changed = bool(finished) or (not fatal and (state.obs.url != obs.url or retyped or _changed(before, during, after)))
     if executed.ok and not changed and not fatal:  # a late effect (a timer, a request) is a change too
         t0 = time.perf_counter()
         if await browser.quiet():
@@ -479,6 +482,17 @@ async def _act(browser, state: _RunState, obs, before: list[str], action: LiveAc
     if executed.note:
         text += f" ({executed.note})"
     return _Acted(executed, executed.ok, changed, text, finished, fatal)
+
+
+def _retyped_password(state: _RunState, obs, action: LiveAction) -> bool:
+    """Whether a TYPE put another value into a password field than this run typed there before:
+    the page shows any value as the same dots, so only the run can tell that it changed."""
+    ref = obs.elements.get(action.element_id or "") if action.operation == "TYPE" else None
+    if ref is None or not ref.is_password:
+        return False
+    typed = content_hash(reveal(action.value, state.named))
+    before, state.passwords_typed[action.element_id] = state.passwords_typed.get(action.element_id), typed
+    return before is not None and before != typed
 
 
 def _page_key(url: str, lines: list[str]) -> str:
