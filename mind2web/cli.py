@@ -220,7 +220,7 @@ async def eval_command(
     from mind2web.methods import expand_variants
     from mind2web.report import summary_lines, write_report
     from mind2web.rows import STEPS_FILE, read_manifest, read_rows
-    from mind2web.runner import ENDPOINT_DOWN_AFTER, EvalConfig, run_eval
+    from mind2web.runner import ENDPOINT_DOWN_AFTER, EvalConfig, choose_tasks, run_eval
     from webagent.cli_common import parse_shard
     from webagent.llm.endpoint import open_client
 
@@ -251,7 +251,10 @@ async def eval_command(
             act_on=act_on,
             typed_actions=typed_actions,
         )
-        click.echo(f"{len(tasks)} tasks; methods: {', '.join(v.name for v in variants)}; out: {out_dir}", err=True)
+        chosen = len(choose_tasks(tasks, limit=limit, shard=shard_ix))
+        click.echo(
+            f"{chosen} of {len(tasks)} tasks; methods: {', '.join(v.name for v in variants)}; out: {out_dir}", err=True
+        )
         info = await run_eval(
             client,
             tasks,
