@@ -178,7 +178,7 @@ class _RunState:
         def note(line: str) -> str:
             m = LINE_ID.match(line)
             control = controls.get(m.group(1)) if m else None
-            done = self.did.get((control.id, control.describe())) if control else None
+            done = self.did.get(_did_key(control)) if control else None
             return f"{line} ({done})" if done else line
 
         return [replace(s, text="\n".join(note(line) for line in s.text.split("\n"))) for s in snippets]
@@ -379,7 +379,7 @@ async def _step(browser, client, state: _RunState, n, trace, recorder, after_ste
         if ok and recorder is not None and action.operation in ("CLICK", "TYPE", "SELECT"):
             recorder.add(obs, action.operation, action.element_id, action.value, secret)
         if ok and control is not None and action.operation in _DID:
-            state.did[(control.id, control.describe())] = f"you {_DID[action.operation]} this at step {n}"
+            state.did[_did_key(control)] = f"you {_DID[action.operation]} this at step {n}"
     state.history.append(scrub(f"{n}. {action_text} -> {result_text}", secrets))
     no_decision: dict[str, Any] = {
         "context_words": 0,
@@ -482,6 +482,11 @@ async def _act(browser, state: _RunState, obs, before: list[str], action: LiveAc
     if executed.note:
         text += f" ({executed.note})"
     return _Acted(executed, executed.ok, changed, text, finished, fatal)
+
+
+def _did_key(control) -> tuple[str, str]:
+    """The key of ``_RunState.did``: one control, however many share its kind and name."""
+    return control.id, control.describe()
 
 
 def _retyped_password(state: _RunState, obs, action: LiveAction) -> bool:
