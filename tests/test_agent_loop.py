@@ -242,13 +242,13 @@ async def test_a_clock_ticking_is_no_change_and_nothing_is_withheld(browser, sit
 
 async def test_the_runs_note_marks_the_control_it_acted_on_not_its_namesakes():
     """Six selects named "Quantity" on a shop page: choosing one marks that one alone."""
-    from webagent.agent.loop import _RunState
+    from webagent.agent.state import RunState
     from webagent.html import Snippet
     from webagent.web.agent_view import Control
 
     controls = {i: Control(id=i, op="SELECT", kind="select", name="Quantity", options=("1", "2")) for i in "45"}
     text = '[4] select "Quantity" selected="2"\n[5] select "Quantity" selected="1"\n[9] button "Add to cart"'
-    state = _RunState(task="Add two packs.", options=AgentOptions())
+    state = RunState(task="Add two packs.", options=AgentOptions())
     chosen = controls["4"]
     state.did[(chosen.id, chosen.describe())] = "you chose this at step 1"
     [shown] = state.annotated([Snippet(0, ["4", "5", "9"], text, len(text.split()))], controls)

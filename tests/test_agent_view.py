@@ -215,3 +215,16 @@ async def test_a_hidden_control_is_not_one_but_a_hidden_checkbox_is():
     )
     assert set(view.controls) == {"7", "8"}
     assert "Save" in view.render()  # its text stays in the page
+
+
+async def test_a_fields_validation_message_from_the_capture_is_shown_with_invalid():
+    html = (
+        '<html backend_node_id="1"><body backend_node_id="2">'
+        '<input type="email" aria-label="E-mail" input_value="ann@" '
+        'input_invalid="Please enter a part following \'@\'." backend_node_id="7"/>'
+        "</body></html>"
+    )
+    assert (
+        build_view(html).render()
+        == '[7] email field "E-mail" value="ann@" invalid ("Please enter a part following \'@\'.")'
+    )

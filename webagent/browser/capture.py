@@ -33,6 +33,11 @@ from webagent.html.dom import LIVE_ATTRS, VOID_TAGS
 
 SNAPSHOT_TIMEOUT_S = 10.0
 FRAME_TIMEOUT_S = 3.0
+MAX_INVALID_FIELDS = 10
+# The fields a person sees marked invalid: ``:user-invalid`` matches only after the user
+# edited the field or a submit was blocked, not a required field nobody touched yet.
+_INVALID_JS = f"[...document.querySelectorAll(':user-invalid')].slice(0, {MAX_INVALID_FIELDS})"
+_MESSAGE_JS = "function () { return this.validationMessage; }"
 
 
 async def _snapshot(cdp, timeout_s: float, extras: bool = False) -> dict:
@@ -62,6 +67,45 @@ async def _frame_capture(session, frame, timeout_s: float, extras: bool):
     docs = data.get("documents") or [{}]
     frame_id = data["strings"][docs[0]["frameId"]] if docs[0].get("frameId", -1) >= 0 else None
     return cdp, data, frame_id
+
+
+async def invalid_fields(cdp, timeout_s: float = FRAME_TIMEOUT_S) -> dict[int, str]:
+    """backendNodeId -> the browser's validation message ("Please fill out this field.") of
+    each field of the page's own document that shows as invalid; {} when none or on error
+    (the page still gets captured)."""
+    group = "webagent-invalid"
+    found: dict[int, str] = {}
+    try:
+        listed = await within(
+            cdp.send("Runtime.evaluate", {"expression": _INVALID_JS, "objectGroup": group}), timeout_s
+        )
+        array = listed.get("result", {})
+        if not array.get("objectId") or array.get("description") == "Array(0)":
+            return found
+        props = await within(
+            cdp.send("Runtime.getProperties", {"objectId": array["objectId"], "ownProperties": True}), timeout_s
+        )
+        for prop in props.get("result", []):
+            element = (prop.get("value") or {}).get("objectId")
+            if not prop.get("name", "").isdigit() or not element:
+                continue
+            node = await within(cdp.send("DOM.describeNode", {"objectId": element}), timeout_s)
+            message = await within(
+                cdp.send(
+                    "Runtime.callFunctionOn",
+                    {"objectId": element, "functionDeclaration": _MESSAGE_JS, "returnByValue": True},
+                ),
+                timeout_s,
+            )
+            found[node["node"]["backendNodeId"]] = str(message.get("result", {}).get("value") or "")
+    except Exception:  # noqa: BLE001 - validity is extra state: never fail the capture for it
+        return found
+    finally:
+        try:
+            await within(cdp.send("Runtime.releaseObjectGroup", {"objectGroup": group}), timeout_s)
+        except Exception:  # noqa: BLE001, S110 - the page navigated away: nothing left to release
+            pass
+    return found
 
 
 def _owner_of(frame, oopif: set):
@@ -105,6 +149,7 @@ async def capture(
     if isinstance(main, BaseException):
         why = "timed out" if isinstance(main, asyncio.TimeoutError) else str(main).splitlines()[0]
         raise CaptureError(f"could not capture {page.url}: {why}")
+    invalid = await invalid_fields(cdp, timeout_s)  # after the snapshot: a page that hangs fails above
     captured: dict = {}
     for frame, res in zip(frames, results[1:]):
         if isinstance(res, BaseException):
@@ -141,7 +186,7 @@ async def capture(
         for ident, (bid, tag, pw) in built.elements.items():
             elements[ident] = ElementRef(target=name, backend_node_id=bid, tag=tag, is_password=pw)
         inline.setdefault(owner, {})[owner_bid] = built.roots
-    built = snap.build(main, prefix="", inline=inline.get(None), max_nodes=budget)
+    built = snap.build(main, prefix="", inline=inline.get(None), max_nodes=budget, invalid=invalid)
     nodes += built.nodes
     truncated |= built.truncated
     for ident, (bid, tag, pw) in built.elements.items():

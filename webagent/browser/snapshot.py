@@ -21,7 +21,9 @@ each element gets:
   frameworks hang their listeners on the app root and a clickable root would make
   the whole page one uncuttable snippet;
 * live form state: ``input_value`` (inputs, textareas, the selected option's text
-  of a ``<select>``), ``input_checked`` (checkbox, radio), ``option_selected``.
+  of a ``<select>``), ``input_checked`` (checkbox, radio), ``option_selected``,
+  ``input_invalid`` (the browser's validation message of a field a person sees marked
+  invalid; handed in as ``invalid``).
   Password fields carry ``guard.REDACTED`` instead of their value.
 """
 
@@ -101,12 +103,14 @@ def build(
     inline: dict[int, list] | None = None,
     offset: tuple[float, float] = (0.0, 0.0),
     max_nodes: int = 30000,
+    invalid: dict[int, str] | None = None,
 ) -> Built:
     """Build the tree of one target's snapshot (document 0 is the target's own).
 
     ``inline`` maps an ``<iframe>``'s backendNodeId to the element(s) captured from
     its out-of-process document. ``offset`` is added to every bounding box (the
-    position of an out-of-process frame in the top viewport).
+    position of an out-of-process frame in the top viewport). ``invalid`` maps a
+    field's backendNodeId to its validation message (``capture.invalid_fields``).
     """
     docs: list[dict] = snapshot["documents"]
     out = Built(roots=[])
@@ -116,6 +120,7 @@ def build(
     views = [_DocView(d, table) for d in docs]
     for view in views:
         view.compute_keep()
+        view.invalid = invalid or {}
     out.roots = views[0].emit(0, views, prefix, inline or {}, offset, out, [max_nodes])
     return out
 
@@ -132,6 +137,7 @@ class _DocView:
         self.bid: list[int] = nodes.get("backendNodeId", [])
         self.attrs: list[list[int]] = nodes.get("attributes", [])
         self.input_value = _rare_strings(nodes.get("inputValue"))
+        self.invalid: dict[int, str] = {}  # backendNodeId -> validation message (``build``'s ``invalid``)
         self.text_value = _rare_strings(nodes.get("textValue"))
         self.checked = _rare_bools(nodes.get("inputChecked"))
         self.selected = _rare_bools(nodes.get("optionSelected"))
@@ -311,6 +317,8 @@ class _DocView:
             chosen = self._selected_text(i)
             if chosen is not None:
                 attrib["input_value"] = chosen
+        if bid in self.invalid:
+            attrib["input_invalid"] = _xml(self.invalid[bid]) or "true"
         out.elements[ident] = (bid, tag, is_password)
         return attrib
 

@@ -1,0 +1,144 @@
+"""Carrying out one action and telling the model its outcome: "ok" (and what the page now
+shows that it did not), "no visible change" (decided only after the page went quiet), or
+"failed: why". Parts of a page that change on their own (a clock) do not count: the page is
+captured once more just before acting, and lines that changed while the model was deciding
+are left out of the comparison (``_changed``)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from webagent.agent.secrets import reveal
+from webagent.agent.state import RunState, page_key
+from webagent.browser import Action, ActionResult
+from webagent.llm.cache import content_hash
+from webagent.web.agent_view import LINE_ID
+from webagent.web.live_action import LiveAction
+
+NEWS_LINES = 2  # changed lines quoted in an action's result
+
+
+def to_browser_action(action: LiveAction, secrets: dict[str, str] | None = None) -> Action:
+    """The browser's action; a secret's placeholder in a TYPE value becomes its value here, and only here."""
+    op = action.operation
+    if op == "SCROLL":
+        return Action(
+            op="SCROLL",
+            element_id=action.element_id or None,
+            direction="up" if action.value.lower() == "up" else "down",
+        )
+    if op == "GOTO":
+        return Action(op="GOTO", value=action.value)
+    if op == "BACK":
+        return Action(op="BACK")
+    if op == "DONE":
+        raise ValueError("DONE ends the run: it is not a browser action")
+    value = reveal(action.value, secrets) if secrets and op == "TYPE" else action.value
+    return Action(
+        op=op, element_id=action.element_id, value=value or None, press_enter=action.press_enter and op == "TYPE"
+    )
+
+
+@dataclass
+class Acted:
+    executed: ActionResult
+    ok: bool
+    changed: bool
+    text: str  # the outcome the model reads: "ok; the page now shows ...", "no visible change", "failed: ..."
+    finished: str | None = None  # the site's word (``after_step``)
+    fatal: str | None = None
+
+
+async def act(browser, state: RunState, obs, before: list[str], action: LiveAction, after_step, times) -> Acted:
+    """Carry out ``action`` on ``obs``, observe the page again into ``state.obs``, and say what changed."""
+    from webagent.browser.capture import CaptureError
+
+    fatal = finished = None
+    t0 = time.perf_counter()
+    try:  # the page as it is now: what changed while the model decided changes on its own
+        during = state.lines(await browser.observe())
+    except CaptureError:
+        during = before
+    recheck_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    executed = await browser.act(to_browser_action(action, state.named), obs)
+    times["execute_s"] = time.perf_counter() - t0
+    if after_step is not None:
+        finished = await after_step()
+    t0 = time.perf_counter()
+    try:
+        state.obs = await browser.observe()  # the next step's page, or the page the run ended on
+    except CaptureError as exc:
+        if not finished:
+            fatal = f"the page could not be captured after the action: {exc}"
+    times["observe_s"] = time.perf_counter() - t0 + recheck_s  # both captures of this step
+    assert state.obs is not None  # this one, or (capture failed) the one acted on
+    after = state.lines(state.obs)  # (the next step reads the same rendering)
+    retyped = executed.ok and _retyped_password(state, obs, action)
+    changed = bool(finished) or (not fatal and (state.obs.url != obs.url or retyped or _changed(before, during, after)))
+    if executed.ok and not changed and not fatal:  # a late effect (a timer, a request) is a change too
+        t0 = time.perf_counter()
+        if await browser.quiet():
+            try:
+                state.obs = await browser.observe()
+                after = state.lines(state.obs)
+                changed = state.obs.url != obs.url or _changed(before, during, after)
+            except CaptureError:
+                pass
+        times["quiet_s"] = time.perf_counter() - t0
+    if changed:
+        state.page = page_key(state.obs.url, after)
+    if not executed.ok:
+        text = f"failed: {executed.error}"
+    elif changed:
+        text = "ok" + (f", now on {state.obs.url}" if state.obs.url != obs.url else "")
+        if finished:
+            text += f"; {finished}"
+        elif news := _news(during, state.shown(state.obs), state.obs.url != obs.url, action.element_id):
+            text += f"; the page now shows {news}"
+    else:
+        text = "no visible change"
+    if executed.note:
+        text += f" ({executed.note})"
+    return Acted(executed, executed.ok, changed, text, finished, fatal)
+
+
+def _retyped_password(state: RunState, obs, action: LiveAction) -> bool:
+    """Whether a TYPE put another value into a password field than this run typed there before:
+    the page shows any value as the same dots, so only the run can tell that it changed."""
+    ref = obs.elements.get(action.element_id or "") if action.operation == "TYPE" else None
+    if ref is None or not ref.is_password:
+        return False
+    typed = content_hash(reveal(action.value, state.named))
+    before, state.passwords_typed[action.element_id] = state.passwords_typed.get(action.element_id), typed
+    return before is not None and before != typed
+
+
+def _changed(before: list[str], during: list[str], after: list[str]) -> bool:
+    """Whether the action changed the page: ``after`` (just after it) differs from ``during``
+    (just before it) other than in the lines that already differed between ``before`` (the
+    page the model was shown) and ``during`` -- those change on their own."""
+    if len(after) != len(during):
+        return True
+    moving = {i for i, (a, b) in enumerate(zip(before, during)) if a != b} if len(before) == len(during) else set()
+    return any(a != b for i, (a, b) in enumerate(zip(during, after)) if i not in moving)
+
+
+def _news(before: list[str], after: list[str], new_page: bool, acted_on: str = "") -> str:
+    """A few of the lines the page shows now that it did not (a flash message, a changed
+    total), briefly: what the model needs to see that its action worked. ``before`` is
+    without ids (``_RunState.lines``), ``after`` as the model reads it."""
+    if new_page:
+        return ""
+    seen = set(before)
+    own = f"[{acted_on}] " if acted_on else None  # the control acted on: its line says what was done
+    added = [
+        line.strip()
+        for line in after
+        if LINE_ID.sub("[]", line) not in seen and line.strip() and not (own and line.startswith(own))
+    ]
+    if not added:
+        return ""
+    shown = "; ".join(f'"{line[:70]}"' for line in added[:NEWS_LINES])
+    return shown + (f" and {len(added) - NEWS_LINES} more changed lines" if len(added) > NEWS_LINES else "")

@@ -1,0 +1,98 @@
+"""What one live run carries from step to step (``RunState``): the page it is on, the
+history the model reads, the view of the current observation rendered once, and what the
+run did to each control, which the model's copy of the page says ("you typed this at step 2")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from webagent.agent.secrets import mask
+from webagent.browser import Observation
+from webagent.errors import UserError
+from webagent.llm.cache import content_hash
+from webagent.web.agent_view import LINE_ID, view_snippets
+from webagent.web.live_chat import LiveChat
+from webagent.web.memory import GistReuse
+
+if TYPE_CHECKING:
+    from webagent.agent.loop import AgentOptions
+
+DID = {"TYPE": "typed", "SELECT": "chose", "CLICK": "clicked"}  # what the view says this run did to a control
+
+
+@dataclass
+class RunState:
+    """What one run carries from step to step."""
+
+    task: str
+    options: AgentOptions
+    obs: Observation | None = None  # the current observation (taken after the last action)
+    history: list[str] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)  # the pages observed, in order (all on the allowed sites)
+    warning: str = ""
+    page: str = ""  # the current page's key: it changes only when an action changes the page
+    reuse: GistReuse = field(default_factory=GistReuse)
+    secrets: set[str] = field(default_factory=set)  # values never written anywhere (traces scrub them)
+    named: dict[str, str] = field(default_factory=dict)  # the model's placeholders: name -> value
+    chat: LiveChat | None = None  # the conversation the prompt cache keeps (``webagent.web.live_chat``)
+    forms_checked: set = field(default_factory=set)  # (page, form id) checked before sending
+    # (element id, ``Control.describe``) -> what this run did to that control. The id tells apart
+    # controls of one kind and name (six "Quantity" selects); the description keeps an id that a
+    # new document reuses from carrying the note to another control.
+    did: dict[tuple[str, str], str] = field(default_factory=dict)
+    # password field id -> a hash of what this run last typed into it (never the value itself)
+    passwords_typed: dict[str, str] = field(default_factory=dict)
+    _view: tuple | None = None  # (observation, snippets, view) of the last rendering
+
+    def view(self, obs):
+        """(snippets, view) of ``obs`` in the agent view, rendered once per observation."""
+        if self._view is None or self._view[0] is not obs:
+            try:
+                snippets, view = view_snippets(
+                    obs.cleaned_html, depth=self.options.depth, budget_words=self.options.budget_words
+                )
+            except UserError as exc:
+                snippets, view = [], exc
+            if self.named:  # a secret the page shows (typed into a text field) reads as its placeholder
+                snippets = [replace(s, text=mask(s.text, self.named)) for s in snippets]
+            self._view = (obs, snippets, view)
+        return self._view[1], self._view[2]
+
+    def annotated(self, snippets, controls: dict) -> list:
+        """The snippets the model reads: a control this run typed into, chose or clicked says so
+        ("you typed this at step 2"). Only the model's copy: change detection reads the page alone."""
+        if not self.did:
+            return snippets
+
+        def note(line: str) -> str:
+            m = LINE_ID.match(line)
+            control = controls.get(m.group(1)) if m else None
+            done = self.did.get(did_key(control)) if control else None
+            return f"{line} ({done})" if done else line
+
+        return [replace(s, text="\n".join(note(line) for line in s.text.split("\n"))) for s in snippets]
+
+    def shown(self, obs) -> list[str]:
+        """The page's lines as the model reads them."""
+        snippets, _ = self.view(obs)
+        return "\n".join(s.text for s in snippets).splitlines()
+
+    def lines(self, obs) -> list[str]:
+        """What the model would see of a page, ids aside (a reload gives new ids)."""
+        snippets, _ = self.view(obs)
+        return LINE_ID.sub("[]", "\n".join(s.text for s in snippets)).splitlines()
+
+    @property
+    def can_back(self) -> bool:
+        return bool(self.urls) and any(u != self.urls[-1] for u in self.urls[:-1])
+
+
+def did_key(control) -> tuple[str, str]:
+    """The key of ``RunState.did``: one control, however many share its kind and name."""
+    return control.id, control.describe()
+
+
+def page_key(url: str, lines: list[str]) -> str:
+    """A page by what the model sees of it (``RunState.lines``) and its URL."""
+    return content_hash(url, "\n".join(lines))

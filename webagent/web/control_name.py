@@ -1,0 +1,103 @@
+"""A control's name as a person reads it: its ARIA label, its <label>, its own words or
+image, else the caption beside it (the words before it, the table header or cell next to
+its cell), and only then its title or form name."""
+
+from __future__ import annotations
+
+from lxml import etree
+
+from webagent.web.control_kind import native_kind, tag, text, words
+
+MAX_NAME_CHARS = 80
+MAX_CAPTION_WORDS = 6
+
+
+def cut(value: str, limit: int = MAX_NAME_CHARS) -> str:
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+class Names:
+    """Names the controls of one page (its labels are read once)."""
+
+    def __init__(self, root):
+        by_html_id = {el.get("id"): el for el in root.iter(tag=etree.Element) if el.get("id")}
+        self.label_for: dict[int, str] = {}  # id() of a control element -> its label's text
+        # lxml makes a new proxy object for an element nobody holds, with a new id(): hold them.
+        self.labelled: list = []
+        for label in root.iter("label"):
+            target = by_html_id.get(label.get("for")) if label.get("for") else None
+            if target is None:
+                inside = [el for el in label.iter(tag=etree.Element) if el is not label and native_kind(el)]
+                target = inside[0] if len(inside) == 1 else None
+            if target is not None:
+                self.label_for[id(target)] = words(label, skip=lambda n: native_kind(n) is not None)
+                self.labelled.append(target)
+
+    def labels(self, el) -> bool:
+        """Whether ``el`` is a <label> that names a control inside it."""
+        return tag(el) == "label" and any(id(n) in self.label_for for n in el.iter(tag=etree.Element))
+
+    def name(self, el, op: str, is_control) -> str:
+        """``el``'s name; ``is_control(element)`` tells a control's own words from a caption."""
+        field = op != "CLICK" or native_kind(el) == ("CLICK", "read-only field")  # named like a field
+        for key in ("aria_label", "aria-label"):
+            if text(el.get(key)):
+                return cut(text(el.get(key)))
+        if self.label_for.get(id(el)):
+            return cut(self.label_for[id(el)])
+        if op != "SELECT" and tag(el) not in ("input", "textarea"):
+            if own := words(el):
+                return cut(own)
+            # An image link or button is named by its image's alt text (as its accessible name is).
+            alts = [text(img.get("alt")) for img in el.iter("img") if text(img.get("alt"))]
+            if alts:
+                return cut(alts[0])
+        if field and (caption := _text_before(el, is_control) or _table_caption(el)):
+            return cut(caption)
+        for key in ("title", "alt", "name") if field else ("value", "title", "alt", "name"):
+            if text(el.get(key)):
+                return cut(text(el.get(key)))
+        return ""
+
+
+def _text_before(el, is_control) -> str:
+    """A field's caption when no label points to it: the few words right before it in its
+    parent ("Username <input>", "<span>Username</span><input>")."""
+    previous = el.getprevious()
+    while previous is not None and not isinstance(previous.tag, str):
+        previous = previous.getprevious()
+    if previous is not None:  # a control's own words are its name, not the next field's caption
+        caption = text(previous.tail) or ("" if is_control(previous) else words(previous))
+    else:
+        parent = el.getparent()
+        caption = text(parent.text) if parent is not None else ""
+    caption = caption.rstrip(":").strip()
+    return caption if caption and len(caption.split()) <= MAX_CAPTION_WORDS else ""
+
+
+def _table_caption(el) -> str:
+    """A field's caption in a form laid out as a table: the header or cell before its cell
+    in the row ("<th>Priority</th><td><select>"), else its column's header."""
+    cell = next(el.iterancestors("td", "th"), None)
+    if cell is None:
+        return ""
+    previous = cell.getprevious()
+    while previous is not None and tag(previous) not in ("td", "th"):
+        previous = previous.getprevious()
+    if previous is not None and not any(native_kind(n) for n in previous.iter(tag=etree.Element)):
+        caption = words(previous).rstrip(":*").strip()
+        if caption and len(caption.split()) <= MAX_CAPTION_WORDS:
+            return caption
+    row = cell.getparent()
+    table = next(cell.iterancestors("table"), None)
+    if row is None or table is None:
+        return ""
+    column = [c for c in row if tag(c) in ("td", "th")].index(cell)
+    for header_row in table.iter("tr"):
+        if header_row is row:
+            break
+        heads = [c for c in header_row if tag(c) in ("td", "th")]
+        if heads and all(tag(c) == "th" for c in heads) and column < len(heads):
+            caption = words(heads[column]).rstrip(":*").strip()
+            return caption if len(caption.split()) <= MAX_CAPTION_WORDS else ""
+    return ""
