@@ -189,6 +189,27 @@ async def test_a_select_shows_the_live_choice_not_the_html_default():
     assert 'selected="Express"' in view.render()
 
 
+async def test_a_field_alone_in_a_wrapper_is_named_by_the_caption_before_the_wrapper():
+    # django-helpdesk's "View a Ticket": <label for="id_ticket"> points to no element; the
+    # input, alone in its input-group div, has only its form name.
+    view = _in_one_div(
+        '<label for="id_ticket" backend_node_id="4">Ticket</label>'
+        '<div backend_node_id="5"><input type="text" name="ticket" backend_node_id="6"/></div>'
+        '<label for="id_email" backend_node_id="7">Your E-mail Address</label>'
+        '<div backend_node_id="8"><input type="text" name="email" backend_node_id="9"/></div>'
+        '<div backend_node_id="10">Search <div backend_node_id="11"><input type="text" name="q" backend_node_id="12"/>'
+        "</div> or browse</div>"
+    )
+    assert (view.controls["6"].name, view.controls["9"].name) == ("Ticket", "Your E-mail Address")
+    assert view.controls["12"].name == "Search"
+    # A wrapper before it that holds a control is no caption: its words are that control's.
+    view = _in_one_div(
+        '<div backend_node_id="4"><button backend_node_id="5">Go</button></div>'
+        '<div backend_node_id="6"><input type="text" name="q" backend_node_id="7"/></div>'
+    )
+    assert view.controls["7"].name == "q"
+
+
 async def test_a_field_in_a_table_is_named_by_the_caption_beside_it_or_its_column():
     # Roundup's classic template: <th>Priority</th><td><select name="priority">, no <label>.
     view = build_view(

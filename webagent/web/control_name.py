@@ -60,17 +60,23 @@ class Names:
         return ""
 
 
-def _text_before(el, is_control) -> str:
+def _text_before(el, is_control, levels: int = 2) -> str:
     """A field's caption when no label points to it: the few words right before it in its
-    parent ("Username <input>", "<span>Username</span><input>")."""
+    parent ("Username <input>", "<span>Username</span><input>"); for a field alone in a
+    wrapper, the words before the wrapper (Bootstrap's "<label>Ticket</label><div><input>",
+    whose label points to an id the field does not have)."""
     previous = el.getprevious()
     while previous is not None and not isinstance(previous.tag, str):
         previous = previous.getprevious()
+    parent = el.getparent()
     if previous is not None:  # a control's own words are its name, not the next field's caption
-        caption = text(previous.tail) or ("" if is_control(previous) else words(previous))
+        holds_control = is_control(previous) or any(is_control(n) for n in previous.iter(tag=etree.Element))
+        caption = text(previous.tail) or ("" if holds_control else words(previous))
     else:
-        parent = el.getparent()
         caption = text(parent.text) if parent is not None else ""
+        alone = parent is not None and not words(parent) and len(parent) == 1 and tag(parent) not in ("td", "th")
+        if not caption and alone and levels > 0:
+            return _text_before(parent, is_control, levels - 1)
     caption = caption.rstrip(":").strip()
     return caption if caption and len(caption.split()) <= MAX_CAPTION_WORDS else ""
 
