@@ -142,6 +142,26 @@ async def test_ceiling_run_resumes_and_reports(tmp_path, apps_home):
         await evaluate([app], [], out, options=options, config=config.model_copy(update={"max_steps": 3}), ceiling=True)
 
 
+@requires_chromium
+async def test_without_stop_at_goal_the_run_goes_on_and_the_goal_step_is_recorded(tmp_path, apps_home):
+    from webagent.agent.loop import AgentOptions
+    from webagent.apps.report import write_report
+    from webagent.apps.runner import EvalConfig, evaluate
+
+    app = load_app(NOTES)
+    out = tmp_path / "on"
+    config = EvalConfig(
+        model="ceiling (gold path)", max_steps=12, lookup="auto", context_tokens=8192, stop_at_goal=False
+    )
+    options = AgentOptions(max_steps=12, screenshots=False)
+    [row] = await evaluate([app], ["notes-create-pinned"], out, options=options, config=config, ceiling=True, say=print)
+    # The check first passes after the 8th action (Save note); the run then goes on to the
+    # perfect model's DONE instead of ending there, and the note still stands at the end.
+    assert (row["goal_step"], row["steps"], row["went_on"], row["success"]) == (8, 9, 0, True)
+    assert row["status"] == "done" and not (row["answer"] or "").startswith("the app's database")
+    assert "1 reached the goal, 0 acted after it, 0 no longer passed at the end" in write_report(out).read_text()
+
+
 def test_the_cli_lists_apps_and_refuses_bad_input_in_one_line(tmp_path, apps_home):
     from click.testing import CliRunner
 
@@ -160,7 +180,9 @@ def test_the_cli_lists_apps_and_refuses_bad_input_in_one_line(tmp_path, apps_hom
 def test_merge_joins_shards_of_one_configuration_and_refuses_mixed_ones(tmp_path):
     from webagent.apps.runner import merge, read_rows
 
-    config = json.dumps({"model": "m", "max_steps": 15})
+    config = json.dumps(
+        {"model": "m", "max_steps": 15, "lookup": "auto", "context_tokens": 8192, "stop_at_goal": True}, indent=2
+    )
     shards = []
     for i, tasks in enumerate([["a", "c"], ["b"]]):
         shard = tmp_path / f"s{i}"
@@ -173,9 +195,12 @@ def test_merge_joins_shards_of_one_configuration_and_refuses_mixed_ones(tmp_path
     assert merge(shards, out) == 3
     assert {t: r["success"] for t, r in read_rows(out).items()} == {"a": True, "b": False, "c": True}
     assert (out / "config.json").read_text() == config
-    (shards[1] / "config.json").write_text(json.dumps({"model": "m", "max_steps": 3}))
+    (shards[1] / "config.json").write_text(config.replace('"max_steps": 15', '"max_steps": 3'))
     with pytest.raises(UserError, match="one configuration"):
         merge(shards, tmp_path / "mixed")
+    # A folder written before a setting existed merges with one that has its default.
+    (shards[1] / "config.json").write_text(config.replace(',\n  "stop_at_goal": true', ""))
+    assert merge(shards, tmp_path / "older") == 3
     (shards[0] / "episodes.jsonl").write_text("not json\n")
     with pytest.raises(UserError, match=r"s0/episodes.jsonl, line 1: not an episode row"):
         read_rows(shards[0])

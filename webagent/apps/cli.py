@@ -89,11 +89,21 @@ def start_command(app, port, app_dirs) -> None:
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Results folder (resumed if it exists).")
 @click.option("--ceiling", is_flag=True, help="Drive the agent with the gold path as its model (a perfect model).")
 @click.option("--shard", help="i/n: run every n-th task from the i-th (0-based); join shards with `apps merge`.")
+@click.option(
+    "--stop-at-goal/--no-stop-at-goal",
+    default=True,
+    show_default=True,
+    help="End a run as soon as the app's check passes after an action. --no-stop-at-goal lets the model "
+    "go on until it answers DONE (or the step limit): the step the goal was first reached is recorded, "
+    "and the task counts only if the check still passes at the end.",
+)
 @app_dir_option
 @agent_options
 @model_options
 @run_async
-async def eval_command(app_names, task_ids, out, ceiling, shard, app_dirs, headed, cdp_url, **kwargs) -> None:
+async def eval_command(
+    app_names, task_ids, out, ceiling, shard, stop_at_goal, app_dirs, headed, cdp_url, **kwargs
+) -> None:
     """Run the agent on the suite's tasks; write episodes.jsonl, traces and the report."""
     from webagent.apps.report import write_report
     from webagent.apps.runner import EvalConfig, evaluate
@@ -119,6 +129,7 @@ async def eval_command(app_names, task_ids, out, ceiling, shard, app_dirs, heade
             max_steps=options.max_steps,
             lookup=options.lookup,
             context_tokens=options.context_tokens,
+            stop_at_goal=stop_at_goal,
         )
         await evaluate(
             apps, list(task_ids), out, options=options, config=config, ceiling=True, shard=shard_of, say=status
@@ -130,6 +141,7 @@ async def eval_command(app_names, task_ids, out, ceiling, shard, app_dirs, heade
                 max_steps=options.max_steps,
                 lookup=options.lookup,
                 context_tokens=options.context_tokens,
+                stop_at_goal=stop_at_goal,
             )
             await evaluate(
                 apps, list(task_ids), out, options=options, config=config, client=client, shard=shard_of, say=status

@@ -44,6 +44,10 @@ def summarise(rows: list[dict]) -> dict:
         "median_steps": med([r["steps"] for r in rows]),
         "median_seconds": med([r.get("time_s", 0) for r in rows]),
         "median_prompt_tokens": med([r.get("prompt_tokens", 0) for r in rows]),
+        # --no-stop-at-goal: runs that reached the goal, went on acting after it, and lost it
+        "reached_goal": sum(r.get("goal_step") is not None for r in rows),
+        "went_on_after_goal": sum(bool(r.get("went_on")) for r in rows),
+        "lost_after_goal": sum(r.get("goal_step") is not None and not r["success"] for r in rows),
     }
 
 
@@ -75,6 +79,16 @@ def write_report(out: Path, beside: Path | None = None) -> Path:
         + (f"; beside: {_share(other)} ({beside})" if other else "")
         + ".",
         f"Step limit {config.get('max_steps')}, look-up {config.get('lookup')}, context {config.get('context_tokens')} tokens.",
+        *(
+            [
+                "",
+                f"The runs went on after the app's check first passed (--no-stop-at-goal): "
+                f"{summary['reached_goal']} reached the goal, {summary['went_on_after_goal']} acted after it, "
+                f"{summary['lost_after_goal']} no longer passed at the end.",
+            ]
+            if config.get("stop_at_goal") is False
+            else []
+        ),
         "",
         "## By app",
         "",

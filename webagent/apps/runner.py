@@ -4,6 +4,10 @@ app reset to pristine), a trace per task, success by the app's own database chec
 * The run ends when the app's check passes after an action (the site's word, as the demo
   shop's confirmation or MiniWoB's reward), or when the agent stops (DONE, step limit,
   stuck, error). An answer task is judged on the DONE answer by the same check.
+  ``stop_at_goal=False`` lets the model go on after the check first passes (its step is the
+  row's ``goal_step``) until it stops; the task then counts only if the check still passes
+  at the end, and ``went_on`` counts the actions it took after the goal (DONE aside). Up to
+  the goal step the run is the one ``stop_at_goal`` would have made.
 * ``OUT/config.json`` holds what decides the results; ``OUT/episodes.jsonl`` gets a row per
   finished task at once, so a killed run resumes (an ``error`` row is run again). Resuming
   with another configuration is refused. ``--shard i/n`` takes every n-th task from the i-th (0-based);
@@ -45,6 +49,7 @@ class EvalConfig(BaseModel):
     max_steps: int
     lookup: str
     context_tokens: int
+    stop_at_goal: bool = True
 
 
 def select_tasks(apps: list[App], task_ids: list[str], shard: tuple[int, int]) -> list[tuple[App, Task]]:
@@ -61,7 +66,10 @@ def select_tasks(apps: list[App], task_ids: list[str], shard: tuple[int, int]) -
 def check_config(out: Path, config: EvalConfig) -> None:
     path = out / "config.json"
     if path.is_file():
-        old = json.loads(path.read_text())
+        try:  # a setting added since the folder was written reads as its default
+            old = EvalConfig.model_validate(json.loads(path.read_text())).model_dump()
+        except (ValueError, TypeError):
+            raise UserError(f"{path}: not an apps eval configuration (the file is damaged)") from None
         if old != config.model_dump():
             diff = ", ".join(f"{k}: {old.get(k)!r} -> {v!r}" for k, v in config.model_dump().items() if old.get(k) != v)
             raise UserError(f"{out} holds an apps run with another configuration ({diff}); use another --out")
@@ -101,8 +109,19 @@ def failure_cause(status: str, success: bool, steps: list[dict]) -> str | None:
     return status
 
 
+def _acted_after(steps: list[dict], goal_step: int) -> int:
+    """The actions a run took after the step that reached its goal (a DONE is no action)."""
+    return sum(1 for s in steps if s["step"] > goal_step and (s.get("action") or {}).get("operation") != "DONE")
+
+
 async def run_task(
-    instance: AppInstance, task: Task, client, options, trace_dir: Path | None, gold: GoldModel | None = None
+    instance: AppInstance,
+    task: Task,
+    client,
+    options,
+    trace_dir: Path | None,
+    gold: GoldModel | None = None,
+    stop_at_goal: bool = True,
 ) -> dict:
     """One task on a reset instance; the row for ``episodes.jsonl``."""
     from webagent.agent.live import uncached
@@ -129,11 +148,16 @@ async def run_task(
     t0 = time.perf_counter()
     row["reset_s"] = round(instance.reset(), 4)
 
+    goal_step: int | None = None
+
     async def app_says_done() -> str | None:
+        nonlocal goal_step
         if task.answer is not None:  # judged on the answer, at DONE
             return None
         ok, why = instance.check(task.id)
-        return f"the app's database shows the task done ({why})" if ok else None
+        if ok and goal_step is None:  # this step's record is written after this call
+            goal_step = 1 + (len(trace.steps()) if trace and trace.steps_path.is_file() else 0)
+        return f"the app's database shows the task done ({why})" if ok and stop_at_goal else None
 
     if trace_dir is not None:
         shutil.rmtree(trace_dir, ignore_errors=True)  # a task run again (resume after an error) starts clean
@@ -158,6 +182,8 @@ async def run_task(
             usage=result.usage,
             cause=failure_cause(result.status, ok, steps),
             refusals=sum(any(r in (s.get("problem") or "") for r in REFUSALS) for s in steps),
+            goal_step=goal_step,
+            went_on=None if goal_step is None else max(0, _acted_after(steps, goal_step)),
             prompt_tokens=result.usage.get("prompt_tokens", 0),
         )
     except (AppError, UserError) as exc:
@@ -210,7 +236,9 @@ async def evaluate(
             for task in tasks:
                 gold = GoldModel(task) if ceiling else None
                 task_client = fake_client(gold.backend()) if gold else client
-                row = await run_task(instance, task, task_client, options, out / "traces" / task.id, gold)
+                row = await run_task(
+                    instance, task, task_client, options, out / "traces" / task.id, gold, config.stop_at_goal
+                )
                 rows[task.id] = row
                 with open(out / "episodes.jsonl", "a", encoding="utf-8") as f:
                     f.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -225,8 +253,17 @@ async def evaluate(
 
 def merge(shards: list[Path], out: Path) -> int:
     """Join the rows of shard folders (same configuration) into ``out``; returns the row count."""
-    configs = {(s / "config.json").read_text() for s in shards if (s / "config.json").is_file()}
-    if len(configs) != 1:
+    try:
+        configs = {
+            json.dumps(EvalConfig.model_validate(json.loads((s / "config.json").read_text())).model_dump(), indent=2)
+            for s in shards
+            if (s / "config.json").is_file()
+        }
+    except ValueError as exc:  # a damaged config.json (JSON or its fields)
+        raise UserError(
+            f"a shard's config.json is not an apps eval configuration: {str(exc).splitlines()[0]}"
+        ) from None
+    if len(configs) != 1 or not all((s / "config.json").is_file() for s in shards):
         raise UserError("the shards were not run with one configuration (or a folder has no config.json)")
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(configs.pop())

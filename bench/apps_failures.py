@@ -1,0 +1,121 @@
+"""What the agent got wrong on the real-app suite: the failed tasks of one `webagent apps eval`
+folder, ranked by how they ended, each with a trace excerpt: the page lines the model saw
+around the element it acted on, its reply, and what the agent told it.
+
+    .venv/bin/python bench/apps_failures.py runs/apps/1.5b [--out failures.md]
+
+The excerpt is taken at the step where the run went wrong as far as a script can tell: a
+DONE the app disagrees with, the action repeated until the run was stuck, or the last step
+at the step limit. Reading the whole trace (its `steps.jsonl` keeps every prompt and reply)
+is still how the cause is confirmed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+LINE_ID = re.compile(r"^\[([A-Za-z0-9_-]+)\]")
+AROUND = 2  # page lines shown before and after the acted-on element's line
+
+
+def _steps(trace_dir: str | None) -> list[dict]:
+    path = Path(trace_dir or "") / "steps.jsonl"
+    if not trace_dir or not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _decisive(steps: list[dict], status: str) -> dict | None:
+    """The step to quote: the last one, or for ``stuck`` the first of the repeated actions."""
+    if not steps:
+        return None
+    if status == "stuck":
+        last = steps[-1].get("action_text")
+        return next((s for s in steps if s.get("action_text") == last), steps[-1])
+    return steps[-1]
+
+
+def _page_lines(step: dict) -> list[str]:
+    """The page as the model read it at this step (the last page block of its prompt)."""
+    calls = [c for c in step.get("calls") or [] if c.get("purpose") == "action"] or step.get("calls") or []
+    if not calls:
+        return []
+    text = str(calls[0]["messages"][-1]["content"])
+    blocks = text.split("'''")
+    return blocks[-2].strip("\n").splitlines() if len(blocks) >= 3 else []
+
+
+def excerpt(step: dict) -> str:
+    lines = _page_lines(step)
+    element = str((step.get("action") or {}).get("element_id") or "")
+    at = next((i for i, line in enumerate(lines) if (m := LINE_ID.match(line)) and m.group(1) == element), None)
+    shown = lines[max(0, at - AROUND) : at + AROUND + 1] if at is not None else lines[-2 * AROUND - 1 :]
+    calls = step.get("calls") or []
+    reply = next((c.get("reply") for c in calls if c.get("purpose") == "action"), "") or ""
+    return "\n".join(
+        [
+            f"step {step['step']}, {step.get('url', '')}",
+            *(f"    {line}" for line in shown),
+            f"  reply: {str(reply).strip()}",
+            f"  -> {step.get('result_text', '')}",
+        ]
+    )
+
+
+def report(folder: Path) -> str:
+    rows = {}
+    for line in (folder / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            rows[row["task"]] = row
+    failed = [r for r in rows.values() if not r["success"]]
+    causes = Counter(r.get("cause") or r["status"] for r in failed)
+    out = [
+        f"# Failures in {folder}: {len(failed)} of {len(rows)} tasks",
+        "",
+        "| cause | tasks |",
+        "|---|---|",
+        *(f"| {cause} | {n} |" for cause, n in causes.most_common()),
+        "",
+    ]
+    for cause, _ in causes.most_common():
+        out.append(f"## {cause}")
+        for r in failed:
+            if (r.get("cause") or r["status"]) != cause:
+                continue
+            step = _decisive(_steps(r.get("trace_dir")), r["status"])
+            out += [
+                "",
+                f"**{r['task']}** ({r['steps']} steps; check: {r.get('check') or r.get('error') or '-'})",
+                "",
+                "```",
+                excerpt(step) if step else "(no trace)",
+                "```",
+            ]
+        out.append("")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path, help="an `apps eval` output folder")
+    parser.add_argument("--out", type=Path, help="write the Markdown here (default: print it)")
+    args = parser.parse_args(argv)
+    if not (args.folder / "episodes.jsonl").is_file():
+        print(f"{args.folder}: no episodes.jsonl (not an `apps eval` folder)", file=sys.stderr)
+        return 2
+    text = report(args.folder)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
