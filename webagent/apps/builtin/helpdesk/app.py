@@ -140,8 +140,12 @@ def serve(state, port):
 def check(state, task_id, answer=None):
     _django(state)
     from checks import check as run_check
+    from django.core.exceptions import ObjectDoesNotExist
 
-    return run_check(task_id, answer)
+    try:
+        return run_check(task_id, answer)
+    except ObjectDoesNotExist as exc:  # the run deleted a record the task needs (a ticket, a user)
+        return False, f"a record the task needs no longer exists: {exc}"
 
 
 def main(argv):
