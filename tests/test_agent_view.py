@@ -141,6 +141,16 @@ async def test_a_button_amid_fields_is_not_a_forms_submit_and_names_no_field():
     assert view.controls["6"].name == ""  # not "ok": the button's words are its own name
 
 
+async def test_a_file_input_is_text_not_a_control():
+    # django-helpdesk's "Attach File": clicking it only opens the system's file picker, which
+    # no action can use (the 0.5B clicked it until the run was stuck, on four tasks).
+    view = _in_one_div(
+        '<label for="f" backend_node_id="4">Attach File</label>'
+        '<input type="file" id="f" is_clickable="true" backend_node_id="5"/><button backend_node_id="6">Send</button>'
+    )
+    assert set(view.controls) == {"6"} and "Attach File" in view.render()
+
+
 async def test_a_read_only_field_is_clicked_not_typed_into():
     # MiniWoB's book-flight: the departure date is a read-only field that opens a date picker.
     view = build_view(

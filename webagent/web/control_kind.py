@@ -95,6 +95,8 @@ def control_kind(el) -> tuple[str, str] | None:
     name = tag(el)
     if (el.get("is_clickable") or "").lower() != "true" or name in ("html", "body", "label", "option", "form"):
         return None
+    if name == "input" and (el.get("type") or "").lower() == "file":
+        return None  # a click only opens the system's file picker: no action of the agent's can use it
     for inner in el.iter(tag=etree.Element):
         if inner is not el and (native_kind(inner) or (inner.get("is_clickable") or "") == "true"):
             return None
