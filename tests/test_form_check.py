@@ -20,6 +20,26 @@ from webagent.web.form_check import check_form, form_fields
 PAGES = Path(__file__).parent / "fixtures" / "agent_pages"
 
 
+async def test_a_form_built_of_divs_is_checked_when_its_button_comes_after_its_fields():
+    # MiniWoB's enter-text and login-user: no <form>, the fields and a Submit button in one div.
+    box = ("10", "2")
+    controls = {
+        "1": Control("1", "TYPE", "text field", "Username", ancestors=box),
+        "2": Control("2", "TYPE", "password field", "Password", ancestors=box),
+        "3": Control("3", "CLICK", "button", "Login", ancestors=box),
+        "8": Control("8", "CLICK", "link", "Help", ancestors=("20", "2")),
+    }
+    assert [c.id for c in form_fields(controls, controls["3"])] == ["1", "2"]
+    assert form_fields(controls, controls["8"]) == []  # a link sends no form
+    # A button among the fields (click-button's "next" between two fields) is not their submit.
+    amid = {
+        "1": Control("1", "TYPE", "text field", "", ancestors=box),
+        "3": Control("3", "CLICK", "button", "next", ancestors=box),
+        "4": Control("4", "TYPE", "text field", "", ancestors=box),
+    }
+    assert form_fields(amid, amid["3"]) == []
+
+
 async def test_the_check_sees_the_fields_of_the_form_the_button_sends():
     controls = {
         "1": Control("1", "TYPE", "text field", "Your name", value="Alan", form="f"),

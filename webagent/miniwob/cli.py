@@ -84,6 +84,13 @@ def _episode_concurrency(func):
     show_default=True,
     help="The model's context; looked-up snippets that would overflow it stay gists.",
 )
+@click.option(
+    "--form-check/--no-form-check",
+    default=True,
+    show_default=True,
+    help="Before a form is sent, a short model call checks its fields against the task; what it "
+    "finds is told to the model (the form is sent the next time it is asked).",
+)
 @click.option("--cdp-url", help="Attach to a running Chromium instead of launching one.")
 @_episode_concurrency
 @run_async
@@ -98,6 +105,7 @@ async def miniwob_command(
     lookup,
     max_lookup,
     context_tokens,
+    form_check,
     cdp_url,
     episodes_in_parallel,
     model_concurrency,
@@ -122,6 +130,7 @@ async def miniwob_command(
         max_lookup=max_lookup,
         context_tokens=context_tokens,
         screenshots=not no_traces,
+        form_check=form_check,
     )
     out_dir = Path(out)
     started = time.perf_counter()
@@ -135,6 +144,7 @@ async def miniwob_command(
             seed=seed,
             structured=endpoint.structured,
             reuse_page=not reload_each_episode,
+            form_check=form_check,
         )
         rows = await run_miniwob(
             client,

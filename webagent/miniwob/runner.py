@@ -50,6 +50,7 @@ class MiniWoBConfig(BaseModel):
     seed: int
     structured: bool = True
     reuse_page: bool = True  # start further episodes of a task on its loaded page, as MiniWoB's own harness does
+    form_check: bool = False  # a short model call before a form is sent (the CLI's default is on)
 
 
 def check_config(out: Path, config: MiniWoBConfig) -> None:

@@ -34,15 +34,28 @@ class FormCheck:
     endpoint_failed: bool = False
 
 
+def _is_field(c: Control) -> bool:
+    return c.op in ("TYPE", "SELECT") or c.value in ("checked", "not checked")
+
+
 def form_fields(controls: dict[str, Control], button: Control) -> list[Control]:
-    """The fields of the <form> ``button`` sends (none when it sends no form)."""
-    if button.kind not in SUBMITS or not button.form:
+    """The fields ``button`` sends: those of its <form>; for a form built of divs (no <form>),
+    the fields in the nearest container they share with a button that comes after all of
+    them (a button among the fields is not the form's submit). None when it sends no form."""
+    if button.form:
+        return (
+            [c for c in controls.values() if c.form == button.form and _is_field(c)] if button.kind in SUBMITS else []
+        )
+    if button.op != "CLICK" or _is_field(button) or "button" not in button.kind:
         return []
-    return [
-        c
-        for c in controls.values()
-        if c.form == button.form and (c.op in ("TYPE", "SELECT") or c.value in ("checked", "not checked"))
-    ]
+    order = list(controls)
+    for box in filter(None, button.ancestors):
+        inside = [c for c in controls.values() if box in c.ancestors and not c.form]
+        fields = [c for c in inside if _is_field(c)]
+        if fields:
+            last_field = max(order.index(c.id) for c in fields)
+            return fields if order.index(button.id) > last_field else []
+    return []
 
 
 def _field_line(c: Control) -> str:
