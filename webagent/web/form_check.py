@@ -16,8 +16,10 @@ from webagent.web.agent_view import Control
 
 SCHEMA = {
     "type": "object",
-    "properties": {"ready": {"type": "boolean"}, "fix": {"type": "string"}},
-    "required": ["ready", "fix"],
+    # What is missing first, then the verdict: the 0.5B answered {"ready": true, "fix": "The
+    # text field should have 'Agustina'."} when the verdict came first.
+    "properties": {"fix": {"type": "string"}, "ready": {"type": "boolean"}},
+    "required": ["fix", "ready"],
     "additionalProperties": False,
 }
 SUBMITS = ("submit button",)
