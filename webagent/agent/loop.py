@@ -29,6 +29,7 @@ from typing import Any
 
 from webagent.agent import elements
 from webagent.agent.decide import Decision, decide
+from webagent.agent.options import AgentOptions
 from webagent.agent.outcome import act
 from webagent.agent.record import Recorder
 from webagent.agent.secrets import mask_task, uses_secret
@@ -47,21 +48,6 @@ STUCK_REPEATS = 3
 # The conversation (after the fixed instructions and examples) restarts beyond this many
 # words per context token: words run about 1.5 tokens here, and the reply needs room.
 CHAT_SHARE = 0.4
-
-
-@dataclass
-class AgentOptions:
-    max_steps: int = 15
-    lookup: str = "auto"  # "auto": skip gists and look-up when the whole page fits; "always"
-    max_lookup: int = 3
-    context_tokens: int = 8192
-    act_on: str = "looked-up"
-    depth: int | str = "auto"
-    budget_words: int = 300
-    dry_run: bool = False
-    screenshots: bool = True
-    prompt: str = "chat"  # "chat": one growing conversation (prompt cache); "full": each step whole
-    form_check: bool = False  # a short model call before a form is sent (webagent.web.form_check; the CLI's default)
 
 
 @dataclass

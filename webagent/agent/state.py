@@ -16,7 +16,7 @@ from webagent.web.live_chat import LiveChat
 from webagent.web.memory import GistReuse
 
 if TYPE_CHECKING:
-    from webagent.agent.loop import AgentOptions
+    from webagent.agent.options import AgentOptions
 
 DID = {"TYPE": "typed", "SELECT": "chose", "CLICK": "clicked"}  # what the view says this run did to a control
 
