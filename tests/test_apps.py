@@ -204,3 +204,35 @@ def test_merge_joins_shards_of_one_configuration_and_refuses_mixed_ones(tmp_path
     (shards[0] / "episodes.jsonl").write_text("not json\n")
     with pytest.raises(UserError, match=r"s0/episodes.jsonl, line 1: not an episode row"):
         read_rows(shards[0])
+
+
+def test_an_eval_killed_by_sigterm_leaves_no_app_serving(tmp_path, apps_home):
+    """The app server dies with the process that started it (SIGTERM skips `with` cleanup)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import sys, time\n"
+        "from webagent.apps.instance import AppInstance\n"
+        "from webagent.apps.spec import load_app\n"
+        f"instance = AppInstance(load_app({str(NOTES)!r})).__enter__()\n"
+        "print(instance.proc.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    server = int(parent.stdout.readline())
+    os.kill(server, 0)  # serving
+    parent.send_signal(signal.SIGTERM)
+    parent.wait(10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(server, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(server, signal.SIGKILL)
+    raise AssertionError("the app server outlived the eval that started it")

@@ -16,6 +16,7 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -25,6 +26,7 @@ from pathlib import Path
 from webagent.apps.install import app_home, install, venv_python
 from webagent.apps.spec import App
 from webagent.errors import UserError
+from webagent.llm.local import die_with_parent
 
 READY_TIMEOUT_S = 60.0
 CHECK_TIMEOUT_S = 120.0
@@ -120,6 +122,8 @@ class AppInstance:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                # A killed `apps eval` (SIGTERM, not Ctrl-C) must not leave the app serving.
+                preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
             )
         try:
             self._wait_ready()

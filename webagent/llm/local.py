@@ -38,7 +38,7 @@ def find_default_gguf() -> Path:
     return ensure()
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child, before exec: ask Linux to SIGTERM us when the parent dies, so a
     crashed or killed command never leaves a model server behind."""
     try:
@@ -177,7 +177,7 @@ class LocalServer:
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
         )
         log.close()
         deadline = time.monotonic() + self.startup_timeout_s
