@@ -128,7 +128,7 @@ def _changed(before: list[str], during: list[str], after: list[str]) -> bool:
 def _news(before: list[str], after: list[str], new_page: bool, acted_on: str = "") -> str:
     """A few of the lines the page shows now that it did not (a flash message, a changed
     total), briefly: what the model needs to see that its action worked. ``before`` is
-    without ids (``_RunState.lines``), ``after`` as the model reads it."""
+    without ids (``RunState.lines``), ``after`` as the model reads it."""
     if new_page:
         return ""
     seen = set(before)

@@ -152,7 +152,7 @@ class _Builder:
 
     def control_line(self, el, owner: str, op: str, kind: str) -> str:
         """The control's line (``[id] kind "name" state``); records its ``Control``."""
-        name = self.names.name(el, op, is_control=lambda n: control_kind(n) is not None)
+        name = self.names.name(el, op)
         shown, value, options = _state(el, op, kind, name)
         flags = _flags(el)
         self.view.controls[owner] = Control(

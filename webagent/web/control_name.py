@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from webagent.web.control_kind import native_kind, tag, text, words
+from webagent.web.control_kind import control_kind, native_kind, tag, text, words
 
 MAX_NAME_CHARS = 80
 MAX_CAPTION_WORDS = 6
@@ -37,8 +37,8 @@ class Names:
         """Whether ``el`` is a <label> that names a control inside it."""
         return tag(el) == "label" and any(id(n) in self.label_for for n in el.iter(tag=etree.Element))
 
-    def name(self, el, op: str, is_control) -> str:
-        """``el``'s name; ``is_control(element)`` tells a control's own words from a caption."""
+    def name(self, el, op: str) -> str:
+        """``el``'s name (see the module docstring)."""
         field = op != "CLICK" or native_kind(el) == ("CLICK", "read-only field")  # named like a field
         for key in ("aria_label", "aria-label"):
             if text(el.get(key)):
@@ -52,7 +52,7 @@ class Names:
             alts = [text(img.get("alt")) for img in el.iter("img") if text(img.get("alt"))]
             if alts:
                 return cut(alts[0])
-        if field and (caption := _text_before(el, is_control) or _table_caption(el)):
+        if field and (caption := _text_before(el) or _table_caption(el)):
             return cut(caption)
         for key in ("title", "alt", "name") if field else ("value", "title", "alt", "name"):
             if text(el.get(key)):
@@ -60,7 +60,7 @@ class Names:
         return ""
 
 
-def _text_before(el, is_control, levels: int = 2) -> str:
+def _text_before(el, levels: int = 2) -> str:
     """A field's caption when no label points to it: the few words right before it in its
     parent ("Username <input>", "<span>Username</span><input>"); for a field alone in a
     wrapper, the words before the wrapper (Bootstrap's "<label>Ticket</label><div><input>",
@@ -70,13 +70,13 @@ def _text_before(el, is_control, levels: int = 2) -> str:
         previous = previous.getprevious()
     parent = el.getparent()
     if previous is not None:  # a control's own words are its name, not the next field's caption
-        holds_control = is_control(previous) or any(is_control(n) for n in previous.iter(tag=etree.Element))
+        holds_control = any(control_kind(n) is not None for n in previous.iter(tag=etree.Element))
         caption = text(previous.tail) or ("" if holds_control else words(previous))
     else:
         caption = text(parent.text) if parent is not None else ""
         alone = parent is not None and not words(parent) and len(parent) == 1 and tag(parent) not in ("td", "th")
         if not caption and alone and levels > 0:
-            return _text_before(parent, is_control, levels - 1)
+            return _text_before(parent, levels - 1)
     caption = caption.rstrip(":").strip()
     return caption if caption and len(caption.split()) <= MAX_CAPTION_WORDS else ""
 
