@@ -261,3 +261,34 @@ async def test_the_runs_note_marks_the_control_it_acted_on_not_its_namesakes():
     other = {"4": Control(id="4", op="TYPE", kind="text field", name="Quantity")}
     [again] = state.annotated([Snippet(0, ["4"], '[4] text field "Quantity"', 4)], other)
     assert again.text == '[4] text field "Quantity"'
+
+
+async def test_a_reload_of_the_same_page_keeps_its_ids(browser, site, tmp_path):
+    """ "Show All" loads the same URL again: every node is new to the browser, but the model
+    keeps the ids it read, the conversation says the page is the same instead of sending it
+    again, and an action on a kept id reaches the new document's element."""
+
+    def policy(messages, params, purpose):
+        context = context_of(prompt_of(messages))
+        seen.append((find_id(context, "link", "Show All"), find_id(context, "text field", "Filter")))
+        last.append(str(messages[-1]["content"]))
+        if len(seen) <= 2:
+            return {"operation": "CLICK", "element_id": seen[-1][0]}
+        return {"operation": "TYPE", "element_id": seen[-1][1], "value": "abc", "press_enter": False}
+
+    seen: list[tuple[str, str]] = []
+    last: list[str] = []
+    browser.guard = None
+    assert (await browser.open(site + "list.html")).ok
+    trace = TraceWriter(tmp_path / "trace")
+    await run_agent(
+        browser, fake_client(FunctionBackend(policy)), "Filter by abc", options=AgentOptions(max_steps=3), trace=trace
+    )
+    steps = trace.steps()
+    assert len(set(seen)) == 1, seen  # the same two ids at every step
+    assert [s["result_text"].split(";")[0] for s in steps[:2]] == ["no visible change", "no visible change"]
+    # only the link's own line is new ("you clicked this at step 1"); the list is not sent again
+    assert "The page changed; these lines are new or changed" in last[1]
+    assert f'[{seen[0][0]}] link "Show All" (you clicked this at step 1)' in last[1]
+    assert "Issue 40" not in last[1]
+    assert steps[2]["result_text"].startswith("ok") and "Filtering: abc" in steps[2]["result_text"]

@@ -72,3 +72,34 @@ def test_gold_path_reaches_the_check(app, task, loop, browser, instances):
     verdict = loop.run_until_complete(verify_task(instance, browser, task))
     assert verdict.ok, verdict.line()
     assert verdict.reset_s < 1.0, f"reset took {verdict.reset_s:.2f} s"
+
+
+def test_helpdesks_ticket_number_search_lands_on_the_ticket_at_its_own_port(instances):
+    """helpdesk's header search redirects a ticket number to the ticket's absolute URL, built
+    from the seeded Sites domain (no port): the app sends it to the request's own host and port
+    (hdsite/site_host.py; the 1.5B's search for "11" ended on the browser's error page)."""
+    import http.cookiejar
+    import re
+    import urllib.parse
+    import urllib.request
+
+    instance = instances(next(a for a in APPS if a.name == "helpdesk"))
+    instance.reset()
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    page = opener.open(instance.url("/login/")).read().decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    form = {"username": "admin", "password": "admin-pass-1", "csrfmiddlewaretoken": token, "next": "/"}
+    opener.open(urllib.request.Request(instance.url("/login/"), urllib.parse.urlencode(form).encode()))
+
+    class Keep(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None  # the redirect itself is what this test reads
+
+    keep = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), Keep)
+    try:
+        keep.open(instance.url("/tickets/?search_type=header&q=11"))
+        raise AssertionError("no redirect")
+    except urllib.error.HTTPError as redirect:
+        assert redirect.code == 302
+        assert redirect.headers["Location"] == instance.url("/tickets/11/")

@@ -19,7 +19,9 @@ TAKES = {
     "TYPE": ("text field", "password field", "search field", "text area"),
     "SELECT": ("select",),
 }
-HISTORY = re.compile(r'^\d+\. (CLICK|TYPE|SELECT) \[\w+\]( "[^"]*")?( \+ Enter)? \[[a-z -]+\]  \S.* -> (ok|no visible change)')
+HISTORY = re.compile(
+    r'^\d+\. (CLICK|TYPE|SELECT) \[\w+\]( "[^"]*")?( \+ Enter)? \[[a-z -]+\]  \S.* -> (ok|no visible change)'
+)
 
 
 def _blocks():

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 
 from webagent.agent.secrets import reveal
+from webagent.agent.stable_ids import keep_ids
 from webagent.agent.state import RunState, page_key
 from webagent.browser import Action, ActionResult
 from webagent.llm.cache import content_hash
@@ -68,7 +69,8 @@ async def act(browser, state: RunState, obs, before: list[str], action: LiveActi
         finished = await after_step()
     t0 = time.perf_counter()
     try:
-        state.obs = await browser.observe()  # the next step's page, or the page the run ended on
+        # the next step's page, or the page the run ended on (a reload keeps the ids the model knows)
+        state.obs = keep_ids(obs, await browser.observe(), state.controls)
     except CaptureError as exc:
         if not finished:
             fatal = f"the page could not be captured after the action: {exc}"
@@ -81,7 +83,7 @@ async def act(browser, state: RunState, obs, before: list[str], action: LiveActi
         t0 = time.perf_counter()
         if await browser.quiet():
             try:
-                state.obs = await browser.observe()
+                state.obs = keep_ids(obs, await browser.observe(), state.controls)
                 after = state.lines(state.obs)
                 changed = state.obs.url != obs.url or _changed(before, during, after)
             except CaptureError:

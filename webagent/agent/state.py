@@ -59,6 +59,11 @@ class RunState:
             self._view = (obs, snippets, view)
         return self._view[1], self._view[2]
 
+    def controls(self, obs) -> dict:
+        """The controls of ``obs`` by id (none when its view could not be built)."""
+        _, view = self.view(obs)
+        return {} if isinstance(view, Exception) else view.controls
+
     def annotated(self, snippets, controls: dict) -> list:
         """The snippets the model reads: a control this run typed into, chose or clicked says so
         ("you typed this at step 2"). Only the model's copy: change detection reads the page alone."""
