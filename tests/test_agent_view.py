@@ -259,3 +259,39 @@ async def test_a_fields_validation_message_from_the_capture_is_shown_with_invali
         build_view(html).render()
         == '[7] email field "E-mail" value="ann@" invalid ("Please enter a part following \'@\'.")'
     )
+
+
+async def test_a_table_cell_says_its_column_as_its_header_shows_it():
+    # Roundup's issue list: a header row, a group row, then one issue per row; which name is
+    # the creator and which the assignee is only said by the header above.
+    view = build_view(
+        '<html backend_node_id="1"><body backend_node_id="2"><table backend_node_id="3">'
+        '<tr backend_node_id="4"><th backend_node_id="5">ID</th><th backend_node_id="6">Title</th>'
+        '<th backend_node_id="7">Creator</th><th backend_node_id="8">Assigned To</th></tr>'
+        '<tr backend_node_id="9"><th colspan="4" backend_node_id="10">critical</th></tr>'
+        '<tr backend_node_id="11"><td backend_node_id="12">12</td><td backend_node_id="13">'
+        '<a href="/issue12" backend_node_id="14">Uploads fail</a></td><td backend_node_id="15">carol</td>'
+        '<td backend_node_id="16">dave</td></tr>'
+        '<tr backend_node_id="17"><td backend_node_id="18">13</td><td backend_node_id="19">'
+        '<a href="/issue13" backend_node_id="20">Slow start</a></td><td backend_node_id="21"><p backend_node_id="22">'
+        'erin</p></td><td backend_node_id="23"></td></tr></table>'
+        '<table backend_node_id="30"><tr backend_node_id="31"><td backend_node_id="32">Total</td>'
+        '<td backend_node_id="33">3</td></tr></table></body></html>'
+    )
+    assert view.render().splitlines() == [
+        "ID",
+        "Title",
+        "Creator",
+        "Assigned To",
+        "critical",
+        "ID: 12",
+        '[14] link "Uploads fail"',  # a cell of a control alone: the control's own line
+        "Creator: carol",
+        "Assigned To: dave",
+        "ID: 13",
+        '[20] link "Slow start"',
+        "erin",  # a cell with lines of its own is left as it is
+        "Total",  # no header row: nothing added
+        "3",
+    ]
+    assert view.controls["14"].name == "Uploads fail"

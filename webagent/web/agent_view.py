@@ -145,6 +145,18 @@ def _state(el, op: str, kind: str, name: str) -> tuple[list[str], str, tuple[str
     return shown, state, ()
 
 
+def _is_control(el) -> bool:
+    return bool(el.get(ID_ATTR)) and control_kind(el) is not None
+
+
+def _labelled_cell(cell, head: str) -> bool:
+    """Whether a table cell's line starts with its column's header: it has a header, words of
+    its own besides its controls', other than the header's, and no lines of its own inside."""
+    if not head or any(tag(d) in BLOCK_TAGS for d in cell.iterdescendants()):
+        return False
+    return words(cell, skip=_is_control) not in ("", head)
+
+
 class _Builder:
     def __init__(self, root):
         self.view = AgentView()
@@ -175,6 +187,8 @@ class _Builder:
         block = name in BLOCK_TAGS
         if block:
             pieces.append((owner, "\n"))
+        if name == "td" and _labelled_cell(el, self.names.column(el)):
+            pieces.append((owner, self.names.column(el) + ":"))  # the cell's column, as its header shows a person
         found = control_kind(el) if el.get(ID_ATTR) else None
         if found is not None and hidden(el):
             found = None  # hidden (display:none, no box): nothing a person can act on; its text stays

@@ -24,6 +24,7 @@ class Names:
         self.label_for: dict[int, str] = {}  # id() of a control element -> its label's text
         # lxml makes a new proxy object for an element nobody holds, with a new id(): hold them.
         self.labelled: list = []
+        self.heads: dict = {}  # id() of a table -> (the table, its header row and captions)
         for label in root.iter("label"):
             target = by_html_id.get(label.get("for")) if label.get("for") else None
             if target is None:
@@ -32,6 +33,10 @@ class Names:
             if target is not None:
                 self.label_for[id(target)] = words(label, skip=lambda n: native_kind(n) is not None)
                 self.labelled.append(target)
+
+    def column(self, cell) -> str:
+        """The header of a table cell's column (``column_header``), each table's read once."""
+        return column_header(cell, self.heads)
 
     def labels(self, el) -> bool:
         """Whether ``el`` is a <label> that names a control inside it."""
@@ -94,16 +99,54 @@ def _table_caption(el) -> str:
         caption = words(previous).rstrip(":*").strip()
         if caption and len(caption.split()) <= MAX_CAPTION_WORDS:
             return caption
+    return column_header(cell)
+
+
+def column_header(cell, heads: dict | None = None) -> str:
+    """The header of ``cell``'s column: the cell at the same place in the first row above it
+    whose cells are all <th> ("" when there is none, or it is longer than a caption).
+    ``heads`` caches each table's header row (a page reads many cells of one table)."""
     row = cell.getparent()
     table = next(cell.iterancestors("table"), None)
     if row is None or table is None:
         return ""
-    column = [c for c in row if tag(c) in ("td", "th")].index(cell)
-    for header_row in table.iter("tr"):
-        if header_row is row:
-            break
-        heads = [c for c in header_row if tag(c) in ("td", "th")]
-        if heads and all(tag(c) == "th" for c in heads) and column < len(heads):
-            caption = words(heads[column]).rstrip(":*").strip()
-            return caption if len(caption.split()) <= MAX_CAPTION_WORDS else ""
-    return ""
+    found = heads.get(id(table)) if heads is not None else None
+    if found is None:
+        found = (table, _header_row(table))  # the table is held, so its id() stays its own
+        if heads is not None:
+            heads[id(table)] = found
+    header_row, captions = found[1]
+    if header_row is None or header_row is row or header_row in row.itersiblings():
+        return ""  # no header row, or it is not above this row
+    return captions.get(_start(cell), "")
+
+
+def _cells(row) -> list:
+    return [c for c in row if tag(c) in ("td", "th")]
+
+
+def _start(cell) -> int:
+    """The column ``cell`` starts at (earlier cells' colspans counted)."""
+    column = 0
+    for c in _cells(cell.getparent()):
+        if c is cell:
+            return column
+        column += int(c.get("colspan") or 1) if (c.get("colspan") or "1").isdigit() else 1
+    return column
+
+
+def _header_row(table) -> tuple:
+    """(the table's first row of <th> cells, not one spanning columns, {start column: caption})."""
+    for row in table.iter("tr"):
+        if next(row.iterancestors("table"), None) is not table:
+            continue  # a row of a table inside this one
+        cells = _cells(row)
+        spans_all = len(cells) == 1 and (cells[0].get("colspan") or "1") != "1"  # a title or a group's row
+        if cells and not spans_all and all(tag(c) == "th" for c in cells):
+            captions = {}
+            for c in cells:
+                caption = words(c).rstrip(":*").strip()
+                if caption and len(caption.split()) <= MAX_CAPTION_WORDS:
+                    captions[_start(c)] = caption
+            return row, captions
+    return None, {}
