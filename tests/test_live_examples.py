@@ -54,7 +54,7 @@ def test_the_worked_login_types_the_placeholder_never_a_password():
     text = load_prompt("web_live_examples")
     assert '"value": "<secret:password>"' in text
     # the history and the page show what the agent shows after a password is typed
-    assert 'TYPE [4] "********" [password field]' in text
+    assert 'TYPE [12] "********" [password field]' in text
     assert 'password field "Password" value="********"' in text
 
 
