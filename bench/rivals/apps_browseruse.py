@@ -113,7 +113,8 @@ async def episode(spec: dict, cdp_url: str) -> dict:
         row["done"] = bool(hist.is_done())
         row["answer"] = hist.final_result() if row["done"] else None
         row["agent_errors"] = [e[:300] for e in hist.errors() if e][:3]
-        row["actions"] = [json.dumps(a)[:200] for a in hist.model_actions()][:30]
+        # an action carries the element it acted on (a DOMInteractedElement): written as its str()
+        row["actions"] = [json.dumps(a, default=str)[:200] for a in hist.model_actions()][:30]
         row["urls"] = [u for u in hist.urls() if u][-3:]
     finally:
         try:
