@@ -187,8 +187,8 @@ class _Builder:
         block = name in BLOCK_TAGS
         if block:
             pieces.append((owner, "\n"))
-        if name == "td" and _labelled_cell(el, self.names.column(el)):
-            pieces.append((owner, self.names.column(el) + ":"))  # the cell's column, as its header shows a person
+        if name == "td" and _labelled_cell(el, head := self.names.column(el)):
+            pieces.append((owner, head + ":"))  # the cell's column, as its header shows a person
         found = control_kind(el) if el.get(ID_ATTR) else None
         if found is not None and hidden(el):
             found = None  # hidden (display:none, no box): nothing a person can act on; its text stays

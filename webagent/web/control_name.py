@@ -115,9 +115,9 @@ def column_header(cell, heads: dict | None = None) -> str:
         found = (table, _header_row(table))  # the table is held, so its id() stays its own
         if heads is not None:
             heads[id(table)] = found
-    header_row, captions = found[1]
-    if header_row is None or header_row is row or header_row in row.itersiblings():
-        return ""  # no header row, or it is not above this row
+    header_row, captions, above = found[1]
+    if header_row is None or header_row is row or any(r is row for r in above):
+        return ""  # no header row, or this row is not below it
     return captions.get(_start(cell), "")
 
 
@@ -136,7 +136,9 @@ def _start(cell) -> int:
 
 
 def _header_row(table) -> tuple:
-    """(the table's first row of <th> cells, not one spanning columns, {start column: caption})."""
+    """(the table's first row of <th> cells, not one spanning columns, {start column: caption},
+    the rows above it)."""
+    above: list = []
     for row in table.iter("tr"):
         if next(row.iterancestors("table"), None) is not table:
             continue  # a row of a table inside this one
@@ -148,5 +150,6 @@ def _header_row(table) -> tuple:
                 caption = words(c).rstrip(":*").strip()
                 if caption and len(caption.split()) <= MAX_CAPTION_WORDS:
                     captions[_start(c)] = caption
-            return row, captions
-    return None, {}
+            return row, captions, above
+        above.append(row)
+    return None, {}, above
