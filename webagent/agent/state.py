@@ -43,11 +43,15 @@ class RunState:
     did: dict[tuple[str, str], str] = field(default_factory=dict)
     # password field id -> a hash of what this run last typed into it (never the value itself)
     passwords_typed: dict[str, str] = field(default_factory=dict)
-    _view: tuple | None = None  # (observation, snippets, view) of the last rendering
+    # (observation, snippets, view) of the last two renderings: a step renders the page it acts
+    # on, the capture just before acting and the one after; keeping ids across a reload
+    # (``stable_ids``) reads the first again after the second.
+    _views: list = field(default_factory=list)
 
     def view(self, obs):
         """(snippets, view) of ``obs`` in the agent view, rendered once per observation."""
-        if self._view is None or self._view[0] is not obs:
+        found = next((v for v in self._views if v[0] is obs), None)
+        if found is None:
             try:
                 snippets, view = view_snippets(
                     obs.cleaned_html, depth=self.options.depth, budget_words=self.options.budget_words
@@ -56,8 +60,9 @@ class RunState:
                 snippets, view = [], exc
             if self.named:  # a secret the page shows (typed into a text field) reads as its placeholder
                 snippets = [replace(s, text=mask(s.text, self.named)) for s in snippets]
-            self._view = (obs, snippets, view)
-        return self._view[1], self._view[2]
+            found = (obs, snippets, view)
+            self._views = [*self._views[-1:], found]
+        return found[1], found[2]
 
     def controls(self, obs) -> dict:
         """The controls of ``obs`` by id (none when its view could not be built)."""
