@@ -43,7 +43,6 @@ import os
 import signal
 import sys
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 
@@ -52,6 +51,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+from episode_process import last_json_line, run_process, server_model  # noqa: E402
 from proxy import CountingProxy  # noqa: E402
 
 from webagent.apps.install import venv_python  # noqa: E402
@@ -93,11 +93,6 @@ class StartCountingProxy(CountingProxy):
         return await super().handle(request)
 
 
-def server_model(server: str) -> str:
-    with urllib.request.urlopen(server.rstrip("/") + "/models", timeout=10) as r:
-        return json.load(r)["data"][0]["id"]
-
-
 def row_key(row: dict) -> tuple:
     return row["peer"], row["task"], row["model"], row["cap_s"], row["max_steps"]
 
@@ -110,43 +105,6 @@ def load_rows(path: Path) -> dict:
                 row = json.loads(line)
                 rows[row_key(row)] = row
     return rows
-
-
-def last_json_line(text: str) -> dict | None:
-    for line in reversed(text.strip().splitlines()):
-        line = line.strip()
-        if line.startswith("{") and line.endswith("}"):
-            try:
-                return json.loads(line)
-            except ValueError:
-                continue
-    return None
-
-
-async def run_process(cmd: list[str], log: Path, timeout_s: float, env: dict | None = None) -> tuple[int | None, str]:
-    """Run ``cmd`` in its own process group; kill the group at ``timeout_s``. Returns (rc or None if killed, stdout)."""
-    with log.open("wb") as err:
-        proc = await asyncio.create_subprocess_exec(
-            *cmd, stdout=asyncio.subprocess.PIPE, stderr=err, start_new_session=True, env=env, cwd=str(ROOT)
-        )
-        try:
-            out, _ = await asyncio.wait_for(proc.communicate(), timeout_s)
-            rc = proc.returncode
-        except BaseException as exc:  # the cap, or the harness itself stopped: the episode's processes go too
-            if not isinstance(exc, asyncio.TimeoutError):
-                os.killpg(proc.pid, signal.SIGKILL)
-                raise
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                out, _ = await asyncio.wait_for(proc.communicate(), 15)
-            except TimeoutError:
-                os.killpg(proc.pid, signal.SIGKILL)
-                out, _ = await proc.communicate()
-            rc = None
-    text = out.decode(errors="replace")
-    with log.open("ab") as f:
-        f.write(b"\n--- stdout ---\n" + out)
-    return rc, text
 
 
 def tagged(path: Path, tag: str) -> list[dict]:
@@ -199,7 +157,7 @@ async def peer_episode(peer: str, instance: AppInstance, task, args, base_url: s
     if not python.exists():
         return {**row, "outcome": "error", "error": f"not installed: run bench/rivals/setup.sh {peer}"}
     hard_cap = args.cap + 90  # the runner stops itself at the cap; this is for a runner that hangs
-    rc, text = await run_process([str(python), str(RUNNER[peer]), str(spec_path)], log, hard_cap)
+    rc, text = await run_process([str(python), str(RUNNER[peer]), str(spec_path)], log, hard_cap, ROOT)
     result = last_json_line(text)
     if result is None:
         result = {
@@ -248,7 +206,7 @@ async def webagent_episode(task, args, base_url: str, tag: str, out: Path) -> di
         str(args.max_steps),
         "--no-cache",
     ]
-    rc, _ = await run_process(cmd, log, args.cap, env={**os.environ, "OPENAI_API_KEY": "none"})
+    rc, _ = await run_process(cmd, log, args.cap, ROOT, env={**os.environ, "OPENAI_API_KEY": "none"})
     rows = (
         [json.loads(x) for x in (folder / "episodes.jsonl").read_text().splitlines() if x.strip()]
         if (folder / "episodes.jsonl").exists()
@@ -479,6 +437,8 @@ def main() -> None:
                     ".venv/bin/webagent serve --embedded qwen2.5-coder-0.5b --port 8765"
                 )
         asyncio.run(run(args))
+    elif not (Path(args.out) / "episodes.jsonl").exists():
+        sys.exit(f"{args.out}: no episodes.jsonl to report on (run a --peer into this --out first)")
     print(report(args))
 
 

@@ -25,10 +25,8 @@ import argparse
 import asyncio
 import json
 import os
-import signal
 import sys
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 
@@ -37,6 +35,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+from episode_process import last_json_line, run_process, server_model  # noqa: E402
 from proxy import CountingProxy  # noqa: E402
 
 from webagent.demo_site import serve_directory  # noqa: E402
@@ -51,11 +50,6 @@ VENV = {"browser-use": HERE / ".venv-browser-use", "agentlab": HERE / ".venv-age
 RUNNER = {"browser-use": HERE / "run_browseruse.py", "agentlab": HERE / "run_agentlab.py"}
 
 
-def server_model(server: str) -> str:
-    with urllib.request.urlopen(server.rstrip("/") + "/models", timeout=10) as r:
-        return json.load(r)["data"][0]["id"]
-
-
 def load_rows(path: Path) -> dict:
     rows = {}
     if path.exists():
@@ -64,40 +58,6 @@ def load_rows(path: Path) -> dict:
                 row = json.loads(line)
                 rows[(row["agent"], row["task"], row["seed"], row["model"], row["max_steps"])] = row
     return rows
-
-
-def last_json_line(text: str) -> dict | None:
-    for line in reversed(text.strip().splitlines()):
-        line = line.strip()
-        if line.startswith("{") and line.endswith("}"):
-            try:
-                return json.loads(line)
-            except ValueError:
-                continue
-    return None
-
-
-async def run_process(cmd: list[str], log: Path, timeout_s: float, env: dict | None = None) -> tuple[int | None, str]:
-    """Run ``cmd`` in its own process group; kill that group at ``timeout_s``. Returns (rc, stdout)."""
-    with log.open("wb") as err:
-        proc = await asyncio.create_subprocess_exec(
-            *cmd, stdout=asyncio.subprocess.PIPE, stderr=err, start_new_session=True, env=env, cwd=str(ROOT)
-        )
-        try:
-            out, _ = await asyncio.wait_for(proc.communicate(), timeout_s)
-            rc = proc.returncode
-        except TimeoutError:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                out, _ = await asyncio.wait_for(proc.communicate(), 15)
-            except TimeoutError:
-                os.killpg(proc.pid, signal.SIGKILL)
-                out, _ = await proc.communicate()
-            rc = None
-    text = out.decode(errors="replace")
-    with log.open("ab") as f:
-        f.write(b"\n--- stdout ---\n" + out)
-    return rc, text
 
 
 async def episode(agent: str, task: str, seed: int, args, proxy_base: str, miniwob_url: str, out: Path) -> dict:
@@ -132,7 +92,7 @@ async def episode(agent: str, task: str, seed: int, args, proxy_base: str, miniw
             "--timeout",
             str(args.episode_timeout),
         ]
-        rc, _ = await run_process(cmd, log, args.episode_timeout, env={**os.environ, "OPENAI_API_KEY": "none"})
+        rc, _ = await run_process(cmd, log, args.episode_timeout, ROOT, env={**os.environ, "OPENAI_API_KEY": "none"})
         row = {
             "agent": "webagent",
             "task": task,
@@ -195,7 +155,7 @@ async def episode(agent: str, task: str, seed: int, args, proxy_base: str, miniw
                 "error": f"not installed: run bench/rivals/setup.sh {agent}",
             }
         else:
-            rc, text = await run_process([str(python), str(RUNNER[agent]), str(spec_path)], log, hard_cap)
+            rc, text = await run_process([str(python), str(RUNNER[agent]), str(spec_path)], log, hard_cap, ROOT)
             row = last_json_line(text) or {
                 "agent": agent,
                 "task": task,
