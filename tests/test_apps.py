@@ -175,6 +175,10 @@ def test_the_cli_lists_apps_and_refuses_bad_input_in_one_line(tmp_path, apps_hom
     assert bad.exit_code == 2 and bad.output.strip().startswith("error: unknown app 'nope'")
     shard = runner.invoke(main, ["apps", "eval", "--shard", "3/2", "--out", str(tmp_path / "o"), "--ceiling"])
     assert shard.exit_code == 2 and "--shard 3/2" in shard.output
+    # an unknown task is refused before any model is started or reached (nothing listens on port 9)
+    task = ["apps", "eval", "--task", "nope", "--out", str(tmp_path / "o"), "--base-url", "http://127.0.0.1:9/v1"]
+    unknown = runner.invoke(main, task + ["--model", "m"])
+    assert unknown.exit_code == 2 and unknown.output.strip().startswith("error: unknown task 'nope'")
 
 
 def test_merge_joins_shards_of_one_configuration_and_refuses_mixed_ones(tmp_path):

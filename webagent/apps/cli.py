@@ -106,7 +106,7 @@ async def eval_command(
 ) -> None:
     """Run the agent on the suite's tasks; write episodes.jsonl, traces and the report."""
     from webagent.apps.report import write_report
-    from webagent.apps.runner import EvalConfig, evaluate
+    from webagent.apps.runner import EvalConfig, evaluate, select_tasks
     from webagent.apps.spec import load_apps
     from webagent.llm.endpoint import open_client
 
@@ -123,6 +123,7 @@ async def eval_command(
     apps = load_apps(list(app_names), extra=app_dirs)
     out = Path(out)
     shard_of = parse_shard(shard)
+    select_tasks(apps, list(task_ids), shard_of)  # an unknown task fails here, before a model is started
     if ceiling:
         config = EvalConfig(
             model="ceiling (gold path)",
