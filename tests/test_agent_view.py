@@ -261,6 +261,18 @@ async def test_a_fields_validation_message_from_the_capture_is_shown_with_invali
     )
 
 
+async def test_a_cell_after_an_empty_one_keeps_its_own_column(browser, sites):
+    # django-helpdesk's ticket list: an unassigned ticket's Owner cell is empty, and the
+    # submitter after it was read as the owner when the capture dropped the empty cell.
+    fixtures, _ = sites
+    lines = build_view((await _observe(browser, fixtures + "own/table_gaps.html")).cleaned_html).render().splitlines()
+    assert lines[lines.index(next(x for x in lines if "2. Laptop battery swelling" in x)) + 1 :] == [
+        "Status: Open",
+        "Submitter: j.patel@example.com",
+    ]
+    assert "Owner: Alice Moreau" in lines and "Submitter: m.fischer@example.com" in lines
+
+
 async def test_a_table_cell_says_its_column_as_its_header_shows_it():
     # Roundup's issue list: a header row, a group row, then one issue per row; which name is
     # the creator and which the assignee is only said by the header above.

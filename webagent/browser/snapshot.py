@@ -184,6 +184,13 @@ class _DocView:
             if t != 1:
                 keep_col[i], size_col[i] = kids, size
                 continue
+            if kids and self.tags[i] == "tr":
+                # an empty cell of a kept row holds its column's place: without it the cells after
+                # it would be read under the header of the column before
+                for c in children[i]:
+                    if not keep_col[c] and types[c] == 1 and self.tags[c] in ("td", "th") and c in bounds:
+                        keep_col[c], size_col[c] = True, 1
+                        size += 1
             keep = kids
             if not keep and i in bounds:
                 tag = self.tags[i]
