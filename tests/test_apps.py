@@ -132,7 +132,11 @@ async def test_ceiling_run_resumes_and_reports(tmp_path, apps_home):
     assert [r["success"] for r in rows] == [True]
     assert rows[0]["answer"] == "2" and rows[0]["steps"] == 4
     rows = await evaluate([app], [], out, options=options, config=config, ceiling=True, say=said.append)
-    assert said[-3] == "2 tasks, 1 already in " + str(out / "episodes.jsonl")
+    assert "2 tasks, 1 already in " + str(out / "episodes.jsonl") in said
+    # a line per step while a task runs, then the task's line
+    steps = [line for line in said if line.startswith("notes-create-pinned step ")]
+    assert len(steps) == 8 and steps[0].startswith("notes-create-pinned step 1: http://127.0.0.1:")
+    assert said.index(steps[-1]) < next(i for i, line in enumerate(said) if "] notes-create-pinned: success" in line)
     assert {r["task"]: r["success"] for r in rows} == {"notes-count": True, "notes-create-pinned": True}
     create = next(r for r in rows if r["task"] == "notes-create-pinned")
     assert create["steps"] == 8 and create["answer"].startswith("the app's database shows the task done")

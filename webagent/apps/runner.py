@@ -122,8 +122,9 @@ async def run_task(
     trace_dir: Path | None,
     gold: GoldModel | None = None,
     stop_at_goal: bool = True,
+    say: Callable[[str], None] | None = None,
 ) -> dict:
-    """One task on a reset instance; the row for ``episodes.jsonl``."""
+    """One task on a reset instance; the row for ``episodes.jsonl``. ``say`` gets a line per step."""
     from webagent.agent.live import uncached
     from webagent.agent.loop import run_agent
     from webagent.agent.report import write_report
@@ -168,7 +169,13 @@ async def run_task(
             if not opened.ok:
                 raise AppError(f"cannot open {instance.url(task.start)}: {opened.error}")
             result = await run_agent(
-                browser, uncached(client), task.task, options=options, trace=trace, after_step=app_says_done
+                browser,
+                uncached(client),
+                task.task,
+                options=options,
+                trace=trace,
+                after_step=app_says_done,
+                progress=(lambda line: say(f"{task.id} {line}")) if say else None,
             )
         ok, why = instance.check(task.id, (result.answer or "") if task.answer is not None else None)
         steps = trace.steps() if trace and trace.steps_path.is_file() else []
@@ -237,7 +244,7 @@ async def evaluate(
                 gold = GoldModel(task) if ceiling else None
                 task_client = fake_client(gold.backend()) if gold else client
                 row = await run_task(
-                    instance, task, task_client, options, out / "traces" / task.id, gold, config.stop_at_goal
+                    instance, task, task_client, options, out / "traces" / task.id, gold, config.stop_at_goal, say
                 )
                 rows[task.id] = row
                 with open(out / "episodes.jsonl", "a", encoding="utf-8") as f:
