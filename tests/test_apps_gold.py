@@ -74,6 +74,27 @@ def test_gold_path_reaches_the_check(app, task, loop, browser, instances):
     assert verdict.reset_s < 1.0, f"reset took {verdict.reset_s:.2f} s"
 
 
+# A task done with one thing it did not ask for (a field filled before the last click): the
+# check must say no. Seen on the 1.5B: it filled helpdesk's optional "Due on" unasked.
+UNASKED = {
+    "helpdesk-submit-billing-question": {"op": "type", "role": "textbox", "name": "Due on", "value": "2026-12-23"},
+    "roundup-create-issue": {"op": "select", "role": "combobox", "name": "Status", "value": "chatting"},
+}
+
+
+@requires_chromium
+@pytest.mark.browser
+@pytest.mark.parametrize("task_id", sorted(UNASKED))
+def test_a_change_the_task_did_not_ask_for_fails_the_check(task_id, loop, browser, instances):
+    from webagent.apps.gold import verify_task
+    from webagent.apps.spec import GoldStep
+
+    app, task = next((a, t) for a, t in TASKS if t.id == task_id)
+    gold = [*task.gold[:-1], GoldStep(**UNASKED[task_id]), task.gold[-1]]
+    verdict = loop.run_until_complete(verify_task(instances(app), browser, task.model_copy(update={"gold": gold})))
+    assert not verdict.after and verdict.run.ok, verdict.line()  # every step done, and still not the task
+
+
 def test_helpdesks_ticket_number_search_lands_on_the_ticket_at_its_own_port(instances):
     """helpdesk's header search redirects a ticket number to the ticket's absolute URL, built
     from the seeded Sites domain (no port): the app sends it to the request's own host and port

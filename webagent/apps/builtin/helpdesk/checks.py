@@ -172,6 +172,8 @@ def _check_public_submit(exp, Ticket):
         return False, f"submitter is {tk.submitter_email}"
     if tk.assigned_to_id is not None:
         return False, "ticket got an owner"
+    if tk.due_date is not None:  # the form's optional field, which no task asks to fill
+        return False, f"ticket got a due date ({tk.due_date:%Y-%m-%d})"
     if exp.get("desc_has") and exp["desc_has"].lower() not in (tk.description or "").lower():
         return False, "description lacks " + exp["desc_has"]
     if Ticket.objects.count() != len(TICKETS) + 1:

@@ -128,8 +128,9 @@ def answer_check(expected_fn):
 
 def create_check(title, want, creator, note=None):
     """Exactly one issue with this title (case aside), with the fields in
-    `want`, filed by `creator`, with the description `note` as its only message
-    (or no message when note is None)."""
+    `want` (a new issue's status is "unread" unless the task sets one), filed
+    by `creator`, with the description `note` as its only message (or no
+    message when note is None)."""
 
     def run(t, _answer):
         found = t.issues_titled(title)
@@ -180,13 +181,17 @@ task("roundup-answer-your-need-eg")(
 )
 
 task("roundup-create-issue")(
-    create_check("Exported HTML is missing images", dict(priority="bug", assignee="carol", keywords=[]), "alice")
+    create_check(
+        "Exported HTML is missing images",
+        dict(priority="bug", status="unread", assignee="carol", keywords=[]),
+        "alice",
+    )
 )
 
 task("roundup-create-issue-with-description")(
     create_check(
         "App crashes when pasting an image from the clipboard",
-        dict(priority="critical", assignee=None, keywords=["desktop"]),
+        dict(priority="critical", status="unread", assignee=None, keywords=["desktop"]),
         "erin",
         note="The desktop app closes as soon as I paste a screenshot into a note.",
     )
