@@ -57,7 +57,7 @@ class Names:
             alts = [text(img.get("alt")) for img in el.iter("img") if text(img.get("alt"))]
             if alts:
                 return cut(alts[0])
-        if field and (caption := _text_before(el) or _table_caption(el)):
+        if field and (caption := _text_before(el) or _table_caption(el, self.heads)):
             return cut(caption)
         for key in ("title", "alt", "name") if field else ("value", "title", "alt", "name"):
             if text(el.get(key)):
@@ -86,9 +86,10 @@ def _text_before(el, levels: int = 2) -> str:
     return caption if caption and len(caption.split()) <= MAX_CAPTION_WORDS else ""
 
 
-def _table_caption(el) -> str:
+def _table_caption(el, heads: dict) -> str:
     """A field's caption in a form laid out as a table: the header or cell before its cell
-    in the row ("<th>Priority</th><td><select>"), else its column's header."""
+    in the row ("<th>Priority</th><td><select>"), else its column's header (``heads``: the
+    page's cache of header rows, as for ``Names.column``)."""
     cell = next(el.iterancestors("td", "th"), None)
     if cell is None:
         return ""
@@ -99,7 +100,7 @@ def _table_caption(el) -> str:
         caption = words(previous).rstrip(":*").strip()
         if caption and len(caption.split()) <= MAX_CAPTION_WORDS:
             return caption
-    return column_header(cell)
+    return column_header(cell, heads)
 
 
 def column_header(cell, heads: dict | None = None) -> str:
