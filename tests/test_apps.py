@@ -74,6 +74,15 @@ def test_restore_brings_a_database_back_under_an_open_connection(tmp_path):
     assert (live / "files" / "a.txt").read_text() == "a"
 
 
+def test_restore_from_a_pristine_state_that_is_gone_says_so_and_leaves_the_live_state(tmp_path):
+    live = tmp_path / "live"
+    live.mkdir()
+    (live / "db").write_text("the running app's data")
+    with pytest.raises(UserError, match=r"the pristine state .*gone is gone: another webagent process"):
+        restore(tmp_path / "gone", live)
+    assert (live / "db").read_text() == "the running app's data"
+
+
 def test_a_server_that_does_not_come_up_names_the_app_and_its_log(tmp_path, apps_home):
     folder = _copy_notes(tmp_path)
     source = (

@@ -63,6 +63,11 @@ def _same_file(src: Path, dst: Path) -> bool:
 
 def restore(pristine: Path, live: Path) -> None:
     """Make ``live`` hold what ``pristine`` holds (see the module docstring)."""
+    if not pristine.is_dir():  # restoring from nothing would empty the live state
+        raise UserError(
+            f"the pristine state {pristine} is gone: another webagent process seeded this app again "
+            "(its folder changed) while this one ran; start again"
+        )
     keep = set()
     for src in pristine.rglob("*"):
         rel = src.relative_to(pristine)
