@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import sqlite3
 from pathlib import Path
 
 import pytest
 from browser_support import requires_chromium
 
-from webagent.apps.instance import AppInstance, restore
+from webagent.apps.instance import AppInstance, restore, stable_port
 from webagent.apps.spec import load_app, load_apps
 from webagent.errors import DataError, UserError
 
@@ -253,3 +254,16 @@ def test_an_eval_killed_by_sigterm_leaves_no_app_serving(tmp_path, apps_home):
         time.sleep(0.1)
     os.kill(server, signal.SIGKILL)
     raise AssertionError("the app server outlived the eval that started it")
+
+
+def test_an_app_gets_the_same_port_run_after_run_and_a_free_one_when_that_is_taken():
+    # The port is in the page URL the model reads: a new one each run changed every prompt.
+    port = stable_port("roundup")
+    assert port == stable_port("roundup") != stable_port("oscar")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        other = stable_port("roundup")
+        assert other != port
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", other))  # the fallback is really free

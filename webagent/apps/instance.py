@@ -21,6 +21,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import zlib
 from pathlib import Path
 
 from webagent.apps.install import app_home, install, venv_python
@@ -42,6 +43,21 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def stable_port(name: str) -> int:
+    """The same port for an app run after run (derived from its name), or a free one when that
+    is taken (a parallel shard, another program). The page URL the model reads carries the
+    port, so a free port per run made every run's prompts differ, and a small model's path with
+    them."""
+    port = 20000 + zlib.crc32(name.encode()) % 20000
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the apps' servers bind
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return free_port()
+    return port
 
 
 def _is_sqlite(path: Path) -> bool:

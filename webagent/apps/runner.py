@@ -27,7 +27,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from webagent.apps.ceiling import GoldModel
-from webagent.apps.instance import AppError, AppInstance
+from webagent.apps.instance import AppError, AppInstance, stable_port
 from webagent.apps.spec import App, Task
 from webagent.errors import UserError
 
@@ -238,7 +238,7 @@ async def evaluate(
     apps_by_name = {a.name: a for a in apps}
     k = done_before
     for name, tasks in by_app.items():
-        with AppInstance(apps_by_name[name], say=say) as instance:
+        with AppInstance(apps_by_name[name], say=say, port=stable_port(name)) as instance:
             say(f"{name}: serving at {instance.base_url}")
             for task in tasks:
                 gold = GoldModel(task) if ceiling else None
