@@ -11,6 +11,7 @@ from webagent.browser import Action, BrowserSession
 from webagent.browser.capture import capture
 from webagent.demo_site import serve_directory
 from webagent.html import clean_html, split_snippets
+from webagent.html.dom import LIVE_ATTRS
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 
@@ -75,9 +76,11 @@ async def test_ids_are_unique_and_mapped(browser, site):
     all_ids = ids(obs, "//*")
     assert len(all_ids) == len(set(all_ids))
     assert set(all_ids) == set(obs.elements)
-    # the landed cleaning leaves a capture as it is, and the split keeps every id
-    assert clean_html(obs.cleaned_html) == obs.cleaned_html
-    assert clean_html(obs.raw_html) == obs.cleaned_html
+    # the landed cleaning (with the attributes a live page keeps) leaves a capture as it is,
+    # and the split keeps every id
+    assert clean_html(obs.cleaned_html, LIVE_ATTRS) == obs.cleaned_html
+    assert clean_html(obs.raw_html, LIVE_ATTRS) == obs.cleaned_html
+    assert 'ax_name="Level 1 Text Field 1"' in obs.cleaned_html  # the browser's accessible name
     snippet_ids = [i for s in split_snippets(obs.cleaned_html, budget_words=30) for i in s.ids]
     assert sorted(snippet_ids) == sorted(all_ids)
 

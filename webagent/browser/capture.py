@@ -25,6 +25,7 @@ from typing import Any
 from lxml import etree
 
 from webagent.browser import snapshot as snap
+from webagent.browser.ax import ax_names
 from webagent.browser.errors import CaptureError, SharedTargetError
 from webagent.browser.models import ElementRef, Observation, Timings
 from webagent.browser.timing import within
@@ -123,6 +124,7 @@ async def capture(
     timeout_s: float = SNAPSHOT_TIMEOUT_S,
     frame_timeout_s: float = FRAME_TIMEOUT_S,
     dom_rects: bool = False,
+    accessible_names: bool = True,
 ) -> Observation:
     """Observe ``session.page`` (see the module docstring).
 
@@ -132,6 +134,9 @@ async def capture(
     also asks for ``includeDOMRects`` and ``includePaintOrder`` (unused by the
     serialisation -- element boxes come with the layout anyway -- and they add about
     a third to the snapshot's size and time; see bench/observation.py).
+    ``accessible_names`` reads each element's role and accessible name from Chromium's
+    accessibility tree (``ax``) as ``ax_role`` / ``ax_name``; off, the agent's own rules name
+    every control (the before/after of bench/view_names.py).
     """
     t0 = time.perf_counter()
     page = session.page
@@ -141,11 +146,13 @@ async def capture(
 
     frames = [f for f in page.frames if f.parent_frame is not None]
     jobs = [_frame_capture(session, f, frame_timeout_s, dom_rects) for f in frames]
+    names = asyncio.ensure_future(ax_names(cdp, timeout_s)) if accessible_names else None
     try:
         results = await asyncio.gather(_snapshot(cdp, timeout_s, dom_rects), *jobs, return_exceptions=True)
     except Exception as exc:  # noqa: BLE001
         raise CaptureError(f"could not capture {page.url}: {exc}") from None
     main = results[0]
+    page_ax = await names if names is not None else {}
     if isinstance(main, BaseException):
         why = "timed out" if isinstance(main, asyncio.TimeoutError) else str(main).splitlines()[0]
         raise CaptureError(f"could not capture {page.url}: {why}")
@@ -179,14 +186,17 @@ async def capture(
             errors.append(f"{frame.url}: frame owner not found ({str(exc).splitlines()[0][:120]})")
             continue
         name = session.target_name(frame)
-        built = snap.build(data, prefix=f"{name}-", inline=inline.get(frame), offset=offset, max_nodes=budget)
+        frame_ax = await ax_names(fcdp, frame_timeout_s) if accessible_names else {}
+        built = snap.build(
+            data, prefix=f"{name}-", inline=inline.get(frame), offset=offset, max_nodes=budget, ax=frame_ax
+        )
         budget = max(0, budget - len(built.elements))
         nodes += built.nodes
         truncated |= built.truncated
         for ident, (bid, tag, pw) in built.elements.items():
             elements[ident] = ElementRef(target=name, backend_node_id=bid, tag=tag, is_password=pw)
         inline.setdefault(owner, {})[owner_bid] = built.roots
-    built = snap.build(main, prefix="", inline=inline.get(None), max_nodes=budget, invalid=invalid)
+    built = snap.build(main, prefix="", inline=inline.get(None), max_nodes=budget, invalid=invalid, ax=page_ax)
     nodes += built.nodes
     truncated |= built.truncated
     for ident, (bid, tag, pw) in built.elements.items():

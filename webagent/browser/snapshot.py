@@ -104,13 +104,16 @@ def build(
     offset: tuple[float, float] = (0.0, 0.0),
     max_nodes: int = 30000,
     invalid: dict[int, str] | None = None,
+    ax: dict[int, tuple[str, str]] | None = None,
 ) -> Built:
     """Build the tree of one target's snapshot (document 0 is the target's own).
 
     ``inline`` maps an ``<iframe>``'s backendNodeId to the element(s) captured from
     its out-of-process document. ``offset`` is added to every bounding box (the
     position of an out-of-process frame in the top viewport). ``invalid`` maps a
-    field's backendNodeId to its validation message (``capture.invalid_fields``).
+    field's backendNodeId to its validation message (``capture.invalid_fields``). ``ax``
+    maps a backendNodeId to its accessibility role and name (``ax.ax_names``), written as
+    ``ax_role`` and ``ax_name``.
     """
     docs: list[dict] = snapshot["documents"]
     out = Built(roots=[])
@@ -121,6 +124,7 @@ def build(
     for view in views:
         view.compute_keep()
         view.invalid = invalid or {}
+        view.ax = ax or {}
     out.roots = views[0].emit(0, views, prefix, inline or {}, offset, out, [max_nodes])
     return out
 
@@ -138,6 +142,7 @@ class _DocView:
         self.attrs: list[list[int]] = nodes.get("attributes", [])
         self.input_value = _rare_strings(nodes.get("inputValue"))
         self.invalid: dict[int, str] = {}  # backendNodeId -> validation message (``build``'s ``invalid``)
+        self.ax: dict[int, tuple[str, str]] = {}  # backendNodeId -> (role, accessible name)
         self.text_value = _rare_strings(nodes.get("textValue"))
         self.checked = _rare_bools(nodes.get("inputChecked"))
         self.selected = _rare_bools(nodes.get("optionSelected"))
@@ -326,6 +331,10 @@ class _DocView:
                 attrib["input_value"] = chosen
         if bid in self.invalid:
             attrib["input_invalid"] = _xml(self.invalid[bid]) or "true"
+        if bid in self.ax:
+            role, name = self.ax[bid]
+            attrib["ax_role"] = _xml(role)
+            attrib["ax_name"] = _xml(name)
         out.elements[ident] = (bid, tag, is_password)
         return attrib
 

@@ -273,13 +273,14 @@ def _serialise(root) -> str:
     return etree.tostring(root, encoding="unicode")
 
 
-def clean_html(raw_html: str) -> str:
-    """Raw HTML -> Mind2Web-style cleaned HTML (see the module docstring).
+def clean_html(raw_html: str, extra_attrs: frozenset = frozenset()) -> str:
+    """Raw HTML -> Mind2Web-style cleaned HTML (see the module docstring); ``extra_attrs``
+    as for ``clean_tree`` (a live capture keeps ``dom.LIVE_ATTRS``).
 
     Idempotent: ``clean_html(clean_html(x)) == clean_html(x)``. Raises
     ``UserError`` for empty input or input without elements.
     """
-    return _serialise(clean_tree(parse_cleaned(raw_html)))
+    return _serialise(clean_tree(parse_cleaned(raw_html), extra_attrs))
 
 
 def load_tree(html: str):

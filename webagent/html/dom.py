@@ -43,7 +43,7 @@ KEEP_ATTRS = frozenset(
 
 #: Kept as well in a live page's cleaning (the agent view reads labels' targets, editable
 #: elements, disabled and required controls from them); Mind2Web's own layout does not have them.
-LIVE_ATTRS = frozenset({"for", "contenteditable", "disabled", "required", "readonly"})
+LIVE_ATTRS = frozenset({"for", "contenteditable", "disabled", "required", "readonly", "ax_role", "ax_name"})
 
 #: aria attributes whose values are element-id references: noise for a model.
 ARIA_IDREF = frozenset(

@@ -23,6 +23,7 @@ page, in page order.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ class Control:
     form: str = ""  # the id of the <form> it belongs to, if any
     ancestors: tuple[str, ...] = ()  # ids of its nearest ancestors, parent first (a few levels)
     disabled: bool = False  # shown, but nothing can be done with it
+    role: str = ""  # the browser's accessibility role (a live page's ``ax_role``; "" on Mind2Web's)
 
     def describe(self) -> str:
         """``[link]  Night Trains``: the short form used in histories and records."""
@@ -81,7 +83,8 @@ class AgentView:
 
 
 def _quote(value: str) -> str:
-    return '"' + value.replace('"', "'") + '"'
+    """``value`` in double quotes, a quote inside it escaped (``"_(\\"Add\\")"``), as JSON writes it."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _flags(el) -> list[str]:
@@ -177,6 +180,7 @@ class _Builder:
             form=next((f.get(ID_ATTR) or "" for f in el.iterancestors("form")), ""),
             ancestors=tuple(a.get(ID_ATTR) or "" for a, _ in zip(el.iterancestors(), range(4))),
             disabled="disabled" in flags,
+            role=el.get("ax_role") or "",
         )
         return " ".join([f"[{owner}] {kind}", *([_quote(name)] if name else []), *shown, *flags])
 

@@ -1,8 +1,13 @@
-"""A control's name as a person reads it: its ARIA label, its <label>, its own words or
-image, else the caption beside it (the words before it, the table header or cell next to
-its cell), and only then its title or form name."""
+"""A control's name as a person reads it: the browser's accessible name when the live
+capture has one (``ax_name``, from Chromium's accessibility tree; icon-font glyphs dropped),
+else the agent's own rules: its ARIA label, its <label>, its own words or image, else the
+caption beside it (the words before it, the table header or cell next to its cell), and
+only then its title or form name. Mind2Web's pages carry no accessibility tree: they are
+named by the rules alone."""
 
 from __future__ import annotations
+
+import re
 
 from lxml import etree
 
@@ -10,6 +15,14 @@ from webagent.web.control_kind import control_kind, native_kind, tag, text, word
 
 MAX_NAME_CHARS = 80
 MAX_CAPTION_WORDS = 6
+# Private-use code points: icon-font glyphs (Font Awesome's U+F145...). They belong to the
+# accessible name, but read as nothing to a model: the view drops them (docs/agent.md).
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
+
+
+def visible_name(name: str) -> str:
+    """``name`` without icon-font glyphs (private-use code points), spaces collapsed."""
+    return " ".join(_PRIVATE_USE.sub(" ", name).split())
 
 
 def cut(value: str, limit: int = MAX_NAME_CHARS) -> str:
@@ -44,6 +57,12 @@ class Names:
 
     def name(self, el, op: str) -> str:
         """``el``'s name (see the module docstring)."""
+        if accessible := visible_name(el.get("ax_name") or ""):
+            return cut(accessible)
+        return self.rule_name(el, op)
+
+    def rule_name(self, el, op: str) -> str:
+        """``el``'s name by the agent's own rules (where the browser gives none)."""
         field = op != "CLICK" or native_kind(el) == ("CLICK", "read-only field")  # named like a field
         for key in ("aria_label", "aria-label"):
             if text(el.get(key)):
