@@ -1,22 +1,37 @@
 """The agent's ceiling: a function-driven fake model that proposes, at every step, the gold
-path's next action, found in the agent's own prompt by the element's role and name (the
-way the task's gold path describes it). What the agent then refuses, or does not show, is
-the agent's loss, not the model's.
+path's next action. What the agent then refuses, or does not show, is the agent's loss, not
+the model's.
 
-The fake reads only what the agent shows a model: the control lines of the step prompt
-(``[id] kind "name" state``). It moves to the next gold step once the previous proposal
-was carried out (the last history line of the next prompt does not read "failed"). It
-answers gist and look-up calls too (a gist is the snippet's control lines; a look-up picks
-the parts whose gist names the target), so pages too long for the context still work."""
+The element is found as the gold check finds it: by role and accessible name in the live
+page (``webagent.apps.locate``: Playwright's ``get_by_role(..., exact=True)``, then the
+element's backend node, which is the agent's id). The fake then looks for that id among the
+control lines of the step prompt (``[id] kind "name" state``) and proposes the action on it.
+So a control the agent shows under another name is still found, and counted apart:
+
+* **not offered**: the element is on the page, but no line of the prompt shows it (the loss
+  says what the agent showed nearest to it instead);
+* **naming defect** (``naming``): the line shows the element under a name other than its
+  accessible name (both names kept; icon-font glyphs aside, as the view drops them).
+
+Without a live page (``attach`` not called), or when the element is not on the page yet, the
+line is found by kind and name in the prompt, as before. A ``wait`` step is waited for in the
+live page (a person waits for the confirmation), then the next step is proposed. The fake
+moves to the next gold step once the previous proposal was carried out (the last history
+line of the next prompt does not read "failed"). It answers gist and look-up calls too (a
+gist is the snippet's control lines; a look-up picks the parts that hold the element's line,
+else whose gist names it), so pages too long for the context still work."""
 
 from __future__ import annotations
 
+import difflib
+import json
 import re
 import string
 
 from webagent.apps.spec import GoldStep, Task
 from webagent.llm.reask import REASK_PREFIX
 from webagent.llm.testing import FunctionBackend
+from webagent.web.control_name import visible_name
 from webagent.web.live_action import step_message
 
 # The agent view's kinds each gold role may be shown as.
@@ -34,7 +49,8 @@ ROLE_KINDS = {
 }
 TYPE_ROLES = ("textbox", "searchbox", "spinbutton")
 # [id] kind "name" state...: the kind runs up to the quoted name (a control without a name has none).
-_LINE = re.compile(r'^\[([A-Za-z0-9_-]+)\] ([^"\n]+?)(?: "([^"\n]*)"(?: |$)|$)', re.MULTILINE)
+# The name is written as JSON writes a string (a quote inside it escaped).
+_LINE = re.compile(r'^\[([A-Za-z0-9_-]+)\] ([^"\n]+?)(?: "((?:[^"\\\n]|\\.)*)"(?: |$)|$)', re.MULTILINE)
 _PAGE = re.compile(r"Current page \(URL: .*?\n'''\n(.*?)\n'''", re.DOTALL)
 _PART = re.compile(r"\(part (\d+)[,)]")
 _PUNCT = str.maketrans("", "", string.punctuation.replace("'", "") + "…")
@@ -42,6 +58,25 @@ _PUNCT = str.maketrans("", "", string.punctuation.replace("'", "") + "…")
 
 def _fold_name(text: str) -> str:
     return " ".join(text.translate(_PUNCT).split()).casefold()
+
+
+def _name(match) -> str:
+    """The name of a control line (``_LINE`` match), unescaped."""
+    raw = match.group(3) or ""
+    try:
+        return json.loads(f'"{raw}"')
+    except ValueError:
+        return raw
+
+
+def same_name(shown: str, accessible: str) -> bool:
+    """Whether the view's name is the accessible name, spacing and icon-font glyphs aside."""
+    return visible_name(shown) == visible_name(accessible)
+
+
+def _lines(page: str) -> dict[str, tuple[str, str]]:
+    """id -> (kind, name) of every control line of ``page``."""
+    return {m.group(1): (m.group(2).strip(), _name(m)) for m in _LINE.finditer(page)}
 
 
 def _fits(step: GoldStep, kind: str) -> bool:
@@ -57,12 +92,30 @@ def find_line(page: str, step: GoldStep) -> str | None:
     fitting = [m for m in _LINE.finditer(page) if _fits(step, m.group(2).strip())]
     # The name as written first ("Owner"), then as folded: a field named only by its form
     # name ("owner") is not the one a person reads as "Owner" when that one is there too.
-    found = [m.group(1) for m in fitting if (m.group(3) or "") == step.name] or [
-        m.group(1) for m in fitting if _fold_name(m.group(3) or "") == _fold_name(step.name)
+    found = [m.group(1) for m in fitting if same_name(_name(m), step.name)] or [
+        m.group(1) for m in fitting if _fold_name(_name(m)) == _fold_name(step.name)
     ]
     if not found:
         return None
     return found[step.nth] if step.nth is not None and step.nth < len(found) else found[0]
+
+
+def _op_fits(step: GoldStep, kind: str) -> bool:
+    """Whether the line's kind takes the step's operation (the element is the gold one already)."""
+    field = kind.endswith(("field", "text area")) and "read-only" not in kind
+    if step.op == "type":
+        return field
+    if step.op == "select":
+        return kind == "select"
+    return not field and kind != "select"
+
+
+def nearest_lines(page: str, name: str, limit: int = 3) -> list[str]:
+    """The control lines whose names are closest to ``name`` (for a loss's message)."""
+    lines = _lines(page)
+    by_name = {n: i for i, (_, n) in lines.items() if n}
+    close = difflib.get_close_matches(name, list(by_name), n=limit, cutoff=0.3)
+    return [f"[{by_name[n]}] {lines[by_name[n]][0]} {json.dumps(n, ensure_ascii=False)}" for n in close]
 
 
 def _is_checked(page: str, element_id: str) -> bool | None:
@@ -81,13 +134,19 @@ def proposal(step: GoldStep, element_id: str) -> dict:
 class GoldModel:
     """One task's perfect model; ``losses`` says where the agent stood in its way."""
 
-    def __init__(self, task: Task):
+    def __init__(self, task: Task, browser=None):
         self.task = task
+        self.browser = browser  # the agent's BrowserSession: elements are found in its live page
         self.next = 0  # the gold step to propose
         self.proposed: int | None = None
         self.history_seen = 0
         self.losses: list[dict] = []
+        self.naming: list[dict] = []  # elements shown under another name than their accessible one
         self.last: dict | None = None
+
+    def attach(self, browser) -> None:
+        """Find each step's element in ``browser``'s live page (see the module docstring)."""
+        self.browser = browser
 
     def backend(self) -> FunctionBackend:
         return FunctionBackend(self.reply, name="fake:gold", record=False)
@@ -110,7 +169,14 @@ class GoldModel:
             return
         self.losses.append({"gold_step": self.next + 1, "step": step.describe(), "message": message})
 
-    def reply(self, messages: list[dict], params: dict, purpose: str):
+    async def _ids(self, step: GoldStep) -> list[str] | None:
+        if self.browser is None or step.op in ("done", "wait"):
+            return None
+        from webagent.apps.locate import gold_ids
+
+        return await gold_ids(self.browser, step)
+
+    async def reply(self, messages: list[dict], params: dict, purpose: str):
         if purpose == "form_check":  # a perfect model sends the form the gold path sends
             return {"ready": True, "fix": ""}
         if purpose.startswith("gist"):
@@ -120,30 +186,52 @@ class GoldModel:
             step = self.task.gold[min(self.next, len(self.task.gold) - 1)]
             text = "\n".join(str(m.get("content", "")) for m in messages)
             parts = [int(p) for p in _PART.findall(text)] or [0]
-            named = [
-                p
-                for p, chunk in zip(parts, re.split(r"\(part \d+[,)]", text)[1:])
-                if _fold_name(step.name) in _fold_name(chunk)
-            ]
-            return {"pages": (named or parts)[:3], "reason": "the part that shows the next element"}
+            chunks = list(zip(parts, re.split(r"\(part \d+[,)]", text)[1:]))
+            ids = await self._ids(step) or []
+            holding = [p for p, chunk in chunks if any(f"[{i}]" in chunk for i in ids)]
+            named = [p for p, chunk in chunks if _fold_name(step.name) in _fold_name(chunk)]
+            return {"pages": (holding or named or parts)[:3], "reason": "the part that shows the next element"}
         prompt = step_message(messages)
         reasked = str(messages[-1]["content"]).startswith(REASK_PREFIX)  # the agent refused the proposal
         if reasked and self.last is not None:
             return self.last
         self._advance(prompt)
-        self.last = self._propose(prompt)
+        self.last = await self._propose(prompt)
         return self.last
 
-    def _propose(self, prompt: str) -> dict:
+    async def _find(self, page: str, step: GoldStep) -> tuple[str | None, str]:
+        """(the id of the line that shows ``step``'s element, or None with why not)."""
+        ids = await self._ids(step)
+        if ids is None:  # no live page, or not on it now: by kind and name in the prompt
+            found = find_line(page, step)
+            return found, "" if found else f"no line shows {step.role} {step.name!r}"
+        lines = _lines(page)
+        shown = next((i for i in ids if i in lines and _op_fits(step, lines[i][0])), None)
+        if shown is None:
+            nearest = nearest_lines(page, step.name)
+            instead = f"; nearest lines: {'; '.join(nearest)}" if nearest else "; the prompt shows no control near it"
+            return None, f"not offered: no line shows {step.role} {step.name!r} (node {ids[0]}){instead}"
+        kind, name = lines[shown]
+        if not same_name(name, step.name) and not any(n["gold_step"] == self.next + 1 for n in self.naming):
+            self.naming.append(
+                {"gold_step": self.next + 1, "id": shown, "kind": kind, "accessible": step.name, "shown": name}
+            )
+        return shown, ""
+
+    async def _propose(self, prompt: str) -> dict:
         page = m.group(1) if (m := _PAGE.search(prompt)) else prompt
         while self.next < len(self.task.gold):
             step = self.task.gold[self.next]
             if step.op == "done":
                 self.proposed = self.next
                 return {"operation": "DONE", "value": step.value}
-            element_id = find_line(page, step)
+            if step.op == "wait":
+                await self._wait(step)
+                self.next += 1
+                continue
+            element_id, why = await self._find(page, step)
             if element_id is None:
-                self._lose(f"no line shows {step.role} {step.name!r}")
+                self._lose(why)
                 self.proposed = None
                 return {"operation": "SCROLL", "value": "down"}
             if step.op in ("check", "uncheck") and _is_checked(page, element_id) == (step.op == "check"):
@@ -152,3 +240,14 @@ class GoldModel:
             self.proposed = self.next
             return proposal(step, element_id)
         return {"operation": "DONE", "value": ""}
+
+    async def _wait(self, step: GoldStep) -> None:
+        """A person waits for the confirmation before going on: so does the perfect model."""
+        if self.browser is None:
+            return
+        from webagent.apps.gold import wait_for
+
+        try:
+            await wait_for(self.browser.page, step)
+        except Exception as exc:  # noqa: BLE001 - what was awaited never came: the loss says so
+            self._lose(f"waited in vain: {(str(exc).splitlines() or [type(exc).__name__])[0]}")

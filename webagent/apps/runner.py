@@ -168,6 +168,8 @@ async def run_task(
             opened = await browser.open(instance.url(task.start))
             if not opened.ok:
                 raise AppError(f"cannot open {instance.url(task.start)}: {opened.error}")
+            if gold is not None:
+                gold.attach(browser)  # the perfect model finds each element in the live page
             result = await run_agent(
                 browser,
                 uncached(client),
@@ -202,6 +204,7 @@ async def run_task(
             write_report(trace.folder)
     if gold is not None:
         row["losses"] = gold.losses
+        row["naming"] = gold.naming
         if not row["success"] and row["cause"] != "error":
             first = gold.losses[0] if gold.losses else None
             row["cause"] = (

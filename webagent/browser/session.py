@@ -19,6 +19,9 @@ attaches to a browser.
 * Browser events (dialogs, downloads, new and closed tabs, crashes, refusals) are lines
   in ``events``; see ``events`` for how dialogs are answered (``accept_dialogs``) and
   where downloads go (``downloads_dir``).
+* A confirm or prompt an action raises is held open: ``dialog`` says what the page asks,
+  ``act(Action(op="DIALOG", value="accept"|"dismiss"))`` answers it (see ``dialogs``); any
+  other action or ``observe()`` dismisses it first.
 * ``observe()`` captures the active page, and once more after settling again when that
   fails (a navigation committing, a busy page) before raising ``CaptureError``.
 * ``close()`` cancels and awaits the tasks the session spawned; it is safe to call twice,
@@ -33,6 +36,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from webagent.browser import dialogs
 from webagent.browser.capture import capture
 from webagent.browser.errors import BrowserError, CaptureError, SharedTargetError
 from webagent.browser.errors import first_line as _first_line
@@ -125,6 +129,7 @@ class BrowserSession(Tabs):
         self.settle_timeout_s = settle_timeout_s
         self.popup_wait_s = popup_wait_s  # how long an action waits for a tab it opened
         self.accept_dialogs = accept_dialogs  # confirm/prompt/beforeunload: accept instead of dismiss
+        self.capture_options: dict = {}  # defaults for every ``observe`` (``capture.capture``'s keywords)
         self.downloads_dir = Path(downloads_dir) if downloads_dir is not None else None
         self.guard: NavigationGuard | None = None
         self._pw: Any = None  # playwright's own objects, made by start()
@@ -141,6 +146,7 @@ class BrowserSession(Tabs):
         self._downloads: set = set()
         self._closed = False
         self._init_tabs()
+        dialogs.init(self)  # a confirm/prompt an action raised, held for the caller to answer
 
     # -- lifecycle ---------------------------------------------------------------
     async def __aenter__(self) -> BrowserSession:
@@ -207,6 +213,7 @@ class BrowserSession(Tabs):
             return
         self._closed = True
         for step in (
+            self._close_dialog,
             self._interceptor.stop,
             self._cancel_tasks,
             self._close_context,
@@ -217,6 +224,9 @@ class BrowserSession(Tabs):
                 await asyncio.shield(step())
             except BaseException:  # noqa: BLE001 - closing must go on after any failure
                 pass
+
+    async def _close_dialog(self):
+        await dialogs.close_open(self, "the browser closed", wait=False)
 
     async def _cancel_tasks(self):
         tasks = list(self._tasks)
@@ -348,6 +358,8 @@ class BrowserSession(Tabs):
     async def observe(self, **options) -> Observation:
         """Capture the active page (see ``capture.capture``); a capture that fails is tried
         once more after settling again, then it is a ``CaptureError``."""
+        options = {**self.capture_options, **options}
+        await dialogs.close_open(self)  # a dialog left unanswered: dismissed, or nothing can be captured
         lost = await self._interceptor.check() if self.guard is not None else None
         if lost is not None:
             raise CaptureError(f"{lost}: the run stops rather than browse unguarded")
