@@ -327,6 +327,33 @@ def models_pull(name, force) -> None:
     click.echo(str(pull(name or default_model(), force=force)))
 
 
+@main.command("view")
+@click.argument("url")
+@click.option("--json", "as_json", is_flag=True, help="Print the controls as JSON lines instead.")
+@click.option("--wait-for-text", metavar="TEXT", help="Capture once TEXT shows on the page.")
+@click.option(
+    "--wait-timeout",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds --wait-for-text waits before giving up.",
+)
+@click.option(
+    "--allow-domain",
+    "allow_domains",
+    multiple=True,
+    help="Another site the page may navigate to (HOST or HOST:PORT; default: only URL's host and port).",
+)
+@run_async
+async def view_command(url, as_json, wait_for_text, wait_timeout, allow_domains) -> None:
+    """Print the page at URL as the model reads it, then each control's role and accessible
+    name as Chromium computes them (* marks a name shown differently)."""
+    from webagent.agent.view_page import view_page
+
+    seen = await view_page(url, list(allow_domains), wait_for_text, wait_timeout)
+    click.echo(seen.json_lines() if as_json else seen.report())
+
+
 from webagent.agent.cli import run_command  # noqa: E402 - the agent's command lives in its own module
 from webagent.apps.cli import apps_group  # noqa: E402 - the real-app suite
 from webagent.miniwob.cli import miniwob_command  # noqa: E402

@@ -11,15 +11,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
+import re
 import sys
 import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from webagent.apps.instance import AppInstance
-from webagent.apps.spec import GoldStep, Task, load_apps
+from webagent.apps.spec import GoldStep, Task, load_apps, url_regex
 
 STEP_TIMEOUT_MS = 10_000
+NAMES_TIMEOUT_S = 5.0
+NEAREST = 3  # names listed in an error
+LIKE = 0.4  # difflib ratio from which a name of the step's role is listed (the nearest anyway when none is)
+CLOSE = 0.6  # and from which a name of another role is
+# Roles no step names: containers without a role of their own (Chromium's own roles, such as
+# StaticText, RootWebArea or LabelText, start with a capital and are left out too).
+_NO_ROLES = frozenset({"", "generic", "none", "presentation"})
+_ROLE_ALIASES = {"image": "img"}  # Chromium's name for a role -> ARIA's (get_by_role's)
 LOCAL_HOSTS = frozenset({"127.0.0.1"})
 
 
@@ -40,24 +50,127 @@ class GoldRun:
         return {h for h in self.hosts if h not in LOCAL_HOSTS}
 
 
+async def named_elements(page) -> list[tuple[str, str]]:
+    """(role, accessible name) of each element of ``page``'s own document, as Chromium
+    computes them (``Accessibility.getFullAXTree``; Playwright has no API for a name), the
+    name "" when it has none; [] when the tree cannot be read. Roles are ARIA's (Chromium's
+    "image" is "img")."""
+    try:
+        cdp = await page.context.new_cdp_session(page)
+    except Exception:  # noqa: BLE001 - not Chromium, or the page is gone: no names to offer
+        return []
+    try:
+        reply = await asyncio.wait_for(cdp.send("Accessibility.getFullAXTree"), NAMES_TIMEOUT_S)
+    except Exception:  # noqa: BLE001 - the same: the error message goes without names
+        return []
+    finally:
+        try:
+            await cdp.detach()
+        except Exception:  # noqa: BLE001, S110 - the page closed meanwhile
+            pass
+    found: dict[tuple[str, str], None] = {}
+    for node in reply.get("nodes", []):
+        role = str((node.get("role") or {}).get("value") or "")
+        if node.get("ignored") or role in _NO_ROLES or role[:1].isupper():
+            continue
+        name = " ".join(str((node.get("name") or {}).get("value") or "").split())
+        found[(_ROLE_ALIASES.get(role, role), name)] = None
+    return list(found)
+
+
+def _ranked(wanted: str, names: list[str]) -> list[tuple[float, str]]:
+    key = wanted.casefold()
+    scored = [(difflib.SequenceMatcher(None, key, n.casefold()).ratio(), n) for n in dict.fromkeys(names) if n]
+    return sorted(scored, key=lambda pair: -pair[0])
+
+
+def instead_of(elements: list[tuple[str, str]], role: str, name: str) -> str:
+    """What a page whose elements are ``elements`` (``named_elements``) has instead of a
+    ``role`` named ``name``: the nearest names of that role, else elements of other roles
+    with a close name ("" when the page's elements are unknown)."""
+    if not elements:
+        return ""
+    same = [n for r, n in elements if r == role and n]
+    if same:
+        ranked = _ranked(name, same)
+        nearest = [n for score, n in ranked if score >= LIKE][:NEAREST] or [n for _, n in ranked[:NEAREST]]
+        return "nearest names on the page: " + ", ".join(repr(n) for n in nearest)
+    roles: dict[str, str] = {}
+    for r, n in elements:
+        roles.setdefault(n, r)
+    close = [n for score, n in _ranked(name, list(roles)) if score >= CLOSE][:NEAREST]
+    if not close:
+        return "nothing on the page has a close name"
+    return "close names with other roles: " + ", ".join(f"{roles[n]} {n!r}" for n in close)
+
+
+async def nearest_names(page, role: str, name: str) -> str:
+    """``instead_of`` for the page as it is now."""
+    return instead_of(await named_elements(page), role, name)
+
+
+async def _missing(page, step: GoldStep, what: str = "") -> GoldStepError:
+    """The error for ``step``'s element not on ``page``: ``what`` (by default, whether no
+    element has the role or none of them the name), then what the page has instead."""
+    elements = await named_elements(page)
+    if not what:
+        has_role = any(r == step.role for r, _ in elements) or not elements
+        what = f"no {step.role} has this name" if has_role else f"no {step.role} on the page"
+    instead = instead_of(elements, step.role, step.name)
+    return GoldStepError(f"{step.describe()}: {what}" + (f"; {instead}" if instead else ""))
+
+
 async def _locate(page, step: GoldStep):
     loc = page.get_by_role(step.role, name=step.name, exact=True)
     try:  # content a page's script adds after its load event: wait for it, as a person would
         await loc.nth(step.nth or 0).wait_for(state="visible", timeout=STEP_TIMEOUT_MS)
-    except Exception:  # noqa: BLE001 - counted below: "0 elements have this role and name"
+    except Exception:  # noqa: BLE001 - counted below: none, or too few, have this role and name
         pass
     count = await loc.count()
+    if count == 0:
+        raise await _missing(page, step)
     if step.nth is not None:
         if count <= step.nth:
             raise GoldStepError(f"{step.describe()}: only {count} on the page")
         return loc.nth(step.nth)
     if count != 1:
-        raise GoldStepError(f"{step.describe()}: {count} elements have this role and name")
+        raise GoldStepError(f"{step.describe()}: {count} elements have this role and name (add nth to choose one)")
     return loc
+
+
+def _url_matcher(url: str):
+    pattern = url_regex(url)
+    return re.compile(pattern) if pattern is not None else url
+
+
+async def wait_for(page, step: GoldStep, timeout_ms: float = STEP_TIMEOUT_MS) -> None:
+    """Wait until a ``wait`` step's element (role and name), ``text`` or ``url`` is on
+    ``page``; a ``GoldStepError`` saying what was awaited, and what the page has instead,
+    when it is not there within ``timeout_ms``."""
+    waited = f"not there after {timeout_ms / 1000:g} s"
+    if step.url:
+        try:
+            await page.wait_for_url(_url_matcher(step.url), timeout=timeout_ms)
+        except Exception:  # noqa: BLE001 - a timeout: said below with where the page is
+            raise GoldStepError(f"{step.describe()}: {waited}; the page is at {page.url}") from None
+        return
+    if step.text:
+        loc = page.get_by_text(step.text).first
+    else:
+        loc = page.get_by_role(step.role, name=step.name, exact=True).nth(step.nth or 0)
+    try:
+        await loc.wait_for(state="visible", timeout=timeout_ms)
+    except Exception:  # noqa: BLE001 - a timeout: said below
+        if step.text:
+            raise GoldStepError(f"{step.describe()}: {waited} (the page is {page.url})") from None
+        raise await _missing(page, step, waited) from None
 
 
 async def do_step(page, step: GoldStep) -> None:
     if step.op == "done":
+        return
+    if step.op == "wait":
+        await wait_for(page, step)
         return
     loc = await _locate(page, step)
     if step.op == "click":

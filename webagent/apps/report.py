@@ -48,6 +48,8 @@ def summarise(rows: list[dict]) -> dict:
         "reached_goal": sum(r.get("goal_step") is not None for r in rows),
         "went_on_after_goal": sum(bool(r.get("went_on")) for r in rows),
         "lost_after_goal": sum(r.get("goal_step") is not None and not r["success"] for r in rows),
+        # the ceiling: elements the agent showed under another name than their accessible one
+        "naming_defects": sum(len(r.get("naming") or []) for r in rows),
     }
 
 
@@ -56,7 +58,11 @@ def _cause_kind(cause: str | None) -> str:
         return "unknown"
     if cause.startswith("gold step"):  # the ceiling: the agent's message decides the kind
         return (
-            "not offered" if "no line shows" in cause else "refused" if "failed" in cause or "not" in cause else "other"
+            "not offered"
+            if "no line shows" in cause or "not offered" in cause
+            else "refused"
+            if "failed" in cause or "not" in cause
+            else "other"
         )
     return cause
 
@@ -110,6 +116,18 @@ def write_report(out: Path, beside: Path | None = None) -> Path:
         lines.append(f"| {kind} | {_share(rs)} |{side}")
     if summary["causes"]:
         lines += ["", "## How failures ended", ""] + [f"- {c}: {n}" for c, n in summary["causes"].items()]
+    if any("naming" in r for r in rows):  # a ceiling run: how the agent named the gold elements
+        defects = [(r["task"], n) for r in rows for n in r.get("naming") or []]
+        lines += ["", "## Naming defects", ""]
+        lines.append(
+            f"{len(defects)} gold elements shown under another name than their accessible one"
+            + (":" if defects else " (every gold element found by role and name has the name the browser gives it).")
+        )
+        lines += [
+            f"- {task}, gold step {n['gold_step']}: [{n['id']}] {n['kind']} shown as {n['shown']!r}, "
+            f"accessible name {n['accessible']!r}"
+            for task, n in defects
+        ]
     lines += [
         "",
         "## Tasks",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -54,28 +55,66 @@ class AppConfig(BaseModel):
 
 
 class GoldStep(BaseModel):
-    """One step as a person says it: the element's role and accessible name, and what to do."""
+    """One step as a person says it: the element's role and accessible name, and what to do.
+    A ``wait`` step waits, as a person waits for a confirmation, for one of: an element by
+    role and name, ``text`` shown on the page, or the page's ``url`` (a Playwright glob such
+    as ``**/thanks/``, or a regular expression between slashes: ``/order/\\d+/``)."""
 
     model_config = ConfigDict(extra="forbid")
-    op: Literal["click", "type", "select", "check", "uncheck", "done"]
+    op: Literal["click", "type", "select", "check", "uncheck", "wait", "done"]
     role: str = ""
     name: str = ""
     value: str = ""
     nth: int | None = None
+    text: str = ""  # wait: text shown on the page
+    url: str = ""  # wait: the page's URL (glob, or /regex/)
 
     @model_validator(mode="after")
     def _fits(self):
+        if self.op == "wait":
+            return self._fits_wait()
+        if self.text or self.url:
+            raise ValueError(f"text and url belong to a wait step, not to a {self.op} step")
         if self.op != "done" and not (self.role and self.name):
             raise ValueError(f"a {self.op} step needs a role and a name")
         if self.op in ("type", "select") and not self.value:
             raise ValueError(f"a {self.op} step needs a value")
         return self
 
+    def _fits_wait(self):
+        given = [
+            what for what, on in (("role/name", self.role or self.name), ("text", self.text), ("url", self.url)) if on
+        ]
+        if len(given) != 1:
+            got = f" (it has {' and '.join(given)})" if given else ""
+            raise ValueError(f"a wait step needs exactly one of: a role and a name, text, or url{got}")
+        if given == ["role/name"] and not (self.role and self.name):
+            raise ValueError("a wait step for an element needs both a role and a name")
+        if self.value:
+            raise ValueError("a wait step takes no value")
+        if self.nth is not None and not self.role:
+            raise ValueError("nth belongs to a wait step for an element (role and name)")
+        if (pattern := url_regex(self.url)) is not None:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"url {self.url!r} is not a valid regular expression: {exc}") from None
+        return self
+
     def describe(self) -> str:
         if self.op == "done":
             return f"DONE {self.value!r}" if self.value else "DONE"
+        if self.op == "wait" and not self.role:
+            return f"wait for text {self.text!r}" if self.text else f"wait for url {self.url!r}"
+        if self.op == "wait":
+            return f"wait for {self.role} {self.name!r}" + (f" #{self.nth}" if self.nth is not None else "")
         what = f"{self.role} {self.name!r}" + (f" #{self.nth}" if self.nth is not None else "")
         return f"{self.op} {what}" + (f" = {self.value!r}" if self.value else "")
+
+
+def url_regex(url: str) -> str | None:
+    """The regular expression of a wait step's ``url`` written between slashes, else None (a glob)."""
+    return url[1:-1] if len(url) > 2 and url.startswith("/") and url.endswith("/") else None
 
 
 class Task(BaseModel):

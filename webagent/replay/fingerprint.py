@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
+from webagent.web.control_name import visible_name
+
 STABLE_ATTRS = ("name", "id", "placeholder", "href", "type", "aria-label", "role", "title", "alt")
 LANDMARK_TAGS = ("header", "nav", "main", "aside", "footer", "form", "section", "dialog")
 _HEADINGS = "h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h6"
@@ -96,8 +98,11 @@ def label_of(el) -> str:
 
 
 def name_of(el, label: str = "") -> str:
-    """Accessible name, roughly as a screen reader has it: aria-label, the label, the
-    text (links, buttons), then placeholder / title / alt / a button's value."""
+    """Accessible name: the browser's own (``ax_name``, from the live capture's accessibility
+    tree; icon-font glyphs dropped), else roughly as a screen reader has it: aria-label, the
+    label, the text (links, buttons), then placeholder / title / alt / a button's value."""
+    if accessible := visible_name(el.get("ax_name") or ""):
+        return _cut(accessible)
     if el.get("aria-label"):
         return _cut(squash(el.get("aria-label")))
     tag = el.tag

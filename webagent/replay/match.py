@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webagent.replay.fingerprint import candidates, describe_element, place, short
+from webagent.web.control_name import visible_name
 
 THRESHOLD = 0.5
 MARGIN = 0.12
@@ -65,7 +66,8 @@ class Match:
 
 
 def _norm(text: str | None) -> str:
-    return " ".join((text or "").lower().split())
+    """For comparing: case, spacing and icon-font glyphs aside (a name with or without them is one name)."""
+    return visible_name(text or "").lower()
 
 
 def _similar(a: str, b: str) -> bool:

@@ -1,0 +1,160 @@
+"""Controls offered and the names they are offered under, before and after a change to the
+agent's view: every HTML page under tests/fixtures/ and the demo shop's pages captured live
+in Chromium, and every step page of the shipped Mind2Web data (offline cleaned HTML, which
+carries no accessibility tree).
+
+    # what the code at a commit shows (run the same script against an older checkout's code):
+    git worktree add /tmp/before COMMIT
+    VIEW_NAMES_CODE=/tmp/before .venv/bin/python bench/view_names.py --dump before.json
+    .venv/bin/python bench/view_names.py --dump after.json --before before.json --out DIR
+
+``--before`` compares: per source, controls offered before and after, names changed (count,
+and a sample with both names), controls gained and lost; written as ``DIR/view_names.json``
+and ``DIR/view_names.md``. A control is matched by its id (Chromium's backend node id: the
+same page loaded in a fresh browser gets the same ids) within its page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, os.environ.get("VIEW_NAMES_CODE") or str(ROOT))
+
+SAMPLE = 15
+
+
+def _controls(cleaned_html: str) -> dict[str, list[str]]:
+    from webagent.web.agent_view import build_view
+
+    view = build_view(cleaned_html)
+    return {i: [c.kind, c.name, list(c.options)] for i, c in view.controls.items()}
+
+
+async def _live_pages() -> dict[str, dict]:
+    from webagent.browser import BrowserSession
+    from webagent.demo_site import serve_directory
+
+    folders = [ROOT / "tests" / "fixtures", ROOT / "webagent" / "demo_site" / "site"]
+    out: dict[str, dict] = {}
+    async with BrowserSession(allowed_domains=["127.0.0.1"]) as browser:
+        for folder in folders:
+            base, stop = serve_directory(folder)
+            try:
+                for path in sorted(folder.rglob("*.html")):
+                    rel = path.relative_to(folder).as_posix()
+                    browser.guard = None
+                    opened = await browser.open(f"{base}{rel}")
+                    if not opened.ok:
+                        continue
+                    try:
+                        obs = await browser.observe()
+                    except Exception:  # noqa: BLE001 - a page that cannot be captured is left out of both sides
+                        continue
+                    out[f"{folder.name}/{rel}"] = _controls(obs.cleaned_html)
+            finally:
+                stop()
+    return out
+
+
+def _mind2web_pages() -> dict[str, dict]:
+    from mind2web.data import iter_steps, load_tasks
+
+    out = {}
+    data = ROOT / "tests" / "fixtures" / "mind2web"
+    for split in ("test_task", "test_website", "test_domain"):
+        for step in iter_steps(load_tasks(str(data), split=split)):
+            out[f"{split}/{step.annotation_id}/{step.index}"] = _controls(step.action.cleaned_html)
+    return out
+
+
+def compare(before: dict, after: dict) -> dict:
+    """Per source: pages, controls before/after, names changed with a sample, gained, lost."""
+    result = {}
+    for source in ("live", "mind2web"):
+        b, a = before[source], after[source]
+        pages = sorted(set(b) & set(a))
+        changed, gained, lost = [], [], []
+        n_before = n_after = 0
+        for page in pages:
+            n_before += len(b[page])
+            n_after += len(a[page])
+            for i, (kind, name, options) in a[page].items():
+                if i not in b[page]:
+                    gained.append({"page": page, "id": i, "kind": kind, "name": name})
+                elif b[page][i][1] != name or b[page][i][2] != options:
+                    old = b[page][i]
+                    changed.append(
+                        {"page": page, "id": i, "kind": kind, "before": old[1], "after": name}
+                        | ({"options_before": old[2], "options_after": options} if old[2] != options else {})
+                    )
+            lost += [
+                {"page": page, "id": i, "kind": v[0], "name": v[1]} for i, v in b[page].items() if i not in a[page]
+            ]
+        result[source] = {
+            "pages": len(pages),
+            "controls_before": n_before,
+            "controls_after": n_after,
+            "names_changed": len(changed),
+            "gained": len(gained),
+            "lost": len(lost),
+            "changed": changed,
+            "gained_list": gained,
+            "lost_list": lost,
+        }
+    return result
+
+
+def markdown(result: dict) -> str:
+    lines = [
+        "| pages | count | controls before | controls after | names or options changed | gained | lost |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for source, r in result.items():
+        lines.append(
+            f"| {source} | {r['pages']} | {r['controls_before']} | {r['controls_after']} | {r['names_changed']} "
+            f"| {r['gained']} | {r['lost']} |"
+        )
+    for source, r in result.items():
+        if r["changed"]:
+            lines += ["", f"Names changed ({source}, {min(SAMPLE, len(r['changed']))} of {len(r['changed'])}):", ""]
+            lines += [
+                f"- {c['page']} [{c['id']}] {c['kind']}: {c['before']!r} -> {c['after']!r}"
+                + (f" (options {c['options_before']} -> {c['options_after']})" if "options_after" in c else "")
+                for c in r["changed"][:SAMPLE]
+            ]
+        for key, word in (("gained_list", "gained"), ("lost_list", "lost")):
+            if r[key]:
+                lines += ["", f"Controls {word} ({source}, {min(SAMPLE, len(r[key]))} of {len(r[key])}):", ""]
+                lines += [f"- {c['page']} [{c['id']}] {c['kind']} {c['name']!r}" for c in r[key][:SAMPLE]]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dump", required=True, help="write this code's controls and names here")
+    parser.add_argument("--before", help="a dump of the code before the change, to compare with")
+    parser.add_argument("--out", help="folder for view_names.json and view_names.md (with --before)")
+    args = parser.parse_args(argv)
+    now = {"live": asyncio.run(_live_pages()), "mind2web": _mind2web_pages()}
+    Path(args.dump).write_text(json.dumps(now, ensure_ascii=False))
+    print(f"{len(now['live'])} live pages, {len(now['mind2web'])} Mind2Web step pages -> {args.dump}")
+    if args.before:
+        result = compare(json.loads(Path(args.before).read_text()), now)
+        text = markdown(result)
+        print(text)
+        if args.out:
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "view_names.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
+            (out / "view_names.md").write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
