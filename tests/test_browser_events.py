@@ -69,12 +69,20 @@ async def test_dialogs_are_answered_and_noted(browser, site):
     assert alert.ok and "alert" in alert.note and "hello" in alert.note
     assert await _out(browser) == "alerted"
 
+    # A confirm the click raised is held open for the caller (issue 33): the click returns
+    # with it, and DIALOG answers it (tests/test_agent_dialogs.py has more).
     confirm = await _click(browser, obs, "confirm")
-    assert confirm.ok and "Delete everything?" in confirm.note and "dismissed" in confirm.note
-    assert await _out(browser) == "cancel"  # dismissed by default
+    assert confirm.ok and confirm.dialog and confirm.dialog.message == "Delete everything?"
+    assert "Delete everything?" in confirm.note and "DIALOG dismiss" in confirm.note
+    answered = await browser.act(Action(op="DIALOG", value="dismiss"))
+    assert answered.ok and "Delete everything?" in answered.note and "dismissed" in answered.note
+    assert await _out(browser) == "cancel"
 
+    # one left unanswered is dismissed before the next action, which says so
     prompt = await _click(browser, obs, "prompt")
-    assert "Your name?" in prompt.note and "dismissed" in prompt.note
+    assert prompt.dialog and prompt.dialog.kind == "prompt" and "Your name?" in prompt.note
+    nxt = await browser.act(Action(op="SCROLL", direction="down"), obs)
+    assert "Your name?" in nxt.note and "dismissed" in nxt.note and "not answered" in nxt.note
     assert await _out(browser) == "null"
 
 
@@ -208,6 +216,8 @@ async def test_the_note_reaches_the_history_and_steps_jsonl(browser, site, tmp_p
         seen.append(prompt)
         if "Delete everything?" not in prompt:
             return {"operation": "CLICK", "element_id": confirm}
+        if "dismissed" not in prompt:  # the click's confirm is held open for the model (issue 33)
+            return {"operation": "DIALOG", "value": "dismiss"}
         return {"operation": "DONE", "element_id": "", "value": ""}
 
     obs = await open_page(browser, site + "dialogs.html")
@@ -223,4 +233,5 @@ async def test_the_note_reaches_the_history_and_steps_jsonl(browser, site, tmp_p
     assert result.status == "done"
     assert "Delete everything?" in seen[-1] and "dismissed" in seen[-1]
     steps = [json.loads(line) for line in (trace.folder / "steps.jsonl").read_text().splitlines()]
-    assert "dismissed" in steps[0]["result_text"] and "dismissed" in steps[0]["result"]["note"]
+    assert "the page asks (confirm)" in steps[0]["result_text"] and "Delete everything?" in steps[0]["result"]["note"]
+    assert "dismissed" in steps[1]["result_text"] and "dismissed" in steps[1]["result"]["note"]

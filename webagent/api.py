@@ -107,7 +107,8 @@ class Agent:
 
     ``allow_domains``: other sites top-level navigation may go to, ``host`` (any port) or
     ``host:port`` (default: the start URL's host and port only). ``accept_dialogs``:
-    accept confirm/prompt/beforeunload dialogs instead of dismissing them. ``secrets``: values
+    accept confirm/prompt/beforeunload dialogs at once (by default a confirm or prompt the
+    model's action raises is shown to the model to answer, and others are dismissed). ``secrets``: values
     the model may type but never sees (it reads and types ``<secret:NAME>``; a password in
     the task is one too). ``save_as``: keep the run, when it ends ``done``, as a workflow
     for ``replay(name)``. ``params``: typed values to save as named parameters
@@ -142,7 +143,7 @@ class Agent:
     ):
         self.task, self.url, self.demo = task, url, demo
         self.secrets = dict(secrets or {})  # name -> value: the model sees <secret:name> only
-        self.accept_dialogs = accept_dialogs  # confirm/prompt/beforeunload: accept instead of dismiss
+        self.accept_dialogs = accept_dialogs  # confirm/prompt/beforeunload: accepted at once
         self.llm = llm
         self.endpoint = _endpoint(endpoint, model, base_url, api_key, gguf)
         self.allow_domains = list(allow_domains)

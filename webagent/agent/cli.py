@@ -102,7 +102,10 @@ def _progress(message: str) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
-    "--accept-dialogs", is_flag=True, help="Accept confirm/prompt/beforeunload dialogs (default: dismiss them)."
+    "--accept-dialogs",
+    is_flag=True,
+    help="Accept every confirm/prompt/beforeunload dialog at once (default: the model answers a confirm or "
+    "prompt its own action raised; others are dismissed).",
 )
 @click.option(
     "--secret",

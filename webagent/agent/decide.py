@@ -82,12 +82,14 @@ async def decide(
     can_back: bool = False,
     warning: str = "",
     chat: LiveChat | None = None,
+    dialog: str = "",
 ) -> Decision:
-    """``snippets`` are in the agent view (``agent_view``); ``controls`` every control on the page."""
+    """``snippets`` are in the agent view (``agent_view``); ``controls`` every control on the page;
+    ``dialog`` the kind of dialog the page holds open (then only its answers and DONE are choices)."""
     page = "\n".join(s.text for s in snippets)
 
     async def predict(context: str, allowed: list[str], hint: str = "", in_chat: bool = False) -> LiveOutcome:
-        choices = Choices({i: controls[i] for i in allowed if i in controls}, can_back=can_back)
+        choices = Choices({i: controls[i] for i in allowed if i in controls}, can_back=can_back, dialog=dialog)
         return await predict_live_action(
             client,
             context=context,

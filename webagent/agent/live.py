@@ -58,7 +58,9 @@ class LiveRun:
     client: object | None = None  # an LLMClient to use instead of opening one (the Python API, tests)
     final_url: str | None = None  # the page the run ended on
     final_title: str | None = None
-    accept_dialogs: bool = False  # confirm/prompt/beforeunload: accept instead of dismiss
+    accept_dialogs: bool = (
+        False  # confirm/prompt/beforeunload: accepted at once (else the model answers an action's confirm)
+    )
     secrets: dict = field(default_factory=dict)  # name -> value, typed from <secret:name> (never shown)
 
     async def run(self, progress=None) -> AgentResult:

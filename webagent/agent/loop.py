@@ -11,6 +11,12 @@ comes a third time in the run (``stuck``; this also catches loops between pages)
 * Only validity limits what the model may answer (``webagent.web.live_action``): every
   control the page shows (a disabled one is shown, not offered), BACK when this run has an
   earlier page, DONE at any step. Nothing reads the task to hide or refuse an action.
+* A confirm or prompt the model's own action raised is held open (``BrowserSession.dialog``,
+  unless the session accepts dialogs at once): the step's result says what the page asks;
+  the next step shows the same page with the dialog's text, and the choices are the
+  dialog's answers (DIALOG accept/dismiss) and DONE -- the page can do nothing else. The
+  answer finishes the action, and its result says what the page did. A dialog still open
+  when the run ends is dismissed (``run.json`` says so).
 * What the run carries from step to step, and the model's copy of the page with what the
   run did to each control, is ``webagent.agent.state``.
 * Each step's record keeps the exact prompt and reply of every model call (``calls``).
@@ -168,8 +174,12 @@ async def run_agent(
         result.usage = client.usage.to_dict()
         if state.obs is not None:
             result.final_url, result.final_title = state.obs.url, state.obs.title
+        left_open = await _close_dialog(browser)
         if trace is not None:
-            trace.write_run({"task": task, **result.to_json(), "options": vars(options)})
+            run = {"task": task, **result.to_json(), "options": vars(options)}
+            if left_open:
+                run["dialog_left_open"] = scrub(left_open, state.secrets)
+            trace.write_run(run)
     return result
 
 
@@ -181,7 +191,8 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     times: dict[str, float] = {}
     record: dict = {"step": n}
     shot = None
-    if trace is not None and options.screenshots:
+    dialog = getattr(browser, "dialog", None)  # a dialog the last action raised: the page waits for its answer
+    if trace is not None and options.screenshots and dialog is None:  # (a screenshot would wait too)
         t0 = time.perf_counter()
         try:
             shot = await browser.page.screenshot(full_page=True, timeout=5000)
@@ -210,6 +221,8 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         frame_errors=obs.frame_errors,
         truncated=obs.truncated,
     )
+    if dialog is not None:
+        record["dialog"] = dialog.model_dump(exclude_none=True)
     decision: Decision | None = None
     if snippets:
         decision = await decide(
@@ -227,7 +240,8 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
             title=obs.title,
             can_back=state.can_back,
             chat=state.chat,
-            warning=state.warning,
+            warning="\n".join(text for text in (_dialog_text(dialog), state.warning) if text),
+            dialog=dialog.kind if dialog is not None else "",
         )
         times.update(decision.times)
         problem = decision.outcome.problem
@@ -315,6 +329,28 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         box = elements.box(obs.raw_html, action.element_id) if action and action.element_id else None
         record = trace.write_step(record, shot, box)
     return record, {"action": action, "ok": ok, "changed": changed, "fatal": fatal, "finished": finished}
+
+
+def _dialog_text(dialog) -> str:
+    """What the step prompt says of a dialog the page holds open (after the page, before the task)."""
+    if dialog is None:
+        return ""
+    message = " ".join(dialog.message.split())
+    if dialog.kind == "prompt":
+        how = 'DIALOG "accept" with a "text" to answer, or DIALOG "dismiss" (Cancel)'
+    else:
+        how = 'DIALOG "accept" (OK) or DIALOG "dismiss" (Cancel)'
+    return f'The page shows a dialog ({dialog.kind}): "{message}"\nThe page cannot be used until it is answered: {how}.'
+
+
+async def _close_dialog(browser) -> str:
+    """Dismiss a dialog the run left open (never left hanging); the event line, or ""."""
+    if getattr(browser, "dialog", None) is None:
+        return ""
+    try:
+        return await browser.dismiss_dialog("the run ended")
+    except Exception:  # noqa: BLE001 - the browser may be gone already
+        return ""
 
 
 async def _check_form(client, state: RunState, controls: dict, control, action, record: dict) -> str | None:

@@ -33,6 +33,8 @@ def to_browser_action(action: LiveAction, secrets: dict[str, str] | None = None)
         return Action(op="GOTO", value=action.value)
     if op == "BACK":
         return Action(op="BACK")
+    if op == "DIALOG":
+        return Action(op="DIALOG", value=action.value, text=action.text or None)
     if op == "DONE":
         raise ValueError("DONE ends the run: it is not a browser action")
     value = reveal(action.value, secrets) if secrets and op == "TYPE" else action.value
@@ -58,13 +60,17 @@ async def act(browser, state: RunState, obs, before: list[str], action: LiveActi
     fatal = finished = None
     t0 = time.perf_counter()
     try:  # the page as it is now: what changed while the model decided changes on its own
-        during = state.lines(await browser.observe())
+        # (not while it holds a dialog open: nothing can be captured then, and nothing changes)
+        during = before if _asks(browser) else state.lines(await browser.observe())
     except CaptureError:
         during = before
     recheck_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     executed = await browser.act(to_browser_action(action, state.named), obs)
     times["execute_s"] = time.perf_counter() - t0
+    if _asks(browser):  # the action raised a dialog the page holds open: the model answers it next
+        times["observe_s"] = recheck_s
+        return Acted(executed, executed.ok, True, executed.note or "the page opened a dialog")
     if after_step is not None:
         finished = await after_step()
     t0 = time.perf_counter()
@@ -104,6 +110,12 @@ async def act(browser, state: RunState, obs, before: list[str], action: LiveActi
     if executed.note:
         text += f" ({executed.note})"
     return Acted(executed, executed.ok, changed, text, finished, fatal)
+
+
+def _asks(browser) -> bool:
+    """Whether the page holds a dialog open (``BrowserSession.dialog``): then it runs no script,
+    so it is neither captured nor asked anything until the dialog is answered."""
+    return getattr(browser, "dialog", None) is not None
 
 
 def _retyped_password(state: RunState, obs, action: LiveAction) -> bool:

@@ -142,6 +142,7 @@ class GoldModel:
         self.history_seen = 0
         self.losses: list[dict] = []
         self.naming: list[dict] = []  # elements shown under another name than their accessible one
+        self.found = {"element": 0, "name": 0}  # proposals whose line was found by element, or by name
         self.last: dict | None = None
 
     def attach(self, browser) -> None:
@@ -170,7 +171,7 @@ class GoldModel:
         self.losses.append({"gold_step": self.next + 1, "step": step.describe(), "message": message})
 
     async def _ids(self, step: GoldStep) -> list[str] | None:
-        if self.browser is None or step.op in ("done", "wait"):
+        if self.browser is None or step.op in ("done", "wait", "dialog"):
             return None
         from webagent.apps.locate import gold_ids
 
@@ -204,6 +205,7 @@ class GoldModel:
         ids = await self._ids(step)
         if ids is None:  # no live page, or not on it now: by kind and name in the prompt
             found = find_line(page, step)
+            self.found["name"] += found is not None
             return found, "" if found else f"no line shows {step.role} {step.name!r}"
         lines = _lines(page)
         shown = next((i for i in ids if i in lines and _op_fits(step, lines[i][0])), None)
@@ -211,6 +213,7 @@ class GoldModel:
             nearest = nearest_lines(page, step.name)
             instead = f"; nearest lines: {'; '.join(nearest)}" if nearest else "; the prompt shows no control near it"
             return None, f"not offered: no line shows {step.role} {step.name!r} (node {ids[0]}){instead}"
+        self.found["element"] += 1
         kind, name = lines[shown]
         if not same_name(name, step.name) and not any(n["gold_step"] == self.next + 1 for n in self.naming):
             self.naming.append(
@@ -229,6 +232,9 @@ class GoldModel:
                 await self._wait(step)
                 self.next += 1
                 continue
+            if step.op == "dialog":  # the step before raised it: the agent shows it and takes the answer
+                self.proposed = self.next
+                return {"operation": "DIALOG", "value": step.value}
             element_id, why = await self._find(page, step)
             if element_id is None:
                 self._lose(why)

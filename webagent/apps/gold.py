@@ -166,8 +166,15 @@ async def wait_for(page, step: GoldStep, timeout_ms: float = STEP_TIMEOUT_MS) ->
         raise await _missing(page, step, waited) from None
 
 
+def answer_next_dialog(page, answer: str) -> None:
+    """A dialog step: the dialog the next action raises is answered so (Playwright alone
+    dismisses every dialog it is not told about)."""
+    page.once("dialog", lambda dialog: dialog.accept() if answer == "accept" else dialog.dismiss())
+
+
 async def do_step(page, step: GoldStep) -> None:
-    if step.op == "done":
+    """One step; a ``dialog`` step was prepared before the step that raises it (``follow``)."""
+    if step.op in ("done", "dialog"):
         return
     if step.op == "wait":
         await wait_for(page, step)
@@ -194,7 +201,9 @@ async def follow(context, start_url: str, task: Task) -> GoldRun:
     page.on("request", lambda request: run.hosts.add(urlsplit(request.url).hostname or urlsplit(request.url).scheme))
     try:
         await page.goto(start_url, wait_until="load", timeout=STEP_TIMEOUT_MS)
-        for step in task.gold:
+        for k, step in enumerate(task.gold):
+            if k + 1 < len(task.gold) and task.gold[k + 1].op == "dialog":
+                answer_next_dialog(page, task.gold[k + 1].value)
             await do_step(page, step)
             run.steps += 1
         run.ok = True

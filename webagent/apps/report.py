@@ -118,7 +118,14 @@ def write_report(out: Path, beside: Path | None = None) -> Path:
         lines += ["", "## How failures ended", ""] + [f"- {c}: {n}" for c, n in summary["causes"].items()]
     if any("naming" in r for r in rows):  # a ceiling run: how the agent named the gold elements
         defects = [(r["task"], n) for r in rows for n in r.get("naming") or []]
+        by = {k: sum((r.get("found_by") or {}).get(k, 0) for r in rows) for k in ("element", "name")}
         lines += ["", "## Naming defects", ""]
+        lines.append(
+            f"The gold model found its element's line by the element (role and name in the live page, then "
+            f"its node) {by['element']} times, by name in the prompt {by['name']} times (the element not "
+            "on the page when asked)."
+        )
+        lines.append("")
         lines.append(
             f"{len(defects)} gold elements shown under another name than their accessible one"
             + (":" if defects else " (every gold element found by role and name has the name the browser gives it).")

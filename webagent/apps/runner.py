@@ -205,6 +205,7 @@ async def run_task(
     if gold is not None:
         row["losses"] = gold.losses
         row["naming"] = gold.naming
+        row["found_by"] = gold.found
         if not row["success"] and row["cause"] != "error":
             first = gold.losses[0] if gold.losses else None
             row["cause"] = (

@@ -58,10 +58,12 @@ class GoldStep(BaseModel):
     """One step as a person says it: the element's role and accessible name, and what to do.
     A ``wait`` step waits, as a person waits for a confirmation, for one of: an element by
     role and name, ``text`` shown on the page, or the page's ``url`` (a Playwright glob such
-    as ``**/thanks/``, or a regular expression between slashes: ``/order/\\d+/``)."""
+    as ``**/thanks/``, or a regular expression between slashes: ``/order/\\d+/``). A ``dialog``
+    step answers the dialog (confirm, prompt) the step before it raised: ``value`` is
+    ``accept`` or ``dismiss``."""
 
     model_config = ConfigDict(extra="forbid")
-    op: Literal["click", "type", "select", "check", "uncheck", "wait", "done"]
+    op: Literal["click", "type", "select", "check", "uncheck", "wait", "dialog", "done"]
     role: str = ""
     name: str = ""
     value: str = ""
@@ -73,6 +75,10 @@ class GoldStep(BaseModel):
     def _fits(self):
         if self.op == "wait":
             return self._fits_wait()
+        if self.op == "dialog":
+            if self.value not in ("accept", "dismiss") or self.role or self.name or self.text or self.url:
+                raise ValueError('a dialog step takes only a value, "accept" or "dismiss"')
+            return self
         if self.text or self.url:
             raise ValueError(f"text and url belong to a wait step, not to a {self.op} step")
         if self.op != "done" and not (self.role and self.name):
@@ -104,6 +110,8 @@ class GoldStep(BaseModel):
     def describe(self) -> str:
         if self.op == "done":
             return f"DONE {self.value!r}" if self.value else "DONE"
+        if self.op == "dialog":
+            return f"{self.value} the dialog"
         if self.op == "wait" and not self.role:
             return f"wait for text {self.text!r}" if self.text else f"wait for url {self.url!r}"
         if self.op == "wait":

@@ -11,9 +11,9 @@
 
 Modules: ``session`` (launch/attach, CDP sessions, settling, observe with one retry),
 ``tabs`` (active tab, new and closed tabs, event lines), ``events`` (dialogs, downloads,
-crashes), ``intercept`` (the guard inside the browser: every tab's document requests),
+crashes), ``dialogs`` (a confirm or prompt an action raised, held open for the caller), ``intercept`` (the guard inside the browser: every tab's document requests),
 ``capture`` + ``snapshot`` (CDP DOM snapshots -> raw and cleaned HTML with ids),
-``actions`` (CLICK/TYPE/SELECT/SCROLL/GOTO/BACK -> ``ActionResult``, never raising; its
+``actions`` (CLICK/TYPE/SELECT/SCROLL/GOTO/BACK/DIALOG -> ``ActionResult``, never raising; its
 ``note`` carries the browser events), ``guard`` (allowed sites with ports, ``redact``),
 ``models`` (the typed values).
 """

@@ -1,11 +1,15 @@
 """Execute one ``Action`` on the active page; every outcome is an ``ActionResult``.
 
 Elements are found by the ids of the last observation through CDP:
-``DOM.resolveNode`` (which also reaches closed shadow roots), ``DOM.scrollIntoViewIfNeeded``,
-the centre of ``DOM.getContentQuads``; ``elementFromPoint`` (through shadow roots)
-checks that nothing covers that point, then real mouse events click it. A covered
-element, or one without a box, is clicked with JS ``click()`` instead and
-``method="js"`` says so. An id whose node is gone ("No node with given id found",
+``DOM.resolveNode`` (which also reaches closed shadow roots). A click waits (each wait
+bounded by ``CLICK_SETTLE_MS``) for the page to stop moving (a smooth scroll after an
+in-page link), ``DOM.scrollIntoViewIfNeeded``, waits until the element's box stays put
+across animation frames, takes the centre of ``DOM.getContentQuads`` of that settled box,
+and checks with ``elementFromPoint`` (through shadow roots) at that very point that the
+click lands on the element (or inside it, or on its <label>); then real mouse events
+click it. A click that would land elsewhere, an element still moving, or one without a
+box, is clicked with JS ``click()`` instead: ``method="js"`` says so and ``note`` says
+why (what is at the point). An id whose node is gone ("No node with given id found",
 "Node with given id does not belong to the document") is ``page_changed``: the page
 was reloaded or navigated since the observation -- observe again.
 
@@ -14,9 +18,15 @@ was reloaded or navigated since the observation -- observe again.
 * TYPE id value [press_enter] -- replaces the field's value as typed text (input
   events fire); date/colour/range inputs get their value set and input/change fired.
 * SELECT id value -- a ``<select>`` (or one of its options): the option whose text
-  or value equals ``value`` (then case-insensitive, then contained), input/change fired.
+  or value equals ``value`` (then case-insensitive, then contained), input/change fired;
+  an option of an ``<optgroup>`` is also named "group / text", and a text that options of
+  several groups share is refused, naming each.
 * SCROLL [id] up|down -- the element, or the page, by 80% of its visible height.
 * GOTO url (checked by the session's guard) and BACK.
+* DIALOG accept|dismiss [text] -- answers the confirm or prompt an action left open. A
+  CLICK, TYPE or SELECT that raises one returns as soon as the dialog is open, with it in
+  ``dialog`` and a note that says how to answer; answering finishes the action (see
+  ``dialogs``). Any other action dismisses a dialog left open first.
 
 After an action the session waits (bounded) for the load event and a quiet network, for
 a tab the action opened and for downloads being saved. A navigation the guard refused
@@ -30,6 +40,7 @@ from __future__ import annotations
 
 import time
 
+from webagent.browser import dialogs
 from webagent.browser.forms import take_invalid_fields
 from webagent.browser.guard import redact
 from webagent.browser.models import Action, ActionResult, ElementRef, Observation
@@ -45,33 +56,87 @@ _STALE = (
     "Session closed",
     "has been closed",
 )
+# How long a click waits for its element's box to stop moving (a smooth scroll, a slide-in).
+CLICK_SETTLE_MS = 500
 _VALUE_SET_TYPES = ("date", "datetime-local", "month", "week", "time", "color", "range")
 
-# Runs on the resolved element: its state, and whether the centre of its first box
-# is covered by another element (looked up through open shadow roots).
+# Runs on the resolved element: its state (gone, hidden, disabled, whether it has a box).
 _PROBE = """function() {
   const el = this;
   if (!el.isConnected) return {gone: true};
-  const style = getComputedStyle(el);
   const rects = el.getClientRects();
   const box = rects.length ? rects[0] : null;
-  const out = {tag: el.tagName.toLowerCase(), disabled: !!el.disabled || el.getAttribute('aria-disabled') === 'true',
-               hidden: (el.checkVisibility ? !el.checkVisibility({visibilityProperty: true}) : !rects.length),
-               sized: !!box && box.width > 0 && box.height > 0, covered: null};
-  if (out.sized) {
-    const x = box.left + box.width / 2, y = box.top + box.height / 2;
-    let hit = document.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
+  return {tag: el.tagName.toLowerCase(), disabled: !!el.disabled || el.getAttribute('aria-disabled') === 'true',
+          hidden: (el.checkVisibility ? !el.checkVisibility({visibilityProperty: true}) : !rects.length),
+          sized: !!box && box.width > 0 && box.height > 0};
+}"""
+
+# The element's first box (in the top viewport when its frames are same-origin), sampled each
+# animation frame until it stays the same for two frames or ``limit`` ms have passed: a page
+# still scrolling (``scroll-behavior: smooth`` after an in-page link) or an element still
+# sliding in would move it between the aim and the click.
+_SETTLE = """function(limit) {
+  const el = this;
+  const box = () => {
+    const r = el.getClientRects()[0];
+    if (!r) return null;
+    let x = r.left, y = r.top;
+    try {
+      for (let w = el.ownerDocument.defaultView; w && w.frameElement; w = w.parent) {
+        const f = w.frameElement.getBoundingClientRect(); x += f.left; y += f.top;
+      }
+    } catch (e) {}
+    return [x, y, r.width, r.height];
+  };
+  const same = (a, b) => !!a && !!b && a.every((v, i) => Math.abs(v - b[i]) < 0.5);
+  const frame = () => new Promise(done => { requestAnimationFrame(() => done()); setTimeout(done, 50); });
+  return (async () => {
+    const t0 = performance.now();
+    let last = box(), still = 0;
+    while (performance.now() - t0 < limit) {
+      await frame();
+      const now = box();
+      still = same(now, last) ? still + 1 : 0;
+      last = now;
+      if (still >= 2) return {box: now, stable: true};
     }
-    const root = el.getRootNode();
-    const inside = hit && (hit === el || el.contains(hit) || (root.host && (hit === root.host)) ||
-                           (hit.tagName === 'LABEL' && hit.control === el));
-    if (!inside) out.covered = hit ? (hit.tagName.toLowerCase() + (hit.id ? '#' + hit.id : '')) : 'nothing';
+    return {box: last, stable: still >= 1};  // frames come slowly (a throttled tab): one still pair will do
+  })();
+}"""
+
+# What a click at the centre of the element's first box would hit, looked up through open
+# shadow roots at that very point, while the box is still ``box`` (``_SETTLE``'s): {} when
+# it is the element, inside it, or a <label> of it; ``at`` names what is there instead;
+# ``outside`` when that point is off the viewport; ``moved`` when the box is no longer
+# where it settled.
+_HIT = """function(box) {
+  const el = this;
+  const r = el.getClientRects()[0];
+  if (!r) return {moved: true};
+  let ox = 0, oy = 0;
+  try {
+    for (let w = el.ownerDocument.defaultView; w && w.frameElement; w = w.parent) {
+      const f = w.frameElement.getBoundingClientRect(); ox += f.left; oy += f.top;
+    }
+  } catch (e) {}
+  if ([r.left + ox, r.top + oy, r.width, r.height].some((v, i) => Math.abs(v - box[i]) >= 0.5)) return {moved: true};
+  const x = r.left + r.width / 2, y = r.top + r.height / 2;
+  const view = el.ownerDocument.defaultView;
+  if (x < 0 || y < 0 || x >= view.innerWidth || y >= view.innerHeight) return {outside: true};
+  let hit = el.ownerDocument.elementFromPoint(x, y);
+  while (hit && hit.shadowRoot) {
+    const inner = hit.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === hit) break;
+    hit = inner;
   }
-  return out;
+  if (!hit) return {at: 'nothing'};
+  for (let n = hit; n; n = n.parentNode || n.host) if (n === el) return {};
+  for (let root = el.getRootNode(); root && root.host; root = root.host.getRootNode()) {
+    if (root.host === hit) return {};  // a closed shadow root: its host is as deep as the page shows
+  }
+  const label = hit.closest ? hit.closest('label') : null;
+  if (label && label.control === el) return {};
+  return {at: hit.tagName.toLowerCase() + (hit.id ? '#' + hit.id : '')};
 }"""
 
 _FOCUS_SELECT = """function() {
@@ -93,6 +158,8 @@ _SET_VALUE = """function(v) {
   return this.value;
 }"""
 
+# An option inside an <optgroup> is named "group / text" too ("Lyon / Airport", as the agent
+# view shows it); a text several groups share names none of them (which one is asked).
 _SELECT = """function(v) {
   let sel = this;
   if (sel.tagName === 'OPTION') sel = sel.closest('select');
@@ -100,16 +167,28 @@ _SELECT = """function(v) {
   if (sel.disabled) return {error: 'the <select> is disabled'};
   const opts = Array.from(sel.options);
   const norm = s => s.replace(/\\s+/g, ' ').trim();
+  const group = o => (o.parentElement && o.parentElement.tagName === 'OPTGROUP') ? norm(o.parentElement.label || '') : '';
+  const shown = o => group(o) ? group(o) + ' / ' + norm(o.text) : norm(o.text);
   const want = norm(v), low = want.toLowerCase();
-  const pick = opts.find(o => norm(o.text) === want || o.value === v)
-            || opts.find(o => norm(o.text).toLowerCase() === low || o.value.toLowerCase() === low)
-            || (low ? opts.find(o => norm(o.text).toLowerCase().includes(low)) : undefined);
-  if (!pick) return {error: 'no option ' + JSON.stringify(v) + '; options: ' + opts.slice(0, 15).map(o => JSON.stringify(norm(o.text))).join(', ')};
+  const tries = [
+    o => shown(o) === want || o.value === v,
+    o => norm(o.text) === want,
+    o => shown(o).toLowerCase() === low || o.value.toLowerCase() === low,
+    o => norm(o.text).toLowerCase() === low,
+    o => !!low && shown(o).toLowerCase().includes(low),
+  ];
+  let found = [];
+  for (const t of tries) { found = opts.filter(t); if (found.length) break; }
+  if (!found.length) return {error: 'no option ' + JSON.stringify(v) + '; options: ' + opts.slice(0, 15).map(o => JSON.stringify(shown(o))).join(', ')};
+  if (new Set(found.map(group)).size > 1) {
+    return {error: 'option ' + JSON.stringify(v) + ' is in several groups; choose one of: ' + found.map(o => JSON.stringify(shown(o))).join(', ')};
+  }
+  const pick = found[0];
   sel.value = pick.value;
   pick.selected = true;
   sel.dispatchEvent(new Event('input', {bubbles: true}));
   sel.dispatchEvent(new Event('change', {bubbles: true}));
-  return {chosen: norm(pick.text)};
+  return {chosen: shown(pick)};
 }"""
 
 _SCROLL = """function(dy) {
@@ -141,15 +220,14 @@ async def execute(session, action: Action, observation: Observation | None = Non
     if ref is not None and ref.is_password and action.value is not None:
         logged = action.model_copy(update={"value": redact(action.value, True)})
     result = ActionResult(ok=True, action=logged)
+    if action.op != "DIALOG":
+        await dialogs.close_open(session)  # left unanswered: dismissed, as before the action
     earlier = session.take_events()  # what happened since the last action (a timer's alert, ...)
     session.take_new_pages()  # tabs opened before this action are not its doing
     refused_before = len(session.guard.refused) if session.guard else 0
     popups_before = session.popups_announced()
     try:
-        await within(
-            _dispatch(session, action, ref, observation, result),
-            session.action_timeout_s + session.settle_timeout_s + 5,
-        )
+        await _perform(session, action, ref, observation, result)
     except ActionFailed as exc:
         result.ok, result.error, result.page_changed = False, str(exc), exc.page_changed
     except TimeoutError:
@@ -181,7 +259,10 @@ async def execute(session, action: Action, observation: Observation | None = Non
         result.ok, result.error = False, result.error or reason
         during = [line for line in during if line != result.error]
     notes = [result.note] if result.note else []
-    if action.op == "CLICK" and (invalid := await take_invalid_fields(session.page)):
+    if session.dialog is not None:  # the page waits for an answer: no script runs in it now
+        result.dialog = session.dialog
+        notes.insert(0, dialogs.ask_line(session.dialog))
+    elif action.op in ("CLICK", "DIALOG") and (invalid := await take_invalid_fields(session.page)):
         notes.append("the form was not sent: " + "; ".join(invalid))
     notes += during
     if earlier:
@@ -193,6 +274,30 @@ async def execute(session, action: Action, observation: Observation | None = Non
         result.url = ""
     result.elapsed_s = time.perf_counter() - t0
     return result
+
+
+async def _perform(session, action: Action, ref, observation, result: ActionResult) -> None:
+    """The action, bounded in time; one that may raise a dialog holds it (``dialogs``)."""
+    limit = session.action_timeout_s + session.settle_timeout_s + 5
+    if action.op == "DIALOG":
+        if (action.value or "").lower() not in ("accept", "dismiss"):
+            raise ActionFailed('DIALOG takes the value "accept" or "dismiss"')
+        if session.dialog is None:
+            raise ActionFailed("DIALOG: no dialog is open")
+        held, session._held_result = session._held_result, None  # the result of the action that raised it
+        try:
+            result.dialog = await dialogs.answer(session, (action.value or "").lower() == "accept", action.text, limit)
+        finally:
+            if session.dialog is not None:  # it raised the next one
+                session._held_result = held
+        if held is not None and session.dialog is None:  # what the action itself said (JS click, option chosen)
+            result.method, result.note = held.method, held.note
+    elif action.op in dialogs.HOLDING_OPS:
+        await dialogs.run(session, _dispatch(session, action, ref, observation, result), limit)
+        if session.dialog is not None:
+            session._held_result = result
+    else:
+        await within(_dispatch(session, action, ref, observation, result), limit)
 
 
 async def _dispatch(session, action: Action, ref, observation, result: ActionResult) -> None:
@@ -316,28 +421,60 @@ async def _click(session, owner, cdp, ref, object_id, element_id, result) -> Non
         raise ActionFailed(f"element {element_id} ({probe['tag']}) is hidden")
     if probe["disabled"]:
         raise ActionFailed(f"element {element_id} ({probe['tag']}) is disabled")
-    point = None
+    point, why = None, "no box on screen"
     if probe["sized"]:
-        try:
-            await cdp.send("DOM.scrollIntoViewIfNeeded", {"backendNodeId": ref.backend_node_id})
-        except Exception as exc:  # noqa: BLE001 - inline elements without a layout object
-            if _is_stale(str(exc)):
-                raise
-        probe = await _call(cdp, object_id, _PROBE)  # positions changed with the scroll
-        quads = (await cdp.send("DOM.getContentQuads", {"backendNodeId": ref.backend_node_id})).get("quads") or []
-        if quads and probe["covered"] is None:
-            q = quads[0]
-            point = (sum(q[0::2]) / 4, sum(q[1::2]) / 4)
+        offset = None
+        if not hasattr(owner, "is_closed"):  # an out-of-process frame: its quads are frame-relative
+            offset = await _frame_offset(owner)
+        point, why = await _aim(cdp, ref, object_id)
+        if point is not None and offset is not None:
+            point = (point[0] + offset[0], point[1] + offset[1])
     if point is None:
-        why = f"covered by <{probe['covered']}>" if probe.get("covered") else "no box on screen"
         await _call(cdp, object_id, "function() { this.click(); return true; }")
         result.method, result.note = "js", f"clicked with JS click(): {why}"
         return
-    if not hasattr(owner, "is_closed"):  # an out-of-process frame: its quads are frame-relative
-        dx, dy = await _frame_offset(owner)
-        point = (point[0] + dx, point[1] + dy)
     await session.page.mouse.click(point[0], point[1])
     result.method = "mouse"
+
+
+async def _aim(cdp, ref, object_id) -> tuple[tuple[float, float] | None, str]:
+    """(where a real click hits the element, in its target's viewport; or None and why not):
+    scrolled into view once the page has stopped moving (a smooth scroll still running would
+    add our scroll to its own and carry the element off screen), the centre of its box once
+    the box has stopped moving (``_SETTLE``), checked at that very point (``_HIT``) while the
+    box is still there."""
+    await _call(cdp, object_id, _SETTLE, CLICK_SETTLE_MS)
+    await _scroll_into_view(cdp, ref)
+    why = "it kept moving"
+    for _ in range(3):  # a box that moved again, or went off screen, since: once more
+        settled = await _call(cdp, object_id, _SETTLE, CLICK_SETTLE_MS)
+        if not settled or not settled.get("box"):
+            return None, "no box on screen"
+        quads = (await cdp.send("DOM.getContentQuads", {"backendNodeId": ref.backend_node_id})).get("quads") or []
+        if not quads:
+            return None, "no box on screen"
+        hit = await _call(cdp, object_id, _HIT, settled["box"])
+        if hit.get("moved"):
+            continue
+        if not settled["stable"]:
+            return None, f"it was still moving after {CLICK_SETTLE_MS} ms"
+        if hit.get("outside"):
+            why = "its centre stayed off screen"
+            await _scroll_into_view(cdp, ref)
+            continue
+        if hit.get("at"):
+            return None, f"covered by <{hit['at']}> at the centre of its box"
+        q = quads[0]
+        return (sum(q[0::2]) / 4, sum(q[1::2]) / 4), ""
+    return None, why
+
+
+async def _scroll_into_view(cdp, ref) -> None:
+    try:
+        await cdp.send("DOM.scrollIntoViewIfNeeded", {"backendNodeId": ref.backend_node_id})
+    except Exception as exc:  # noqa: BLE001 - inline elements without a layout object
+        if _is_stale(str(exc)):
+            raise
 
 
 async def _type(session, cdp, ref, object_id, action: Action, result: ActionResult) -> None:

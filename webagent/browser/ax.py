@@ -85,7 +85,7 @@ async def ax_names(cdp, timeout_s: float = AX_TIMEOUT_S) -> dict[int, tuple[str,
     """{backendNodeId: (role, accessible name)} of the target behind ``cdp`` (see above)."""
     try:
         tree = await within(cdp.send("Page.getFrameTree"), timeout_s)
-        frames: list[str | None] = _frame_ids(tree["frameTree"])
+        frames: list[str | None] = list(_frame_ids(tree["frameTree"]))
     except Exception:  # noqa: BLE001 - a worker or a frame target without the Page domain
         frames = [None]
     trees = await asyncio.gather(*(_one_tree(cdp, f, timeout_s) for f in frames))

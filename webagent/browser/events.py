@@ -4,9 +4,11 @@ page. The session keeps every line in ``BrowserSession.events``; each action's
 actions (a timer's alert, a tab a timer opened) under "before this action:" in the next
 action's note (see ``actions.execute``).
 
-* Dialogs never wait: ``alert`` is acknowledged; ``confirm``, ``prompt`` and
-  ``beforeunload`` are dismissed unless the session has ``accept_dialogs=True`` (a
-  prompt is then answered with its default text).
+* Dialogs never hang a step: a ``confirm`` or ``prompt`` raised by an action is held open
+  for the caller to answer (``dialogs``); every other one is answered at once: ``alert``
+  is acknowledged; ``confirm``, ``prompt`` and ``beforeunload`` are dismissed unless the
+  session has ``accept_dialogs=True`` (then accepted, a prompt with its default text, and
+  never held).
 * A download is saved under the session's ``downloads_dir`` (a run passes its trace
   folder's ``downloads/``), never over an earlier file (``name-1.ext``); without a
   folder it is cancelled. Saving runs in a task of the session: nothing blocks.
@@ -17,29 +19,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-_ANSWER = {
-    ("confirm", True): "accepted (answered OK)",
-    ("confirm", False): "dismissed (answered Cancel)",
-    ("prompt", False): "dismissed (answered Cancel)",
-    ("beforeunload", True): "accepted (the page may be left)",
-    ("beforeunload", False): "dismissed (the page stays)",
-}
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+from webagent.browser.dialogs import hold, one_line, record_answer
 
 
 async def answer_dialog(session, dialog) -> None:
+    if hold(session, dialog):  # the caller answers it (``dialogs``)
+        return
     kind = dialog.type
     accept = kind == "alert" or session.accept_dialogs
-    if kind == "alert":
-        outcome = "acknowledged"
-    elif kind == "prompt" and accept:
-        outcome = f"accepted with {dialog.default_value!r}"
-    else:
-        outcome = _ANSWER.get((kind, accept), "accepted" if accept else "dismissed")
+    gone = False
     try:
         if accept and kind == "prompt":
             await dialog.accept(dialog.default_value)
@@ -48,9 +36,8 @@ async def answer_dialog(session, dialog) -> None:
         else:
             await dialog.dismiss()
     except Exception:  # noqa: BLE001 - the page may be gone already
-        outcome = "gone before it was answered"
-    message = _one_line(dialog.message)
-    session.events.append(f"dialog {kind}" + (f" {message!r}" if message else "") + f" {outcome}")
+        gone = True
+    record_answer(session, dialog, accept, gone)
 
 
 def on_download(session, download) -> None:
@@ -77,7 +64,7 @@ async def _save(session, download, name: str) -> None:
         session.events.append(f"download saved: {path} ({path.stat().st_size} bytes)")
     except Exception as exc:  # noqa: BLE001 - a failed download is a line, not a crash
         failure = str(exc).strip().splitlines()
-        session.events.append(f"download of {name} failed: {_one_line(failure[0] if failure else type(exc).__name__)}")
+        session.events.append(f"download of {name} failed: {one_line(failure[0] if failure else type(exc).__name__)}")
 
 
 def _safe_name(suggested: str) -> str:

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Op = Literal["CLICK", "TYPE", "SELECT", "SCROLL", "GOTO", "BACK"]
+Op = Literal["CLICK", "TYPE", "SELECT", "SCROLL", "GOTO", "BACK", "DIALOG"]
 
 
 class ElementRef(BaseModel):
@@ -70,7 +70,8 @@ class Action(BaseModel):
     """One browser action. ``element_id`` is an id of the last observation.
 
     CLICK id | TYPE id value [press_enter] | SELECT id value (option text or value)
-    | SCROLL [id] direction | GOTO value=url | BACK.
+    | SCROLL [id] direction | GOTO value=url | BACK | DIALOG value=accept|dismiss [text]
+    (answers the dialog an action left open, ``text`` for a prompt's answer).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -80,6 +81,20 @@ class Action(BaseModel):
     value: str | None = None
     press_enter: bool = False
     direction: Literal["up", "down"] = "down"
+    text: str | None = None  # DIALOG accept of a prompt: the text it is answered with
+
+
+class Dialog(BaseModel):
+    """A JS dialog an action raised and the page holds open (``kind`` confirm or prompt,
+    ``default_value`` a prompt's text); ``answer`` once answered ("accept", "dismiss",
+    "accept 'text'" for a prompt)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    message: str
+    default_value: str = ""
+    answer: str | None = None
 
 
 class ActionResult(BaseModel):
@@ -104,3 +119,5 @@ class ActionResult(BaseModel):
     new_tab: bool = False
     blocked_navigation: str | None = None
     elapsed_s: float = 0.0
+    # the dialog the action raised and left open (answer it with DIALOG), or the one DIALOG answered
+    dialog: Dialog | None = None

@@ -42,7 +42,7 @@ from webagent.browser.errors import BrowserError, CaptureError, SharedTargetErro
 from webagent.browser.errors import first_line as _first_line
 from webagent.browser.guard import NavigationGuard
 from webagent.browser.intercept import Interceptor
-from webagent.browser.models import Action, ActionResult, Observation
+from webagent.browser.models import Action, ActionResult, Dialog, Observation
 from webagent.browser.tabs import Tabs
 
 #: Flags without which Chromium here tries (and fails) to reach Google's services,
@@ -146,7 +146,8 @@ class BrowserSession(Tabs):
         self._downloads: set = set()
         self._closed = False
         self._init_tabs()
-        dialogs.init(self)  # a confirm/prompt an action raised, held for the caller to answer
+        self.dialog: Dialog | None = None  # a confirm/prompt an action raised, held for the caller to answer
+        dialogs.init(self)
 
     # -- lifecycle ---------------------------------------------------------------
     async def __aenter__(self) -> BrowserSession:
@@ -384,6 +385,14 @@ class BrowserSession(Tabs):
             await self.settle()
         except Exception:  # noqa: BLE001 - no page at all: the capture says so
             pass
+
+    async def dismiss_dialog(self, why: str = "it was not answered") -> str:
+        """Dismiss the dialog an action left open (``dialog``); its event line, or "" when none was."""
+        if self.dialog is None:
+            return ""
+        before = len(self.events)
+        await dialogs.close_open(self, why)
+        return "; ".join(self.events[before:])
 
     async def act(self, action: Action, observation: Observation | None = None) -> ActionResult:
         from webagent.browser.actions import execute

@@ -3,7 +3,8 @@
 Pure data in, tree out (no browser here), so it is tested without Chromium too.
 
 What is kept: every element that has a layout box of its own, or a kept descendant,
-(``<option>``s of a kept ``<select>`` too), and every text node that was laid out;
+(``<option>``s of a kept ``<select>`` too, and a checkbox or radio button laid out with
+no size, the input of a switch drawn over it), and every text node that was laid out;
 not-rendered subtrees (``display:none``, ``<head>``, ``<script>``) and empty decorative
 leaves (no text, no informative attribute, not interactive) are left out. Shadow
 roots (open and closed) are inlined below their host, same-process iframes below
@@ -208,6 +209,10 @@ class _DocView:
                         or self._informative(i)
                         or (tag in _MEDIA and self.opa[i] not in t_transparent)
                     )
+                elif tag == "input" and self.vis[i] not in t_hidden and self._toggle(i):
+                    # a switch drawn over its checkbox (``opacity:0; width:0``): the control
+                    # a person toggles, by clicking its drawing (a JS click reaches it)
+                    keep = True
             keep_col[i] = keep
             size_col[i] = size + 1 if keep else 0
         # options live in no layout box: keep them with their select.
@@ -219,6 +224,12 @@ class _DocView:
                     if types[c] == 1 or types[c] == 3:
                         keep_col[c] = True
                         stack.extend(children[c])
+
+    def _toggle(self, i: int) -> bool:
+        """Whether element ``i`` (an ``<input>``) is a checkbox or a radio button."""
+        a = self.attrs[i] if i < len(self.attrs) else ()
+        lower = self.t.lower
+        return any(lower(a[k]) == "type" and lower(a[k + 1]) in ("checkbox", "radio") for k in range(0, len(a) - 1, 2))
 
     def _informative(self, i: int) -> bool:
         a = self.attrs[i] if i < len(self.attrs) else ()

@@ -35,7 +35,10 @@ def _prompt_text(messages: list[dict]) -> str:
 
 class FunctionBackend:
     def __init__(
-        self, fn: Callable[[list[dict], dict, str], str | dict], name: str = "fake:function", record: bool = True
+        self,
+        fn: Callable[[list[dict], dict, str], Any],  # a reply (str, dict, BackendReply), or an awaitable of one
+        name: str = "fake:function",
+        record: bool = True,
     ):
         self.fn = fn
         self.name = name

@@ -13,7 +13,7 @@ in order between them, one line per block, without layout wrappers:
 A control's kind decides what may be done with it (``Control.op``): CLICK for links,
 buttons, checkboxes, radios and elements with a click handler or a clickable role; TYPE
 for text inputs, textareas and contenteditable elements; SELECT for ``<select>``, with
-the option texts as the only values.
+the option texts as the only values (an option of an ``<optgroup>`` as "group / text").
 
 The view is built from the cleaned HTML (``Observation.cleaned_html``), so its ids are
 the snippet split's ids: every piece of text is owned by one element, and
@@ -40,6 +40,8 @@ BLOCK_TAGS = frozenset(
     td th thead tr ul br iframe caption legend label""".split()
 )
 LINE_ID = re.compile(r"^\[([A-Za-z0-9_-]+)\]", re.MULTILINE)
+# Between an <optgroup>'s label and an option's text in the option as shown ("Lyon / Airport").
+GROUP_SEP = " / "
 
 
 @dataclass(frozen=True)
@@ -117,15 +119,37 @@ def _flags(el) -> list[str]:
     return flags
 
 
+def _option_entries(select) -> list[tuple]:
+    """(option, its own text, its text as shown and offered) for each option of ``select``
+    with words: an option inside an ``<optgroup>`` reads "group / text" ("Lyon / Airport"),
+    as a person sees it listed under its group."""
+    entries = []
+    for option in select.iter("option"):
+        own = text(" ".join(option.itertext()))
+        if not own:
+            continue
+        group = option.getparent()
+        label = text(group.get("label")) if group is not None and tag(group) == "optgroup" else ""
+        entries.append((option, own, f"{label}{GROUP_SEP}{own}" if label else own))
+    return entries
+
+
 def _state(el, op: str, kind: str, name: str) -> tuple[list[str], str, tuple[str, ...]]:
     """(the words after a control's name, its value as ``Control.value``, a select's options):
     the live state, never the HTML attribute the page loaded with."""
     if op == "SELECT":
-        options = tuple(o for o in (text(" ".join(opt.itertext())) for opt in el.iter("option")) if o)
+        entries = _option_entries(el)
+        options = tuple(shown for _, _, shown in entries)
         # The live choice (the browser's, captured as the select's input_value) before any
         # option's HTML `selected`: a server-rendered default stays marked after a SELECT.
-        chosen = [o for o in el.iter("option") if (o.get("option_selected") or "").lower() == "true"]
-        current = text(el.get("input_value")) or (text(" ".join(chosen[0].itertext())) if chosen else "")
+        # Among options of the same text (in different groups), the one marked selected.
+        chosen = [e for e in entries if (e[0].get("option_selected") or "").lower() == "true"]
+        live = text(el.get("input_value"))
+        if live:
+            same = [e for e in chosen if e[1] == live] or [e for e in entries if live in (e[1], e[2])]
+            current = same[0][2] if same else live
+        else:
+            current = chosen[0][2] if chosen else ""
         shown = [f"selected={_quote(current)}"] if current else []
         return shown + ["options: " + ", ".join(_quote(o) for o in options)], current, options
     if op == "TYPE":
@@ -231,11 +255,22 @@ def fold(text: str) -> str:
 
 
 def matching_option(options: Iterable[str], value: str) -> str | None:
-    """The option text ``value`` names (exactly, or ignoring case and spacing)."""
+    """The option text ``value`` names (exactly, or ignoring case and spacing), or an option
+    of a group named by its own text alone when no other group has it ("Part-Dieu" for
+    "Lyon / Part-Dieu"; "Airport" under three cities names none: ``grouped_options``)."""
     options = tuple(options)
     if value in options:
         return value
-    return next((o for o in options if fold(o) == fold(value)), None)
+    found = next((o for o in options if fold(o) == fold(value)), None)
+    if found is None and len(grouped := grouped_options(options, value)) == 1:
+        found = grouped[0]
+    return found
+
+
+def grouped_options(options: Iterable[str], value: str) -> list[str]:
+    """The options shown as "group / ``value``" (``value`` an option's own text)."""
+    tail = fold(GROUP_SEP + value)
+    return [o for o in options if fold(o).endswith(tail)] if value.strip() else []
 
 
 def line_ids(text: str) -> list[str]:

@@ -1,8 +1,9 @@
 """A control's name as a person reads it: the browser's accessible name when the live
 capture has one (``ax_name``, from Chromium's accessibility tree; icon-font glyphs dropped),
 else the agent's own rules: its ARIA label, its <label>, its own words or image, else the
-caption beside it (the words before it, the table header or cell next to its cell), and
-only then its title or form name. Mind2Web's pages carry no accessibility tree: they are
+caption beside it (the words before a field, the table header or cell next to its cell,
+the words right after an unnamed checkbox, radio button or switch), and only then its
+title or form name. Mind2Web's pages carry no accessibility tree: they are
 named by the rules alone."""
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ class Names:
                 return cut(alts[0])
         if field and (caption := _text_before(el) or _table_caption(el, self.heads)):
             return cut(caption)
+        if _is_toggle(el) and (caption := _text_after(el)):
+            return cut(caption)
         for key in ("title", "alt", "name") if field else ("value", "title", "alt", "name"):
             if text(el.get(key)):
                 return cut(text(el.get(key)))
@@ -101,6 +104,42 @@ def _text_before(el, levels: int = 2) -> str:
         alone = parent is not None and not words(parent) and len(parent) == 1 and tag(parent) not in ("td", "th")
         if not caption and alone and levels > 0:
             return _text_before(parent, levels - 1)
+    caption = caption.rstrip(":").strip()
+    return caption if caption and len(caption.split()) <= MAX_CAPTION_WORDS else ""
+
+
+def _is_toggle(el) -> bool:
+    """A checkbox, a radio button or a switch (native or by its role)."""
+    if tag(el) == "input":
+        return (el.get("type") or "").lower() in ("checkbox", "radio")
+    return (el.get("role") or "").lower() in ("checkbox", "radio", "switch")
+
+
+def _text_after(el, levels: int = 2) -> str:
+    """An unnamed checkbox's, radio button's or switch's caption, read after it as a person
+    reads it: the few words right after it in its parent ("<input type=checkbox> Remember
+    me", "<input><span>Remember me</span>"), the next words that belong to no other control;
+    for one alone in a wordless wrapper, the words after the wrapper (a switch drawn over its
+    checkbox: "<label class=switch><input><span class=slider></span></label><span>Email
+    notifications</span>")."""
+    caption = text(el.tail)
+    if not caption:
+        for following in el.itersiblings():
+            if not isinstance(following.tag, str):
+                caption = text(following.tail)
+            elif any(control_kind(n) is not None for n in following.iter(tag=etree.Element)) or (
+                tag(following) == "label" and following.get("for")
+            ):
+                break  # another control, or the label of another: its words are its own
+            else:
+                caption = words(following) or text(following.tail)
+            if caption:
+                break
+    parent = el.getparent()
+    if not caption and levels > 0 and parent is not None and tag(parent) not in ("td", "th", "body", "form"):
+        others = [n for n in parent.iter(tag=etree.Element) if n is not el and control_kind(n) is not None]
+        if not words(parent) and not others:
+            return _text_after(parent, levels - 1)
     caption = caption.rstrip(":").strip()
     return caption if caption and len(caption.split()) <= MAX_CAPTION_WORDS else ""
 

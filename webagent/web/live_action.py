@@ -3,10 +3,14 @@
 The reply schema ties each operation to the controls it fits (``agent_view.Control.op``):
 CLICK only on clickable ids and without a value, TYPE only on text fields (an empty value
 clears the field), SELECT only on a select, with ``value`` one of that select's option
-texts (one schema branch per select while there are at most ``MAX_SELECT_BRANCHES``;
-beyond that the option is checked after the reply), SCROLL/BACK/DONE without an id, BACK
-only when there is an earlier page of this run to go back to. Only validity limits the
-choice: a disabled control is shown but cannot be chosen; nothing here reads the task.
+texts (an option of a group as "group / text"; one schema branch per select while there
+are at most ``MAX_SELECT_BRANCHES``; beyond that the option is checked after the reply;
+an option's bare text that several groups share is refused, naming each),
+SCROLL/BACK/DONE without an id, BACK only when there is an earlier page of this run to go
+back to. While the page holds a dialog open (a confirm or prompt the last action raised), the page cannot be used: the
+choice is the dialog's answers (``DIALOG`` accept or dismiss, a prompt's accept with a
+``text``) and DONE. Only validity limits the choice: a disabled control is shown but cannot
+be chosen; nothing here reads the task.
 
 The schema's root is an object, ``{"action": <one of the branches>}``, as OpenAI's
 structured outputs require; a llama.cpp server enforces it token by token; any other
@@ -28,10 +32,11 @@ from webagent.llm.reask import REASK_PREFIX, ask_until_usable
 from webagent.llm.replies import read_reply
 from webagent.prompts import load_prompt, render_prompt
 from webagent.web.action import MAX_ENUM_IDS, _action_from_text
-from webagent.web.agent_view import Control, matching_option
+from webagent.web.agent_view import Control, grouped_options, matching_option
 from webagent.web.live_chat import LiveChat, fold_conversation
 
-LIVE_OPERATIONS = ("CLICK", "TYPE", "SELECT", "SCROLL", "BACK", "DONE")
+LIVE_OPERATIONS = ("CLICK", "TYPE", "SELECT", "SCROLL", "BACK", "DONE", "DIALOG")
+DIALOG_ANSWERS = ("accept", "dismiss")
 NEEDS_ELEMENT = ("CLICK", "TYPE", "SELECT")
 # Each select is its own schema branch (its options as the value enum) up to this many.
 MAX_SELECT_BRANCHES = 8
@@ -43,11 +48,16 @@ class Choices:
 
     controls: dict[str, Control]  # the controls shown in the prompt, by id
     can_back: bool = False  # an earlier page of this run to go back to
+    dialog: str = ""  # the kind of dialog the page holds open ("confirm", "prompt"): it blocks the page
 
     def ids(self, op: str) -> list[str]:
+        if self.dialog:
+            return []
         return [i for i, c in self.controls.items() if c.op == op and not c.disabled]
 
     def operations(self) -> list[str]:
+        if self.dialog:
+            return ["DIALOG", "DONE"]
         ops = [op for op in NEEDS_ELEMENT if self.ids(op)] + ["SCROLL"]
         return ops + (["BACK"] if self.can_back else []) + ["DONE"]
 
@@ -68,6 +78,13 @@ def _branch(op: str, properties: dict | None = None, required: Iterable[str] = (
 def live_action_schema(choices: Choices) -> dict:
     """One branch per operation the moment allows (see the module docstring)."""
     branches = []
+    if choices.dialog == "prompt":
+        branches.append(
+            _branch("DIALOG", {"value": {"type": "string", "enum": ["accept"]}, "text": {"type": "string"}}, ["value"])
+        )
+        branches.append(_branch("DIALOG", {"value": {"type": "string", "enum": ["dismiss"]}}, ["value"]))
+    elif choices.dialog:
+        branches.append(_branch("DIALOG", {"value": {"type": "string", "enum": list(DIALOG_ANSWERS)}}, ["value"]))
     if ids := choices.ids("CLICK"):
         branches.append(_branch("CLICK", {"element_id": _id_field(ids)}, ["element_id"]))
     if ids := choices.ids("TYPE"):
@@ -95,8 +112,9 @@ def live_action_schema(choices: Choices) -> dict:
             branches.append(
                 _branch("SELECT", {"element_id": _id_field(ids), "value": {"type": "string"}}, ["element_id", "value"])
             )
-    branches.append(_branch("SCROLL", {"value": {"type": "string", "enum": ["down", "up"]}}, ["value"]))
-    if choices.can_back:
+    if not choices.dialog:
+        branches.append(_branch("SCROLL", {"value": {"type": "string", "enum": ["down", "up"]}}, ["value"]))
+    if choices.can_back and not choices.dialog:
         branches.append(_branch("BACK"))
     branches.append(_branch("DONE", {"value": {"type": "string"}}, ["value"]))
     return {
@@ -117,16 +135,17 @@ def unwrap(reply: Reply) -> Reply:
 class LiveAction(BaseModel):
     """One step of the live agent. ``value``: the text for TYPE, the option for SELECT,
     "up"/"down" for SCROLL, the URL for GOTO (API use only, never offered to the model),
-    the answer for DONE."""
+    the answer for DONE, "accept"/"dismiss" for DIALOG (``text``: a prompt's answer)."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    operation: Literal["CLICK", "TYPE", "SELECT", "SCROLL", "GOTO", "BACK", "DONE"] = Field(
+    operation: Literal["CLICK", "TYPE", "SELECT", "SCROLL", "GOTO", "BACK", "DONE", "DIALOG"] = Field(
         validation_alias=AliasChoices("operation", "op", "action")
     )
     element_id: str = Field("", validation_alias=AliasChoices("element_id", "element", "id"))
     value: str = ""
     press_enter: bool = False
+    text: str = ""  # DIALOG accept of a prompt: the text it is answered with
 
     @field_validator("operation", mode="before")
     @classmethod
@@ -141,7 +160,7 @@ class LiveAction(BaseModel):
             raise ValueError(f"{v!r} is not an element id (the number in [..] at the start of its line)")
         return text
 
-    @field_validator("value", mode="before")
+    @field_validator("value", "text", mode="before")
     @classmethod
     def _value(cls, v: object) -> str:
         return "" if v is None else str(v).strip()
@@ -159,6 +178,8 @@ class LiveAction(BaseModel):
             parts.append(f"[{self.element_id}]")
         if self.operation == "SCROLL":
             parts.append(self.value or "down")
+        elif self.operation == "DIALOG":
+            parts.append(self.value + (f' "{self.text}"' if self.text else ""))
         elif value:
             parts.append(value if self.operation == "GOTO" else f'"{value}"')
         if self.press_enter and self.operation == "TYPE":
@@ -166,7 +187,7 @@ class LiveAction(BaseModel):
         return " ".join(parts)
 
 
-_LIVE_OP_TEXT = re.compile(r"\b(CLICK|TYPE|SELECT|SCROLL|BACK|DONE)\b", re.IGNORECASE)
+_LIVE_OP_TEXT = re.compile(r"\b(CLICK|TYPE|SELECT|SCROLL|BACK|DONE|DIALOG)\b", re.IGNORECASE)
 _BRACKET_ID = re.compile(r"\[([A-Za-z0-9_-]+)\]")
 
 
@@ -189,7 +210,13 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
         return None, problem
     op = action.operation
     if op not in allowed_ops:
-        why = {"BACK": "there is no earlier page to go back to"}.get(op, "it is not available on this page")
+        why = {
+            "BACK": "there is no earlier page to go back to",
+            "DIALOG": "no dialog is open",
+        }.get(
+            op,
+            "the page holds a dialog open: answer it first" if choices.dialog else "it is not available on this page",
+        )
         return None, f"{op} is not possible now ({why}); use one of {', '.join(allowed_ops)}"
     if op in NEEDS_ELEMENT:
         control = choices.controls.get(action.element_id)
@@ -207,6 +234,11 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
             return None, "SELECT needs a value (the option to choose)"
         if op == "SELECT":
             option = matching_option(control.options, action.value)
+            if option is None and len(several := grouped_options(control.options, action.value)) > 1:
+                return None, (
+                    f"{action.value!r} is an option of several groups of [{action.element_id}]; choose one of: "
+                    + ", ".join(several)
+                )
             if option is None:
                 return None, (
                     f"{action.value!r} is not an option of [{action.element_id}]; choose one of: "
@@ -214,10 +246,21 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
                 )
             return action.model_copy(update={"value": option, "press_enter": False}), None
         return action, None
+    if op == "DIALOG":
+        answer = action.value.lower()
+        if answer not in DIALOG_ANSWERS:
+            return None, 'DIALOG takes the value "accept" or "dismiss"'
+        text = action.text if choices.dialog == "prompt" and answer == "accept" else ""
+        return action.model_copy(update={"element_id": "", "press_enter": False, "value": answer, "text": text}), None
     if op == "SCROLL" and action.value.lower() not in ("", "up", "down"):
         return None, 'SCROLL takes the value "up" or "down"'
     return action.model_copy(
-        update={"element_id": "", "press_enter": False, "value": action.value if op in ("SCROLL", "DONE") else ""}
+        update={
+            "element_id": "",
+            "press_enter": False,
+            "text": "",
+            "value": action.value if op in ("SCROLL", "DONE") else "",
+        }
     ), None
 
 
@@ -338,5 +381,6 @@ def _as_reply(action: LiveAction | None) -> dict | None:
         "SELECT": ("element_id", "value"),
         "SCROLL": ("value",),
         "DONE": ("value",),
+        "DIALOG": ("value", "text") if action.text else ("value",),
     }.get(action.operation, ())
     return {"operation": action.operation, **{f: getattr(action, f) for f in fields}}
