@@ -10,14 +10,15 @@ carries no accessibility tree).
 
 ``--before`` compares: per source, controls offered before and after, names changed (count,
 and a sample with both names), controls gained and lost; written as ``DIR/view_names.json``
-and ``DIR/view_names.md``. A control is matched by its id (Chromium's backend node id: the
-same page loaded in a fresh browser gets the same ids) within its page.
+and ``DIR/view_names.md``. A control is matched by its place among its page's controls (the
+ids, Chromium's backend node ids, differ between two browsers' loads of a page).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import json
 import os
 import sys
@@ -26,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, os.environ.get("VIEW_NAMES_CODE") or str(ROOT))
 
-SAMPLE = 15
+SAMPLE = 60
 
 
 def _controls(cleaned_html: str) -> dict[str, list[str]]:
@@ -73,6 +74,22 @@ def _mind2web_pages() -> dict[str, dict]:
     return out
 
 
+def _pairs(before: dict, after: dict):
+    """Controls of one page paired in page order (ids differ between two browsers' loads of a
+    page, so a control is matched by its place among the page's controls, kinds aligned by
+    ``difflib``): (pairs, gained, lost), each an id with its [kind, name, options]."""
+    b, a = list(before.items()), list(after.items())
+    matcher = difflib.SequenceMatcher(a=[v[0] for _, v in b], b=[v[0] for _, v in a], autojunk=False)
+    pairs, gained, lost = [], [], []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            pairs += list(zip(b[i1:i2], a[j1:j2]))
+        else:
+            lost += b[i1:i2]
+            gained += a[j1:j2]
+    return pairs, gained, lost
+
+
 def compare(before: dict, after: dict) -> dict:
     """Per source: pages, controls before/after, names changed with a sample, gained, lost."""
     result = {}
@@ -84,18 +101,15 @@ def compare(before: dict, after: dict) -> dict:
         for page in pages:
             n_before += len(b[page])
             n_after += len(a[page])
-            for i, (kind, name, options) in a[page].items():
-                if i not in b[page]:
-                    gained.append({"page": page, "id": i, "kind": kind, "name": name})
-                elif b[page][i][1] != name or b[page][i][2] != options:
-                    old = b[page][i]
+            pairs, plus, minus = _pairs(b[page], a[page])
+            for (_, old), (i, new) in pairs:
+                if old[1] != new[1] or old[2] != new[2]:
                     changed.append(
-                        {"page": page, "id": i, "kind": kind, "before": old[1], "after": name}
-                        | ({"options_before": old[2], "options_after": options} if old[2] != options else {})
+                        {"page": page, "id": i, "kind": new[0], "before": old[1], "after": new[1]}
+                        | ({"options_before": old[2], "options_after": new[2]} if old[2] != new[2] else {})
                     )
-            lost += [
-                {"page": page, "id": i, "kind": v[0], "name": v[1]} for i, v in b[page].items() if i not in a[page]
-            ]
+            gained += [{"page": page, "id": i, "kind": v[0], "name": v[1]} for i, v in plus]
+            lost += [{"page": page, "id": i, "kind": v[0], "name": v[1]} for i, v in minus]
         result[source] = {
             "pages": len(pages),
             "controls_before": n_before,
