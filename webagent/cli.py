@@ -355,10 +355,12 @@ async def view_command(url, as_json, wait_for_text, wait_timeout, allow_domains)
 
 
 from webagent.agent.cli import run_command  # noqa: E402 - the agent's command lives in its own module
+from webagent.agent.teach_cli import teach_command  # noqa: E402 - teach by showing
 from webagent.apps.cli import apps_group  # noqa: E402 - the real-app suite
 from webagent.miniwob.cli import miniwob_command  # noqa: E402
 
 main.add_command(run_command)
+main.add_command(teach_command)
 main.add_command(apps_group)
 main.add_command(miniwob_command)
 

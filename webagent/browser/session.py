@@ -251,6 +251,11 @@ class BrowserSession(Tabs):
 
     # -- pages ---------------------------------------------------------------------
     @property
+    def context(self):
+        """The Playwright browser context (the teach recorder installs its script and binding there)."""
+        return self._context
+
+    @property
     def page(self):
         """The active Playwright page (the newest open tab after a click opened one)."""
         if self._page is None or self._page.is_closed():
