@@ -358,9 +358,11 @@ from webagent.agent.cli import run_command  # noqa: E402 - the agent's command l
 from webagent.agent.teach_cli import teach_command  # noqa: E402 - teach by showing
 from webagent.apps.cli import apps_group  # noqa: E402 - the real-app suite
 from webagent.miniwob.cli import miniwob_command  # noqa: E402
+from webagent.skills.cli import skills_group  # noqa: E402 - skills learned from recordings
 
 main.add_command(run_command)
 main.add_command(teach_command)
+main.add_command(skills_group)
 main.add_command(apps_group)
 main.add_command(miniwob_command)
 

@@ -1,0 +1,154 @@
+"""Skills learned from recordings (issue 34, item 2): a recording is cut at form and page
+boundaries into skills with typed parameters; agreeing skills merge, the values that differed
+becoming parameters; skills are kept per site, listed, shown, removed, exported and imported;
+a bad skills file is one line and loses nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from browser_support import requires_chromium
+from click.testing import CliRunner
+
+from webagent.cli import main
+from webagent.skills import store
+from webagent.skills.learn import cut, from_recording, merge, skill_of
+
+SITE = Path(__file__).parent / "fixtures" / "teach_site"
+
+
+def _step(op, name, *, tag="input", value="", page="/login", kind="text", form=True, param=None, enter=False):
+    attrs = {"type": kind, "name": name.lower().replace(" ", "_")}
+    target = {"tag": tag, "role": "", "name": name, "attrs": attrs, "form": {"action": page} if form else {}}
+    return {
+        "op": op,
+        "value": value,
+        "press_enter": enter,
+        "param": param,
+        "target": target,
+        "page": {"url": f"http://127.0.0.1:8000{page}", "pattern": page, "title": page.strip("/").title()},
+        "text": f"{op} {name}",
+    }
+
+
+LOGIN = [
+    _step("TYPE", "Username", value="alice", param="username"),
+    _step("TYPE", "Password", value="********", kind="password", param="password"),
+    _step("CLICK", "Log in", tag="button", kind="submit"),
+]
+NEW_ISSUE = [
+    _step("CLICK", "New issue", tag="a", page="/issues", form=False),
+    _step("TYPE", "Title", value="Crash on save", page="/issues/new", param="title"),
+    _step("SELECT", "Priority", tag="select", value="urgent", page="/issues/new"),
+    _step("CLICK", "Create", tag="button", kind="submit", page="/issues/new"),
+]
+PARAMS = {
+    "username": {"default": "alice", "source": "task"},
+    "password": {"default": None, "source": "password"},
+    "title": {"default": "Crash on save", "source": "task"},
+}
+
+
+def test_a_recording_is_cut_at_forms_sent_and_a_lone_link_leads_into_its_form():
+    browse = [_step("CLICK", "Home", tag="a", page="/", form=False)]
+    pieces = cut(LOGIN + browse + NEW_ISSUE + [{"op": "DONE", "page": {"pattern": "/"}}])
+    assert [[s["target"]["name"] for s in p] for p in pieces] == [
+        ["Username", "Password", "Log in"],
+        ["New issue", "Title", "Priority", "Create"],  # the link clicked on the way there left out
+    ]
+    only = cut(LOGIN + NEW_ISSUE)
+    assert [len(p) for p in only] == [3, 4] and only[1][0]["target"]["name"] == "New issue"
+
+
+def test_a_skill_has_a_name_a_description_typed_parameters_and_its_start():
+    skill = skill_of(LOGIN, PARAMS, "trace-a", "demonstration")
+    assert skill.name == "Log in" and skill.id == "log_in"
+    assert [(p.name, p.kind, p.example) for p in skill.params] == [
+        ("username", "text", "alice"),
+        ("password", "secret", None),
+    ]
+    assert skill.start.pattern == "/login" and skill.start.reachable and skill.site == "127.0.0.1:8000"
+    assert (
+        skill.line("S1")
+        == '[S1] skill "Log in" (username, password): fills Username, Password and clicks "Log in" on "Login"'
+    )
+    issue = skill_of(cut(NEW_ISSUE)[0], PARAMS, "trace-a", "demonstration")
+    assert [(p.name, p.kind) for p in issue.params] == [("title", "text")]  # urgent: not in the task, a constant
+
+
+def test_two_recordings_of_one_form_merge_and_what_differed_becomes_a_parameter():
+    first = skill_of(cut(NEW_ISSUE)[0], PARAMS, "trace-a", "demonstration")
+    other = [dict(s) for s in NEW_ISSUE]
+    other[1] = {**other[1], "value": "Typo in footer"}
+    other[2] = {**other[2], "value": "bug"}
+    second = skill_of(cut(other)[0], {"title": {"default": "Typo in footer", "source": "task"}}, "trace-b", "run")
+    (one,) = merge([first, second])
+    assert [(p.name, p.kind, p.source) for p in one.params] == [
+        ("title", "text", "task"),
+        ("priority", "select", "differed"),
+    ]
+    assert one.sources == ["trace-a", "trace-b"] and one.learned_from == ["demonstration", "run"]
+    login = skill_of(LOGIN, PARAMS, "trace-a", "demonstration")
+    assert len(merge([first, login, second])) == 2
+
+
+def test_the_store_keeps_lists_removes_exports_and_imports(tmp_path):
+    runner = CliRunner()
+    store.add([skill_of(LOGIN, PARAMS, "trace-a", "demonstration"), skill_of(cut(NEW_ISSUE)[0], PARAMS, "t", "run")])
+    listed = runner.invoke(main, ["skills", "list"])
+    assert listed.exit_code == 0 and '[log_in] skill "Log in" (username, password)' in listed.output
+    shown = runner.invoke(main, ["skills", "show", "127.0.0.1:8000", "create"])
+    assert shown.exit_code == 0 and "param title (text, from task)" in shown.output
+    exported = tmp_path / "skills.json"
+    assert runner.invoke(main, ["skills", "export", "127.0.0.1:8000", str(exported)]).exit_code == 0
+    assert runner.invoke(main, ["skills", "remove", "127.0.0.1:8000", "log_in"]).exit_code == 0
+    assert [s.id for s in store.load("127.0.0.1:8000")] == ["create"]
+    assert runner.invoke(main, ["skills", "import", str(exported)]).exit_code == 0
+    assert sorted(s.id for s in store.load("127.0.0.1:8000")) == ["create", "log_in"]  # merged, not doubled
+
+
+def test_a_skills_file_of_another_version_is_one_line_and_loses_nothing(tmp_path):
+    store.add([skill_of(LOGIN, PARAMS, "trace-a", "demonstration")])
+    before = (store.root() / "127.0.0.1_8000.json").read_text()
+    bad = tmp_path / "old.json"
+    bad.write_text(json.dumps({"version": 99, "skills": []}))
+    result = CliRunner().invoke(main, ["skills", "import", str(bad)])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "version 99" in result.output and str(bad) in result.output
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"version": 1, "skills": [{"id": "x", "name": "X"}]}))
+    result = CliRunner().invoke(main, ["skills", "import", str(broken)])
+    assert result.exit_code != 0 and "record x" in result.output
+    assert (store.root() / "127.0.0.1_8000.json").read_text() == before
+
+
+@pytest.mark.browser
+@requires_chromium
+@pytest.mark.asyncio
+async def test_skills_are_learned_from_a_demonstration_recorded_with_teach(tmp_path):
+    from webagent.agent.teach import Teach
+    from webagent.demo_site import serve_directory
+
+    base, stop = serve_directory(SITE)
+    try:
+        task = "Log in as ada and save a note titled Milk"
+        async with Teach(base + "index.html", task, tmp_path / "taught", headed=False) as teach:
+            page = teach.page
+            await page.get_by_role("textbox", name="User name").fill("ada")
+            await page.get_by_label("Password").fill("s3cret-pw")
+            await page.get_by_role("button", name="Log in").click()
+            await page.wait_for_url("**/notes.html*")
+            await page.get_by_role("textbox", name="Title").fill("Milk")
+            await page.get_by_role("button", name="Save note").click()
+            await page.wait_for_function("document.title.startsWith('Saved')")
+            folder = await teach.finish()
+    finally:
+        stop()
+    login, note = from_recording(folder)
+    assert (login.name, [p.name for p in login.params]) == ("Log in", ["user", "password"])
+    assert (note.name, [p.name for p in note.params]) == ("Save note", ["title"])
+    assert login.learned_from == ["demonstration"]
+    assert all(s.target for s in login.steps + note.steps)
+    assert not any("s3cret-pw" in json.dumps(s.model_dump()) for s in (login, note))

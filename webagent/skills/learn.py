@@ -1,0 +1,226 @@
+"""Skills from recordings: a recording (``webagent teach``'s trace, or a finished run's) is cut
+into pieces at form and page boundaries, each piece of two or more steps becomes a skill, and
+skills that agree (the same start page, the same operations on the same elements) merge into
+one whose parameters are the values that differed.
+
+Cutting (no model needed, and nothing here names an app or a site):
+
+* a piece ends with the step that sends a form (a CLICK on a submit button, a TYPE with
+  Enter) or just before the page changes;
+* a piece that is a single CLICK on a link is the way to the next piece's page: the last such
+  click before a piece becomes its first step (the skill then starts on the page with the
+  link); links clicked on the way before it are left out;
+* a GOTO starts a piece (a stable address: the skill can be reached from any page).
+
+Names and descriptions come from the recording itself: the name is the element the last step
+clicked ("Log in", "Submit New Entry"), else "Fill" and the form's first field; the
+description says which fields it fills and what it clicks, on which page.
+
+Parameters: a value found in the task (``webagent.replay.params``), a password (only ever a
+placeholder), or, once two recordings merge, every value that differed between them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from webagent.errors import UserError
+from webagent.replay import workflow as W
+from webagent.replay.fingerprint import short, slug
+from webagent.replay.params import field_name
+from webagent.skills.model import Skill, SkillParam, SkillStart, SkillStep
+
+MIN_STEPS = 2
+_SUBMIT_TYPES = ("submit", "image")
+
+
+def site_of(url: str) -> str:
+    """``host:port`` of a URL (skills are kept per site)."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.hostname or ''}:{port}"
+
+
+def _sends(step: dict) -> bool:
+    """Whether a step sends its form: a CLICK on a submit button, or a TYPE with Enter."""
+    if step["op"] == "TYPE" and step.get("press_enter"):
+        return True
+    target = step.get("target") or {}
+    attrs = target.get("attrs") or {}
+    if step["op"] != "CLICK":
+        return False
+    if target.get("tag") == "button":
+        return (attrs.get("type") or "submit").lower() == "submit" and bool(target.get("form"))
+    return target.get("tag") == "input" and (attrs.get("type") or "").lower() in _SUBMIT_TYPES
+
+
+def _is_link(step: dict) -> bool:
+    target = step.get("target") or {}
+    return step["op"] == "CLICK" and (target.get("tag") == "a" or target.get("role") == "link")
+
+
+def cut(steps: list[dict]) -> list[list[dict]]:
+    """The workflow's steps (``replay.workflow.from_trace``) in pieces (see the module docstring)."""
+    pieces: list[list[dict]] = []
+    current: list[dict] = []
+    for step in steps:
+        if step["op"] in ("DONE", "BACK", "SCROLL"):
+            if current:
+                pieces.append(current)
+            current = []
+            continue
+        if step["op"] == "GOTO" and current:
+            pieces.append(current)
+            current = []
+        elif current and current[-1]["op"] != "GOTO" and step["page"]["pattern"] != current[-1]["page"]["pattern"]:
+            pieces.append(current)
+            current = []
+        current.append(step)
+        if _sends(step):
+            pieces.append(current)
+            current = []
+    if current:
+        pieces.append(current)
+    joined: list[list[dict]] = []
+    link: list[dict] = []  # the last lone link click: the way into the next piece's page
+    for piece in pieces:
+        if len(piece) == 1 and _is_link(piece[0]):
+            link = piece
+            continue
+        joined.append(link + piece)
+        link = []
+    return [p for p in joined if len(p) >= MIN_STEPS]
+
+
+def _name(piece: list[dict]) -> str:
+    last = piece[-1]
+    target = last.get("target") or {}
+    if last["op"] == "CLICK" and target.get("name"):
+        return str(target["name"])
+    first_field = next((s for s in piece if s["op"] in ("TYPE", "SELECT")), piece[0])
+    what = (first_field.get("target") or {}).get("name") or (first_field.get("target") or {}).get("label") or "form"
+    return f"Fill {what}"
+
+
+def _description(piece: list[dict], params: dict[str, SkillParam]) -> str:
+    fields = [short(s.get("target")).split("] ", 1)[-1].strip('"') for s in piece if s["op"] in ("TYPE", "SELECT")]
+    clicks = [short(s.get("target")).split("] ", 1)[-1].strip('"') for s in piece if s["op"] == "CLICK"]
+    parts = []
+    if piece[0]["op"] == "GOTO":
+        parts.append(f"opens {piece[0]['page']['pattern']}")
+    if fields:
+        parts.append("fills " + ", ".join(dict.fromkeys(f for f in fields if f)))
+    if clicks:
+        parts.append("clicks " + ", ".join(f'"{c}"' for c in dict.fromkeys(c for c in clicks if c)))
+    title = piece[0]["page"].get("title") or ""
+    return " and ".join(parts) + (f' on "{title}"' if title else "")
+
+
+def _reachable(piece: list[dict]) -> bool:
+    """A stable address: a GOTO began it, or its start page's path holds no record number."""
+    if piece[0]["op"] == "GOTO":
+        return True
+    path = urlsplit(piece[0]["page"]["url"]).path
+    return not any(ch.isdigit() for ch in path)
+
+
+def skill_of(piece: list[dict], workflow_params: dict, source: str, kind: str) -> Skill:
+    params: dict[str, SkillParam] = {}
+    steps: list[SkillStep] = []
+    for s in piece:
+        param = s.get("param")
+        if param and s["op"] in ("TYPE", "SELECT"):
+            spec = workflow_params.get(param) or {}
+            secret = spec.get("source") == "password"
+            params[param] = SkillParam(
+                name=param,
+                kind="secret" if secret else ("select" if s["op"] == "SELECT" else "text"),
+                example=None if secret else (spec.get("default") or s.get("value")),
+                source="password" if secret else ("declared" if spec.get("source") == "declared" else "task"),
+            )
+        else:
+            param = None
+        steps.append(
+            SkillStep(
+                op=s["op"],
+                value=s.get("value") or "",
+                param=param,
+                press_enter=bool(s.get("press_enter")),
+                target=s.get("target"),
+                page=s["page"],
+                text=s.get("text") or "",
+            )
+        )
+    first = piece[0]
+    forms = [(s.get("target") or {}).get("form") for s in piece]
+    form: dict = next((f for f in forms if f), {})
+    name = _name(piece)
+    return Skill(
+        id=slug(name) or "skill",
+        name=name,
+        description=_description(piece, params),
+        site=site_of(first["page"]["url"]),
+        start=SkillStart(
+            url=first["page"]["url"],
+            pattern=first["page"]["pattern"],
+            title=first["page"].get("title") or "",
+            form=form,
+            reachable=_reachable(piece),
+        ),
+        params=list(params.values()),
+        steps=steps,
+        sources=[source],
+        learned_from=[kind],  # type: ignore[list-item]
+    )
+
+
+def from_recording(folder: str | Path) -> list[Skill]:
+    """The skills of one recording: a ``webagent teach`` trace, or a run that ended done."""
+    folder = Path(folder)
+    workflow = W.from_trace(folder)  # refuses a run that did not end done, or has no steps
+    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    kind = "demonstration" if run.get("taught") else "run"
+    skills = [skill_of(p, workflow["params"], str(folder), kind) for p in cut(workflow["steps"])]
+    if not skills:
+        raise UserError(f"{folder}: no piece of two or more steps that fill or send a form: no skill learned")
+    return skills
+
+
+def merge(skills: list[Skill]) -> list[Skill]:
+    """Skills that agree become one; a value that differed between them becomes a parameter.
+    Ids stay unique within a site (a second "Save" is ``save_2``)."""
+    merged: dict[tuple, Skill] = {}
+    for skill in skills:
+        key = (skill.site, *skill.signature())
+        if key not in merged:
+            merged[key] = skill.model_copy(deep=True)
+            continue
+        kept = merged[key]
+        names = {p.name for p in kept.params}
+        for mine, theirs in zip(kept.steps, skill.steps):
+            if mine.op in ("TYPE", "SELECT") and mine.param is None and mine.value != theirs.value:
+                name = theirs.param or field_name(mine.target, names)
+                names.add(name)
+                mine.param = name
+                kept.params.append(
+                    SkillParam(
+                        name=name,
+                        kind="select" if mine.op == "SELECT" else "text",
+                        example=mine.value,
+                        source="differed",
+                    )
+                )
+        kept.sources = list(dict.fromkeys(kept.sources + skill.sources))
+        kept.learned_from = list(dict.fromkeys(kept.learned_from + skill.learned_from))
+    out: list[Skill] = []
+    taken: dict[str, set[str]] = {}
+    for skill in merged.values():
+        ids = taken.setdefault(skill.site, set())
+        base, n, ident = skill.id, 2, skill.id
+        while ident in ids:
+            ident, n = f"{base}_{n}", n + 1
+        ids.add(ident)
+        out.append(skill.model_copy(update={"id": ident}))
+    return out

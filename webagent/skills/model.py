@@ -1,0 +1,72 @@
+"""What a skill holds: a name and a one-line description a model can read, typed parameters
+(values that came from the task, or differed between recordings; a password only as a
+placeholder), the page where it starts (its URL pattern, title and form), and its steps with
+the element fingerprints replay matches (``webagent.replay``). Files carry ``version``: one
+written by another version is refused with one line."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+VERSION = 1
+
+
+class SkillParam(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    kind: Literal["text", "select", "secret"]
+    example: str | None = None  # a value it took in a recording (never a password's)
+    source: Literal["task", "differed", "password", "declared"] = "task"
+
+
+class SkillStep(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    op: Literal["CLICK", "TYPE", "SELECT", "GOTO"]
+    value: str = ""  # the recorded value (a parameter's example; "********" for a password)
+    param: str | None = None  # the parameter whose value goes here
+    press_enter: bool = False
+    target: dict | None = None  # the element's fingerprint (None for GOTO)
+    page: dict = Field(default_factory=dict)  # url, pattern, title of the page it was done on
+    text: str = ""  # how the recording told the step
+
+
+class SkillStart(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str  # the page as recorded
+    pattern: str  # its path and query names (``replay.fingerprint.url_pattern``)
+    title: str = ""
+    form: dict = Field(default_factory=dict)  # the form of its first field, if any
+    reachable: bool = False  # a stable address: the skill may go there from any page of the site
+
+
+class Skill(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: int = VERSION
+    id: str  # unique within its site
+    name: str
+    description: str
+    site: str  # host:port
+    start: SkillStart
+    params: list[SkillParam] = Field(default_factory=list)
+    steps: list[SkillStep]
+    sources: list[str] = Field(default_factory=list)  # the recordings it was learned from
+    learned_from: list[Literal["demonstration", "run"]] = Field(default_factory=list)
+
+    def signature(self) -> tuple:
+        """What makes two recordings the same skill: the start page and each step's operation
+        on the same element (by its role, name and form attributes)."""
+        return (self.start.pattern, tuple((s.op, _identity(s.target)) for s in self.steps))
+
+    def line(self, label: str) -> str:
+        """The view's line: ``[S1] skill "Log in" (username, password): fills ... and clicks ...``."""
+        params = ", ".join(p.name for p in self.params)
+        return f'[{label}] skill "{self.name}" ({params}): {self.description}'
+
+
+def _identity(target: dict | None) -> tuple:
+    if not target:
+        return ()
+    attrs = target.get("attrs") or {}
+    return (target.get("tag"), target.get("role"), target.get("name"), attrs.get("name"), attrs.get("id"))
