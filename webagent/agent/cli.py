@@ -119,6 +119,11 @@ def _progress(message: str) -> None:
     "--save-as", metavar="NAME", help="Keep the run, when it ends done, as a workflow for `webagent replay NAME`."
 )
 @click.option(
+    "--no-skills",
+    is_flag=True,
+    help="Do not offer the start site's skills (learned with `webagent skills learn`) beside the page's controls.",
+)
+@click.option(
     "--param",
     "params",
     multiple=True,
@@ -140,6 +145,7 @@ async def run_command(
     accept_dialogs,
     secrets,
     save_as,
+    no_skills,
     params,
     max_steps,
     lookup,
@@ -161,7 +167,7 @@ async def run_command(
         raise UserError("give --url URL (where the run starts), or --demo")
     if not task or not task.strip():
         raise UserError("the task is empty")
-    options = _options(max_steps, lookup, max_lookup, context_tokens, form_check, dry_run=dry_run)
+    options = _options(max_steps, lookup, max_lookup, context_tokens, form_check, dry_run=dry_run, skills=not no_skills)
     agent = Agent(
         task,
         url=url,

@@ -83,16 +83,25 @@ async def decide(
     warning: str = "",
     chat: LiveChat | None = None,
     dialog: str = "",
+    skills: str = "",
+    skill_params: dict[str, dict[str, tuple[str, ...]]] | None = None,
 ) -> Decision:
     """``snippets`` are in the agent view (``agent_view``); ``controls`` every control on the page;
-    ``dialog`` the kind of dialog the page holds open (then only its answers and DONE are choices)."""
+    ``dialog`` the kind of dialog the page holds open (then only its answers and DONE are choices);
+    ``skills`` the lines of the skills the page offers (``webagent.skills.offer.block``), read after
+    the page, and ``skill_params`` what each takes (``Choices.skills``)."""
     page = "\n".join(s.text for s in snippets)
 
     async def predict(context: str, allowed: list[str], hint: str = "", in_chat: bool = False) -> LiveOutcome:
-        choices = Choices({i: controls[i] for i in allowed if i in controls}, can_back=can_back, dialog=dialog)
+        choices = Choices(
+            {i: controls[i] for i in allowed if i in controls},
+            can_back=can_back,
+            dialog=dialog,
+            skills=dict(skill_params or {}),
+        )
         return await predict_live_action(
             client,
-            context=context,
+            context=context + ("\n" + skills if skills and not dialog else ""),
             task=task,
             history=history,
             choices=choices,

@@ -45,6 +45,8 @@ from webagent.browser import REDACTED, ActionResult
 from webagent.errors import UserError
 from webagent.llm.client import LLMClient
 from webagent.replay.fingerprint import target_of
+from webagent.skills.offer import block as skill_block
+from webagent.skills.offer import offers as skill_offers
 from webagent.web.form_check import check_form, form_fields
 from webagent.web.live_action import LiveAction
 from webagent.web.live_chat import LiveChat
@@ -106,6 +108,7 @@ async def run_agent(
     progress: Callable[[str], None] | None = None,
     after_step: Callable[[], Awaitable[str | None]] | None = None,
     secrets: dict[str, str] | None = None,
+    skills: list | None = None,
 ) -> AgentResult:
     """Run ``task`` from the browser's current page. ``after_step`` (MiniWoB) may end the
     run after an executed action by returning a reason (the run is then ``done``).
@@ -133,6 +136,8 @@ async def run_agent(
         except CaptureError as exc:
             result.status, result.error = "error", f"the page could not be captured: {exc}"
             return result
+        if options.skills:  # the start site's skills (none offered unless some were learned)
+            state.skills = skills if skills is not None else _stored_skills(state.obs.url)
         for n in range(1, options.max_steps + 1):
             record, outcome = await _step(browser, client, state, n, trace, recorder, after_step)
             result.steps = n
@@ -223,6 +228,8 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     )
     if dialog is not None:
         record["dialog"] = dialog.model_dump(exclude_none=True)
+    offered = skill_offers(state.skills, obs, controls) if state.skills and dialog is None else []
+    state.offers = {o.label: o for o in offered}
     decision: Decision | None = None
     if snippets:
         decision = await decide(
@@ -242,6 +249,8 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
             chat=state.chat,
             warning="\n".join(text for text in (_dialog_text(dialog), state.warning) if text),
             dialog=dialog.kind if dialog is not None else "",
+            skills=skill_block(offered),
+            skill_params={o.label: {p.name: o.options.get(p.name, ()) for p in o.skill.params} for o in offered},
         )
         times.update(decision.times)
         problem = decision.outcome.problem
@@ -256,10 +265,18 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     )  # a placeholder is safe to show
     if secret and action and action.value:
         secrets.add(action.value)
+    offer = state.offers.get(action.element_id) if action and action.operation == "SKILL" else None
+    if offer is not None and action is not None:  # a password given as a skill's argument, not as its placeholder
+        for param in offer.skill.params:
+            given = action.args.get(param.name, "")
+            if param.kind == "secret" and given and not uses_secret(given, state.named):
+                secrets.add(given)
     control = controls.get(action.element_id) if action and action.element_id else None
     description = (
         control.describe()
         if control
+        else f'skill "{offer.skill.name}"'
+        if offer is not None
         else (elements.describe(obs.cleaned_html, action.element_id) if action and action.element_id else "")
     )
     action_text = _action_text(action, description, secret) if action else f"no usable action ({problem})"
@@ -287,6 +304,8 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
             acted.text,
         )
         fatal = fatal or acted.fatal
+        if acted.skill_steps is not None:
+            record["skill_steps"] = acted.skill_steps
         if ok and recorder is not None and action.operation in ("CLICK", "TYPE", "SELECT"):
             recorder.add(obs, action.operation, action.element_id, action.value, secret)
         if ok and control is not None and action.operation in DID:
@@ -371,3 +390,11 @@ def _action_text(action: LiveAction, description: str, secret: bool) -> str:
     shown = action.model_copy(update={"value": REDACTED}) if secret else action
     text = shown.describe()
     return f"{text} {description}" if description else text
+
+
+def _stored_skills(url: str) -> list:
+    """The skills kept for ``url``'s site (``webagent skills``); none when the store has none."""
+    from webagent.skills import store
+    from webagent.skills.learn import site_of
+
+    return store.load(site_of(url))

@@ -19,3 +19,4 @@ class AgentOptions:
     screenshots: bool = True
     prompt: str = "chat"  # "chat": one growing conversation (prompt cache); "full": each step whole
     form_check: bool = False  # a short model call before a form is sent (webagent.web.form_check; the CLI's default)
+    skills: bool = True  # offer the start site's skills (webagent.skills) beside the page's controls

@@ -14,6 +14,7 @@ from webagent.agent.stable_ids import keep_ids
 from webagent.agent.state import RunState, page_key
 from webagent.browser import Action, ActionResult
 from webagent.llm.cache import content_hash
+from webagent.skills.run import run_skill
 from webagent.web.agent_view import LINE_ID
 from webagent.web.live_action import LiveAction
 
@@ -35,8 +36,8 @@ def to_browser_action(action: LiveAction, secrets: dict[str, str] | None = None)
         return Action(op="BACK")
     if op == "DIALOG":
         return Action(op="DIALOG", value=action.value, text=action.text or None)
-    if op == "DONE":
-        raise ValueError("DONE ends the run: it is not a browser action")
+    if op not in ("CLICK", "TYPE", "SELECT"):  # DONE ends the run; a SKILL runs its own steps
+        raise ValueError(f"{op} is not one browser action")
     value = reveal(action.value, secrets) if secrets and op == "TYPE" else action.value
     return Action(
         op=op, element_id=action.element_id, value=value or None, press_enter=action.press_enter and op == "TYPE"
@@ -51,6 +52,7 @@ class Acted:
     text: str  # the outcome the model reads: "ok; the page now shows ...", "no visible change", "failed: ..."
     finished: str | None = None  # the site's word (``after_step``)
     fatal: str | None = None
+    skill_steps: list[dict] | None = None  # a SKILL's steps, as each was done
 
 
 async def act(browser, state: RunState, obs, before: list[str], action: LiveAction, after_step, times) -> Acted:
@@ -66,11 +68,22 @@ async def act(browser, state: RunState, obs, before: list[str], action: LiveActi
         during = before
     recheck_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    executed = await browser.act(to_browser_action(action, state.named), obs)
+    skill_steps = None
+    if action.operation == "SKILL":
+        ran = await run_skill(
+            browser, obs, state.offers[action.element_id], action.args, lambda v: reveal(v, state.named)
+        )
+        executed, skill_steps = ran.result, ran.steps
+        done = sum(1 for s in ran.steps if s["ok"])
+        executed = executed.model_copy(
+            update={"note": "; ".join(x for x in (f"the skill did {done} steps", executed.note) if x)}
+        )
+    else:
+        executed = await browser.act(to_browser_action(action, state.named), obs)
     times["execute_s"] = time.perf_counter() - t0
     if _asks(browser):  # the action raised a dialog the page holds open: the model answers it next
         times["observe_s"] = recheck_s
-        return Acted(executed, executed.ok, True, executed.note or "the page opened a dialog")
+        return Acted(executed, executed.ok, True, executed.note or "the page opened a dialog", skill_steps=skill_steps)
     if after_step is not None:
         finished = await after_step()
     t0 = time.perf_counter()
@@ -109,7 +122,7 @@ async def act(browser, state: RunState, obs, before: list[str], action: LiveActi
         text = "no visible change"
     if executed.note:
         text += f" ({executed.note})"
-    return Acted(executed, executed.ok, changed, text, finished, fatal)
+    return Acted(executed, executed.ok, changed, text, finished, fatal, skill_steps)
 
 
 def _asks(browser) -> bool:

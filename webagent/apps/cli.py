@@ -118,6 +118,7 @@ async def eval_command(
         kwargs.pop("max_lookup"),
         kwargs.pop("context_tokens"),
         kwargs.pop("form_check"),
+        skills=False,  # an evaluation: no skill the user kept for these sites is offered
     )
     endpoint = endpoint_options(kwargs)
     apps = load_apps(list(app_names), extra=app_dirs)

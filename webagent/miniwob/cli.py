@@ -131,6 +131,7 @@ async def miniwob_command(
         context_tokens=context_tokens,
         screenshots=not no_traces,
         form_check=form_check,
+        skills=False,  # a benchmark run: nothing learned elsewhere is offered
     )
     out_dir = Path(out)
     started = time.perf_counter()

@@ -35,7 +35,7 @@ from webagent.web.action import MAX_ENUM_IDS, _action_from_text
 from webagent.web.agent_view import Control, grouped_options, matching_option
 from webagent.web.live_chat import LiveChat, fold_conversation
 
-LIVE_OPERATIONS = ("CLICK", "TYPE", "SELECT", "SCROLL", "BACK", "DONE", "DIALOG")
+LIVE_OPERATIONS = ("CLICK", "TYPE", "SELECT", "SKILL", "SCROLL", "BACK", "DONE", "DIALOG")
 DIALOG_ANSWERS = ("accept", "dismiss")
 NEEDS_ELEMENT = ("CLICK", "TYPE", "SELECT")
 # Each select is its own schema branch (its options as the value enum) up to this many.
@@ -49,6 +49,9 @@ class Choices:
     controls: dict[str, Control]  # the controls shown in the prompt, by id
     can_back: bool = False  # an earlier page of this run to go back to
     dialog: str = ""  # the kind of dialog the page holds open ("confirm", "prompt"): it blocks the page
+    # skills offered on this page (``webagent.skills.offer``): label -> parameter -> its only
+    # values (a select's live options), or () for any text
+    skills: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
 
     def ids(self, op: str) -> list[str]:
         if self.dialog:
@@ -58,7 +61,7 @@ class Choices:
     def operations(self) -> list[str]:
         if self.dialog:
             return ["DIALOG", "DONE"]
-        ops = [op for op in NEEDS_ELEMENT if self.ids(op)] + ["SCROLL"]
+        ops = [op for op in NEEDS_ELEMENT if self.ids(op)] + (["SKILL"] if self.skills else []) + ["SCROLL"]
         return ops + (["BACK"] if self.can_back else []) + ["DONE"]
 
 
@@ -113,6 +116,15 @@ def live_action_schema(choices: Choices) -> dict:
                 _branch("SELECT", {"element_id": _id_field(ids), "value": {"type": "string"}}, ["element_id", "value"])
             )
     if not choices.dialog:
+        for label, params in choices.skills.items():
+            args = {
+                "type": "object",
+                "properties": {p: {"type": "string", **({"enum": list(o)} if o else {})} for p, o in params.items()},
+                "required": list(params),
+                "additionalProperties": False,
+            }
+            skill = {"element_id": {"type": "string", "enum": [label]}, "args": args}
+            branches.append(_branch("SKILL", skill, ["element_id", "args"]))
         branches.append(_branch("SCROLL", {"value": {"type": "string", "enum": ["down", "up"]}}, ["value"]))
     if choices.can_back and not choices.dialog:
         branches.append(_branch("BACK"))
@@ -139,13 +151,23 @@ class LiveAction(BaseModel):
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    operation: Literal["CLICK", "TYPE", "SELECT", "SCROLL", "GOTO", "BACK", "DONE", "DIALOG"] = Field(
+    operation: Literal["CLICK", "TYPE", "SELECT", "SKILL", "SCROLL", "GOTO", "BACK", "DONE", "DIALOG"] = Field(
         validation_alias=AliasChoices("operation", "op", "action")
     )
     element_id: str = Field("", validation_alias=AliasChoices("element_id", "element", "id"))
     value: str = ""
     press_enter: bool = False
     text: str = ""  # DIALOG accept of a prompt: the text it is answered with
+    args: dict[str, str] = Field(default_factory=dict)  # SKILL: its parameters' values
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _args(cls, v: object) -> dict[str, str]:
+        if v is None:
+            return {}
+        if not isinstance(v, dict):
+            raise ValueError("args must be an object of parameter names and values")
+        return {str(k): "" if x is None else str(x).strip() for k, x in v.items()}
 
     @field_validator("operation", mode="before")
     @classmethod
@@ -180,6 +202,8 @@ class LiveAction(BaseModel):
             parts.append(self.value or "down")
         elif self.operation == "DIALOG":
             parts.append(self.value + (f' "{self.text}"' if self.text else ""))
+        elif self.operation == "SKILL":
+            parts.append("(" + ", ".join(f'{k}="{v}"' for k, v in self.args.items()) + ")")
         elif value:
             parts.append(value if self.operation == "GOTO" else f'"{value}"')
         if self.press_enter and self.operation == "TYPE":
@@ -187,7 +211,7 @@ class LiveAction(BaseModel):
         return " ".join(parts)
 
 
-_LIVE_OP_TEXT = re.compile(r"\b(CLICK|TYPE|SELECT|SCROLL|BACK|DONE|DIALOG)\b", re.IGNORECASE)
+_LIVE_OP_TEXT = re.compile(r"\b(CLICK|TYPE|SELECT|SKILL|SCROLL|BACK|DONE|DIALOG)\b", re.IGNORECASE)
 _BRACKET_ID = re.compile(r"\[([A-Za-z0-9_-]+)\]")
 
 
@@ -246,6 +270,8 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
                 )
             return action.model_copy(update={"value": option, "press_enter": False}), None
         return action, None
+    if op == "SKILL":
+        return _skill_action(action, choices)
     if op == "DIALOG":
         answer = action.value.lower()
         if answer not in DIALOG_ANSWERS:
@@ -262,6 +288,32 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
             "value": action.value if op in ("SCROLL", "DONE") else "",
         }
     ), None
+
+
+def _skill_action(action: LiveAction, choices: Choices) -> tuple[LiveAction | None, str | None]:
+    """A SKILL reply checked against the skills offered: the label, then each parameter (all
+    given, none unknown, a select's value one of its live options)."""
+    params = choices.skills.get(action.element_id)
+    if params is None:
+        offered = ", ".join(choices.skills) or "none"
+        return None, f"skill {action.element_id or '(no label)'} is not offered on this page (offered: {offered})"
+    missing = [p for p in params if not action.args.get(p)]
+    if missing:
+        return None, f"skill {action.element_id} needs args for: {', '.join(missing)}"
+    unknown = [p for p in action.args if p not in params]
+    if unknown:
+        return (
+            None,
+            f"skill {action.element_id} takes no parameter {', '.join(unknown)} (it takes: {', '.join(params)})",
+        )
+    args = dict(action.args)
+    for name, options in params.items():
+        if options:
+            option = matching_option(options, args[name])
+            if option is None:
+                return None, f"{args[name]!r} is not an option of {name}; choose one of: " + ", ".join(options)
+            args[name] = option
+    return action.model_copy(update={"value": "", "press_enter": False, "text": "", "args": args}), None
 
 
 @dataclass
@@ -359,7 +411,7 @@ async def predict_live_action(
         prompt,
         parse=lambda reply: parse_live_action(reply, choices),
         schema=live_action_schema(choices),
-        max_tokens=96,
+        max_tokens=200 if choices.skills else 96,  # a skill's arguments take more words
         purpose=purpose,
         tally=outcome,
         instruction=f"Answer again with one JSON action; operation is one of {', '.join(ops)}.",
@@ -382,5 +434,6 @@ def _as_reply(action: LiveAction | None) -> dict | None:
         "SCROLL": ("value",),
         "DONE": ("value",),
         "DIALOG": ("value", "text") if action.text else ("value",),
+        "SKILL": ("element_id", "args"),
     }.get(action.operation, ())
     return {"operation": action.operation, **{f: getattr(action, f) for f in fields}}

@@ -1,0 +1,89 @@
+"""Which skills a page offers, and how the model reads them.
+
+A skill is offered where it can start: on its start page (the path matches and its first
+element is found on the page, by fingerprint), or, when its start page has a stable
+address (``SkillStart.reachable``), on any page of its site: it then opens that page first.
+Offers only add to the page: every control stays offered beside them. A select parameter
+offered on the skill's own page takes the select's live options as its only values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit, urlunsplit
+
+from webagent.browser import Observation
+from webagent.replay.fingerprint import url_pattern
+from webagent.replay.match import find
+from webagent.skills.learn import site_of
+from webagent.skills.model import Skill
+from webagent.web.agent_view import Control
+
+MAX_OFFERS = 8  # a page offers at most this many skills (those starting here first)
+HEADER = (
+    'Skills (answer {"operation": "SKILL", "element_id": "S1", "args": {...}}: one action does all of a '
+    "skill's steps; every control above stays usable):"
+)
+
+
+@dataclass(frozen=True)
+class Offer:
+    label: str  # S1, S2, ... as the model reads it
+    skill: Skill
+    here: bool  # the page is the skill's start page (else the skill opens it first)
+    options: dict[str, tuple[str, ...]] = field(default_factory=dict)  # a select parameter -> its live options
+
+    def line(self) -> str:
+        return self.skill.line(self.label) + ("" if self.here else f" (opens {self.skill.start.pattern} first)")
+
+    def start_url(self, current_url: str) -> str:
+        """The start page on the site the run is on (the host and port of ``current_url``)."""
+        now, then = urlsplit(current_url), urlsplit(self.skill.start.url)
+        return urlunsplit((now.scheme, now.netloc, then.path, then.query, ""))
+
+
+def _path(pattern: str) -> str:
+    """A page's path (the query's names differ with how it was reached: a search, a GET form)."""
+    return pattern.split("?", 1)[0]
+
+
+def _first_element(skill: Skill, obs: Observation) -> str | None:
+    step = next((s for s in skill.steps if s.target), None)
+    if step is None:
+        return ""
+    found = find(step.target or {}, obs.raw_html, set(obs.elements))
+    return found.element_id
+
+
+def _live_options(skill: Skill, obs: Observation, controls: dict[str, Control]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for step in skill.steps:
+        if step.op == "SELECT" and step.param and step.target:
+            found = find(step.target, obs.raw_html, set(obs.elements))
+            control = controls.get(found.element_id or "")
+            if control is not None and control.options:
+                out[step.param] = control.options
+    return out
+
+
+def offers(skills: list[Skill], obs: Observation, controls: dict[str, Control]) -> list[Offer]:
+    """The skills ``obs`` offers (see the module docstring), labelled S1, S2, ... in order:
+    those that start on this page, then those that open their page first."""
+    site, path = site_of(obs.url), _path(url_pattern(obs.url))
+    here, elsewhere = [], []
+    for skill in skills:
+        if skill.site != site:
+            continue
+        if _path(skill.start.pattern) == path and _first_element(skill, obs) is not None:
+            here.append(skill)
+        elif skill.start.reachable:
+            elsewhere.append(skill)
+    chosen = [(s, True) for s in here] + [(s, False) for s in elsewhere]
+    return [
+        Offer(f"S{k}", skill, at, _live_options(skill, obs, controls) if at else {})
+        for k, (skill, at) in enumerate(chosen[:MAX_OFFERS], 1)
+    ]
+
+
+def block(offered: list[Offer]) -> str:
+    """The lines the model reads after the page ("" when nothing is offered)."""
+    return "\n".join([HEADER, *(o.line() for o in offered)]) if offered else ""

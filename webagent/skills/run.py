@@ -1,0 +1,80 @@
+"""Running a skill inside a run: each of its steps found on the live page by its fingerprint
+(``replay.match.find``, as replay finds a recorded step) and done through the browser layer,
+the page read again after each. A step that cannot be found or done stops the skill: control
+goes back to the model, told which step failed and why. Each step done is kept for the trace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from webagent.browser import REDACTED, Action, ActionResult, Observation
+from webagent.replay.fingerprint import short
+from webagent.replay.match import find
+from webagent.skills.offer import Offer
+
+
+@dataclass
+class SkillRun:
+    result: ActionResult  # the last step's (a failed step's, with why the skill stopped)
+    obs: Observation  # the page after the last step done
+    steps: list[dict] = field(default_factory=list)  # what each step did, for the trace
+
+
+def _value(step, args: dict[str, str], reveal) -> tuple[str, bool]:
+    """(the value to use, whether it is a secret)."""
+    if step.param is None:
+        return step.value, False
+    given = args.get(step.param, "")
+    secret = step.value == REDACTED
+    return (reveal(given) if reveal else given), secret
+
+
+async def run_skill(browser, obs: Observation, offer: Offer, args: dict[str, str], reveal=None) -> SkillRun:
+    skill = offer.skill
+    done: list[dict] = []
+    steps = list(skill.steps)
+    if not offer.here and (not steps or steps[0].op != "GOTO"):
+        url = offer.start_url(obs.url)
+        result = await browser.act(Action(op="GOTO", value=url), obs)
+        done.append({"op": "GOTO", "value": url, "ok": result.ok, "error": result.error})
+        if not result.ok:
+            return SkillRun(
+                _failed(result, skill, 0, len(steps), f"could not open its start page: {result.error}"), obs, done
+            )
+        obs = await browser.observe()
+    for k, step in enumerate(steps, 1):
+        if step.op == "GOTO":
+            action = Action(op="GOTO", value=offer.start_url(obs.url) if k == 1 else step.value)
+        else:
+            found = find(step.target or {}, obs.raw_html, set(obs.elements))
+            if not found.found:
+                last = ActionResult(ok=False, action=Action(op=step.op))
+                return SkillRun(_failed(last, skill, k, len(steps), found.why), obs, done)
+            value, secret = _value(step, args, reveal)
+            action = Action(op=step.op, element_id=found.element_id, value=value or None, press_enter=step.press_enter)
+        result = await browser.act(action, obs)
+        done.append(
+            {
+                "op": step.op,
+                "element_id": action.element_id,
+                "element": short(step.target) if step.target else None,
+                "value": REDACTED if step.value == REDACTED else (action.value or ""),
+                "ok": result.ok,
+                "error": result.error,
+                "note": result.note,
+            }
+        )
+        if not result.ok:
+            return SkillRun(_failed(result, skill, k, len(steps), result.error or "failed"), obs, done)
+        if getattr(browser, "dialog", None) is not None:  # the page asks: the model answers, the skill stops
+            return SkillRun(result, obs, done)
+        obs = await browser.observe()
+    return SkillRun(result if steps else ActionResult(ok=True, action=Action(op="BACK")), obs, done)
+
+
+def _failed(result: ActionResult, skill, k: int, n: int, why: str) -> ActionResult:
+    step = skill.steps[k - 1] if k else None
+    where = (
+        f"its step {k} of {n} ({step.op} {short(step.target) if step.target else step.value})" if step else "its start"
+    )
+    return result.model_copy(update={"ok": False, "error": f'skill "{skill.name}" stopped at {where}: {why}'})
