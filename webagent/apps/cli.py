@@ -97,12 +97,17 @@ def start_command(app, port, app_dirs) -> None:
     "go on until it answers DONE (or the step limit): the step the goal was first reached is recorded, "
     "and the task counts only if the check still passes at the end.",
 )
+@click.option(
+    "--skills",
+    is_flag=True,
+    help="Offer the apps' skills learned from their demonstrations (run `webagent apps learn` first).",
+)
 @app_dir_option
 @agent_options
 @model_options
 @run_async
 async def eval_command(
-    app_names, task_ids, out, ceiling, shard, stop_at_goal, app_dirs, headed, cdp_url, **kwargs
+    app_names, task_ids, out, ceiling, shard, stop_at_goal, skills, app_dirs, headed, cdp_url, **kwargs
 ) -> None:
     """Run the agent on the suite's tasks; write episodes.jsonl, traces and the report."""
     from webagent.apps.report import write_report
@@ -118,7 +123,7 @@ async def eval_command(
         kwargs.pop("max_lookup"),
         kwargs.pop("context_tokens"),
         kwargs.pop("form_check"),
-        skills=False,  # an evaluation: no skill the user kept for these sites is offered
+        skills=skills,  # an evaluation offers the apps' own learned skills only when asked (--skills)
     )
     endpoint = endpoint_options(kwargs)
     apps = load_apps(list(app_names), extra=app_dirs)
@@ -132,6 +137,7 @@ async def eval_command(
             lookup=options.lookup,
             context_tokens=options.context_tokens,
             stop_at_goal=stop_at_goal,
+            skills=skills,
         )
         await evaluate(
             apps, list(task_ids), out, options=options, config=config, ceiling=True, shard=shard_of, say=status
@@ -144,12 +150,39 @@ async def eval_command(
                 lookup=options.lookup,
                 context_tokens=options.context_tokens,
                 stop_at_goal=stop_at_goal,
+                skills=skills,
             )
             await evaluate(
                 apps, list(task_ids), out, options=options, config=config, client=client, shard=shard_of, say=status
             )
             click.echo(client.usage.summary_line())
     click.echo(f"report: {write_report(out)}")
+
+
+@apps_group.command("learn")
+@click.option("--app", "app_names", multiple=True, required=True, help="An app to learn (repeatable).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs/apps/demos"),
+    show_default=True,
+    help="Where the demonstrations' recordings go (one trace folder each).",
+)
+@app_dir_option
+@run_async
+async def learn_command(app_names, out, app_dirs) -> None:
+    """Learn an app's skills from its demonstrations alone (demos.json): each is done by its gold
+    path in the teach browser on a fresh instance, recorded, and cut into skills."""
+    from webagent.apps.learn import app_site, learn_app
+    from webagent.apps.spec import load_apps
+
+    for app in load_apps(list(app_names), extra=app_dirs):
+        recorded, skills, kept = await learn_app(app, out / app.name, say=status)
+        click.echo(
+            f"{app.name}: {recorded} demonstrations, {len(skills)} skills learned, {len(kept)} kept for {app_site(app)}"
+        )
+        for skill in kept:
+            click.echo(f"  {skill.line(skill.id)}")
 
 
 @apps_group.command("merge")

@@ -5,7 +5,10 @@ outside 127.0.0.1.
 
 ``python -m webagent.apps.gold APP [TASK_ID ...]`` checks each task on a fresh instance:
 the check false before, the gold path followed, the check true after, nothing requested
-from another host; it prints a line per task and exits non-zero if one failed."""
+from another host; it prints a line per task and exits non-zero if one failed. With
+``--demos`` it follows the app's demonstrations (demos.json) instead: a demonstration has
+no check, it passes when every step was found and done and nothing was requested from
+another host."""
 
 from __future__ import annotations
 
@@ -268,35 +271,77 @@ async def verify_task(instance: AppInstance, browser, task: Task) -> GoldVerdict
     return GoldVerdict(task.id, before, after, run, why, reset_s)
 
 
-async def _main(app_name: str, task_ids: list[str], app_dirs: list[str]) -> int:
+@dataclass
+class DemoVerdict:
+    demo_id: str
+    run: GoldRun
+    reset_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.run.ok and not self.run.outside_hosts
+
+    def line(self) -> str:
+        mark = "ok  " if self.ok else "FAIL"
+        detail = [f"{self.run.steps} steps", f"{self.run.seconds:.1f} s", f"reset {self.reset_s * 1000:.0f} ms"]
+        if self.run.error:
+            detail.append(self.run.error)
+        if self.run.outside_hosts:
+            detail.append(f"requested {sorted(self.run.outside_hosts)}")
+        return f"{mark} {self.demo_id}: " + "; ".join(detail)
+
+
+async def verify_demo(instance: AppInstance, browser, demo: Task) -> DemoVerdict:
+    """Fresh instance, the demonstration's gold path followed (a demonstration has no check)."""
+    reset_s = instance.reset()
+    context = await browser.new_context()
+    try:
+        run = await follow(context, instance.url(demo.start), demo)
+    finally:
+        await context.close()
+    return DemoVerdict(demo.id, run, reset_s)
+
+
+async def _main(app_name: str, task_ids: list[str], app_dirs: list[str], demos: bool = False) -> int:
     from playwright.async_api import async_playwright
 
+    from webagent.errors import UserError
+
     (app,) = load_apps([app_name], extra=app_dirs)
-    tasks = [app.task(t) for t in task_ids] if task_ids else list(app.tasks)
+    if demos:
+        tasks = [app.demo(t) for t in task_ids] if task_ids else list(app.demos)
+        if not tasks:
+            raise UserError(f"app {app.name} has no demonstrations (no demos.json in {app.folder})")
+    else:
+        tasks = [app.task(t) for t in task_ids] if task_ids else list(app.tasks)
     failed = 0
     with AppInstance(app, say=print) as instance:
         print(f"{app.name} at {instance.base_url}")
         async with async_playwright() as pw:
             browser = await launch_browser(pw)
             for task in tasks:
-                verdict = await verify_task(instance, browser, task)
+                verdict = await (verify_demo if demos else verify_task)(instance, browser, task)
                 failed += not verdict.ok
                 print(verdict.line(), flush=True)
             await browser.close()
-    print(f"{len(tasks) - failed}/{len(tasks)} gold paths reach their check")
+    what = "demonstrations run through" if demos else "gold paths reach their check"
+    print(f"{len(tasks) - failed}/{len(tasks)} {what}")
     return 1 if failed else 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m webagent.apps.gold", description=__doc__.splitlines()[0])
     parser.add_argument("app")
-    parser.add_argument("tasks", nargs="*")
+    parser.add_argument("tasks", nargs="*", help="task ids (demonstration ids with --demos); all when none")
     parser.add_argument("--app-dir", action="append", default=[], help="an app folder outside the package")
+    parser.add_argument(
+        "--demos", action="store_true", help="follow the demonstrations (demos.json) instead of the tasks; no check"
+    )
     args = parser.parse_args(argv)
     from webagent.errors import UserError
 
     try:
-        return asyncio.run(_main(args.app, args.tasks, args.app_dir))
+        return asyncio.run(_main(args.app, args.tasks, args.app_dir, demos=args.demos))
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -37,9 +37,11 @@ def _requirements_key(app: App) -> str:
 
 
 def _folder_key(app: App) -> str:
-    """A hash of every file of the app folder (what the seed may depend on) and its requirements."""
+    """A hash of every file of the app folder (what the seed may depend on) and its requirements;
+    ``demos.json`` aside (demonstrations change nothing that is seeded, and an oscar reseed is a minute)."""
     digest = hashlib.sha256(_requirements_key(app).encode())
-    for path in sorted(p for p in app.folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+    files = (p for p in app.folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    for path in sorted(p for p in files if p.relative_to(app.folder) != Path("demos.json")):
         digest.update(str(path.relative_to(app.folder)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]

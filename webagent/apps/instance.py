@@ -45,12 +45,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def named_port(name: str) -> int:
+    """The port derived from an app's name (whether or not it is free now): the site its skills are kept for."""
+    return 20000 + zlib.crc32(name.encode()) % 20000
+
+
 def stable_port(name: str) -> int:
-    """The same port for an app run after run (derived from its name), or a free one when that
+    """The same port for an app run after run (``named_port``), or a free one when that
     is taken (a parallel shard, another program). The page URL the model reads carries the
     port, so a free port per run made every run's prompts differ, and a small model's path with
     them."""
-    port = 20000 + zlib.crc32(name.encode()) % 20000
+    port = named_port(name)
     with socket.socket() as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the apps' servers bind
         try:

@@ -50,6 +50,7 @@ class EvalConfig(BaseModel):
     lookup: str
     context_tokens: int
     stop_at_goal: bool = True
+    skills: bool = False  # the apps' skills learned from their demonstrations (``apps learn``) are offered
 
 
 def select_tasks(apps: list[App], task_ids: list[str], shard: tuple[int, int]) -> list[tuple[App, Task]]:
@@ -123,8 +124,10 @@ async def run_task(
     gold: GoldModel | None = None,
     stop_at_goal: bool = True,
     say: Callable[[str], None] | None = None,
+    skills: list | None = None,
 ) -> dict:
-    """One task on a reset instance; the row for ``episodes.jsonl``. ``say`` gets a line per step."""
+    """One task on a reset instance; the row for ``episodes.jsonl``. ``say`` gets a line per step;
+    ``skills`` are offered to the model (None: none)."""
     from webagent.agent.live import uncached
     from webagent.agent.loop import run_agent
     from webagent.agent.report import write_report
@@ -178,6 +181,7 @@ async def run_task(
                 trace=trace,
                 after_step=app_says_done,
                 progress=(lambda line: say(f"{task.id} {line}")) if say else None,
+                skills=skills or [],
             )
         ok, why = instance.check(task.id, (result.answer or "") if task.answer is not None else None)
         steps = trace.steps() if trace and trace.steps_path.is_file() else []
@@ -244,11 +248,20 @@ async def evaluate(
     for name, tasks in by_app.items():
         with AppInstance(apps_by_name[name], say=say, port=stable_port(name)) as instance:
             say(f"{name}: serving at {instance.base_url}")
+            skills = _skills_for(apps_by_name[name], instance) if config.skills else None
             for task in tasks:
                 gold = GoldModel(task) if ceiling else None
                 task_client = fake_client(gold.backend()) if gold else client
                 row = await run_task(
-                    instance, task, task_client, options, out / "traces" / task.id, gold, config.stop_at_goal, say
+                    instance,
+                    task,
+                    task_client,
+                    options,
+                    out / "traces" / task.id,
+                    gold,
+                    config.stop_at_goal,
+                    say,
+                    skills,
                 )
                 rows[task.id] = row
                 with open(out / "episodes.jsonl", "a", encoding="utf-8") as f:
@@ -260,6 +273,17 @@ async def evaluate(
                     f"{row.get('prompt_tokens', 0)} prompt tokens"
                 )
     return [rows[t.id] for _, t in pairs if t.id in rows]
+
+
+def _skills_for(app: App, instance: AppInstance) -> list:
+    """The app's skills (``webagent apps learn``) on this instance's port; a clear stop when there are none."""
+    from webagent.apps.learn import app_site, for_instance
+    from webagent.skills import store
+
+    learned = store.load(app_site(app))
+    if not learned:
+        raise UserError(f"app {app.name} has no skills yet: run `webagent apps learn --app {app.name}` first")
+    return for_instance(learned, instance.base_url)
 
 
 def merge(shards: list[Path], out: Path) -> int:

@@ -1,6 +1,7 @@
 """What an app of the real-app suite is, read from its folder (``APP_FORMAT.md``): its
-``app.toml`` (what to install, how to know it is up, who can log in) and its
-``tasks.json`` (tasks with their gold paths). Apps are found in the package
+``app.toml`` (what to install, how to know it is up, who can log in), its
+``tasks.json`` (tasks with their gold paths) and its optional ``demos.json`` (demonstrations:
+tasks of the same shape, apart from the evaluation, to learn skills from). Apps are found in the package
 (``webagent/apps/builtin/``), in ``$WEBAGENT_HOME/apps.d/`` and in folders named on the
 command line; a bad file is one line naming the file, the record and the field."""
 
@@ -21,6 +22,7 @@ from webagent.errors import DataError, UserError
 from webagent.llm.cache import webagent_home
 
 BUILTIN = Path(__file__).parent / "builtin"
+DEMOS_FILE = "demos.json"  # an app folder's optional demonstrations (APP_FORMAT.md)
 KINDS = (
     "login",
     "search",
@@ -154,6 +156,8 @@ class App:
     folder: Path
     config: AppConfig
     tasks: tuple[Task, ...]
+    # Demonstrations (demos.json): gold paths to learn skills from, never the evaluation's tasks.
+    demos: tuple[Task, ...] = ()
 
     @property
     def name(self) -> str:
@@ -164,6 +168,13 @@ class App:
             if t.id == task_id:
                 return t
         raise UserError(f"app {self.name} has no task {task_id!r} (see `webagent apps list --tasks`)")
+
+    def demo(self, demo_id: str) -> Task:
+        for d in self.demos:
+            if d.id == demo_id:
+                return d
+        known = ", ".join(d.id for d in self.demos) or f"none: the app has no {DEMOS_FILE}"
+        raise UserError(f"app {self.name} has no demonstration {demo_id!r}; known: {known}")
 
 
 def _first_error(exc: ValidationError) -> tuple[str, str]:
@@ -187,12 +198,25 @@ def load_app(folder: str | Path) -> App:
         raise DataError(toml_path, msg, field=where) from None
     if config.name != folder.name:
         raise DataError(toml_path, f"name {config.name!r} differs from the folder's name {folder.name!r}", field="name")
+    tasks = _load_tasks(tasks_path)
+    demos_path = folder / DEMOS_FILE
+    demos = _load_tasks(demos_path) if demos_path.is_file() else []
+    evaluation = {t.id for t in tasks}
+    for demo in demos:
+        if demo.id in evaluation:
+            raise DataError(demos_path, "a demonstration's id is an evaluation task's id", record=demo.id, field="id")
+    return App(folder, config, tuple(tasks), tuple(demos))
+
+
+def _load_tasks(path: Path) -> list[Task]:
+    """The tasks of ``path`` (tasks.json or demos.json), each validated; a bad one is a
+    DataError naming the file, the record and the field."""
     try:
-        raw = json.loads(tasks_path.read_text(encoding="utf-8"))
+        raw = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise DataError(tasks_path, f"not valid JSON: {exc}") from None
+        raise DataError(path, f"not valid JSON: {exc}") from None
     if not isinstance(raw, list):
-        raise DataError(tasks_path, "must be a JSON list of tasks")
+        raise DataError(path, "must be a JSON list of tasks")
     tasks, seen = [], set()
     for i, item in enumerate(raw):
         record = item.get("id", i) if isinstance(item, dict) else i
@@ -200,12 +224,12 @@ def load_app(folder: str | Path) -> App:
             task = Task.model_validate(item)
         except ValidationError as exc:
             where, msg = _first_error(exc)
-            raise DataError(tasks_path, msg, record=record, field=where) from None
+            raise DataError(path, msg, record=record, field=where) from None
         if task.id in seen:
-            raise DataError(tasks_path, "duplicate task id", record=task.id, field="id")
+            raise DataError(path, "duplicate task id", record=task.id, field="id")
         seen.add(task.id)
         tasks.append(task)
-    return App(folder, config, tuple(tasks))
+    return tasks
 
 
 def app_folders(extra: Sequence[str | Path] = ()) -> dict[str, Path]:

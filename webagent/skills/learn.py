@@ -126,11 +126,16 @@ def _reachable(piece: list[dict]) -> bool:
     return not any(ch.isdigit() for ch in path)
 
 
-def skill_of(piece: list[dict], workflow_params: dict, source: str, kind: str) -> Skill:
+def skill_of(piece: list[dict], workflow_params: dict, source: str, kind: str, task: str = "") -> Skill:
     params: dict[str, SkillParam] = {}
     steps: list[SkillStep] = []
     for s in piece:
         param = s.get("param")
+        value = s.get("value") or ""
+        if not param and s["op"] == "SELECT" and len(value) >= 2 and value.lower() in task.lower():
+            # an option the task named ("a yellow note"): a parameter too (replay infers typed values only)
+            param = field_name(s.get("target"), set(workflow_params) | set(params))
+            workflow_params = {**workflow_params, param: {"default": value, "source": "task"}}
         if param and s["op"] in ("TYPE", "SELECT"):
             spec = workflow_params.get(param) or {}
             secret = spec.get("source") == "password"
@@ -182,7 +187,8 @@ def from_recording(folder: str | Path) -> list[Skill]:
     workflow = W.from_trace(folder)  # refuses a run that did not end done, or has no steps
     run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
     kind = "demonstration" if run.get("taught") else "run"
-    skills = [skill_of(p, workflow["params"], str(folder), kind) for p in cut(workflow["steps"])]
+    task = run.get("task") or ""
+    skills = [skill_of(p, workflow["params"], str(folder), kind, task) for p in cut(workflow["steps"])]
     if not skills:
         raise UserError(f"{folder}: no piece of two or more steps that fill or send a form: no skill learned")
     return skills

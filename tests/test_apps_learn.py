@@ -1,0 +1,132 @@
+"""An app learns from its demonstrations alone (issue 34, item 6), with no code change: the
+notes app of tests/fixtures/apps/notes brings two demonstrations (``demos.json``); ``apps
+learn`` records each through the teach browser driven by its gold path, cuts them into
+skills and keeps them for the app's site; ``apps eval --skills`` offers them, and a model
+that calls them finishes a task the app's check confirms; the ceiling (primitive actions
+only) still finishes every task with the skills offered."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from agent_support import prompt_of
+from browser_support import requires_chromium
+from click.testing import CliRunner
+
+from webagent.apps.learn import learn_app
+from webagent.apps.spec import load_app
+from webagent.cli import main
+from webagent.llm.testing import FunctionBackend, fake_client
+
+pytestmark = [pytest.mark.browser, requires_chromium]
+NOTES = Path(__file__).parent / "fixtures" / "apps" / "notes"
+
+
+@pytest.fixture
+def apps_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("WEBAGENT_APPS", str(tmp_path / "apps"))
+    return tmp_path / "apps"
+
+
+def _learn(tmp_path) -> str:
+    result = CliRunner().invoke(
+        main, ["apps", "learn", "--app", "notes", "--app-dir", str(NOTES), "--out", str(tmp_path / "demos")]
+    )
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_apps_learn_records_the_demonstrations_and_keeps_their_skills(tmp_path, apps_home):
+    output = _learn(tmp_path)
+    assert "notes: 2 demonstrations, 2 skills learned, 2 kept" in output
+    assert '[log_in] skill "Log in" (login, password)' in output
+    assert '[save_note] skill "Save note" (title, colour)' in output
+    for demo in ("demo-notes-login", "demo-notes-new-yellow"):
+        recorded = (tmp_path / "demos" / "notes" / demo / "steps.jsonl").read_text() + (
+            tmp_path / "demos" / "notes" / demo / "run.json"
+        ).read_text()
+        assert "ann-secret-7" not in recorded  # the task told the password: the recording scrubs it
+    listed = CliRunner().invoke(main, ["skills", "list"])
+    assert listed.output.count(" skill ") == 2
+
+
+@pytest.mark.asyncio
+async def test_a_model_that_calls_the_skills_finishes_a_task_the_app_confirms(tmp_path, apps_home):
+    from webagent.agent.loop import AgentOptions
+    from webagent.apps.runner import EvalConfig, evaluate
+
+    app = load_app(NOTES)
+    await learn_app(app, tmp_path / "demos", say=print)
+    prompts: list[str] = []
+
+    def model(messages, params, purpose):
+        prompt = prompt_of(messages)
+        prompts.append(prompt)
+        login = re.search(r'^\[(S\d+)\] skill "Log in"', prompt, re.MULTILINE)
+        if "Your notes" in prompt or "Buy milk" in prompt:
+            return {"action": {"operation": "DONE", "value": "2"}}
+        secret = re.search(r"<secret:\w+>", prompt).group(0)
+        return {
+            "action": {"operation": "SKILL", "element_id": login.group(1), "args": {"login": "ann", "password": secret}}
+        }
+
+    config = EvalConfig(model="fake", max_steps=4, lookup="auto", context_tokens=8192, skills=True)
+    options = AgentOptions(max_steps=4, screenshots=False, skills=True)
+    [row] = await evaluate(
+        [app],
+        ["notes-count"],
+        tmp_path / "run",
+        options=options,
+        config=config,
+        client=fake_client(FunctionBackend(model)),
+        say=print,
+    )
+    assert row["success"] and row["steps"] == 2, row
+    steps = [
+        json.loads(line)
+        for line in (tmp_path / "run" / "traces" / "notes-count" / "steps.jsonl").read_text().splitlines()
+    ]
+    assert steps[0]["action"]["operation"] == "SKILL" and [s["op"] for s in steps[0]["skill_steps"]] == [
+        "TYPE",
+        "TYPE",
+        "CLICK",
+    ]
+    assert "ann-secret-7" not in (tmp_path / "run" / "traces" / "notes-count" / "steps.jsonl").read_text()
+
+
+@pytest.mark.asyncio
+async def test_the_ceiling_finishes_every_task_with_the_skills_offered(tmp_path, apps_home):
+    from webagent.agent.loop import AgentOptions
+    from webagent.apps.runner import EvalConfig, evaluate
+
+    app = load_app(NOTES)
+    await learn_app(app, tmp_path / "demos", say=print)
+    config = EvalConfig(model="ceiling (gold path)", max_steps=12, lookup="auto", context_tokens=8192, skills=True)
+    options = AgentOptions(max_steps=12, screenshots=False, skills=True)
+    rows = await evaluate([app], [], tmp_path / "ceiling", options=options, config=config, ceiling=True, say=print)
+    assert [r["success"] for r in rows] == [True, True]
+    prompts = (tmp_path / "ceiling" / "traces" / "notes-create-pinned" / "steps.jsonl").read_text()
+    assert 'skill \\"Log in\\"' in prompts  # offered beside the controls, and not needed
+
+
+def test_apps_eval_with_skills_before_learning_says_what_to_do(tmp_path, apps_home):
+    result = CliRunner().invoke(
+        main,
+        [
+            "apps",
+            "eval",
+            "--app",
+            "notes",
+            "--app-dir",
+            str(NOTES),
+            "--skills",
+            "--ceiling",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
+    assert result.exit_code != 0
+    assert "no skills yet: run `webagent apps learn --app notes` first" in result.output
