@@ -110,6 +110,11 @@ class Teach:
         """The page the person works on (a test drives it with Playwright, as a person would)."""
         return self.session.page
 
+    async def settle(self) -> None:
+        """For a script driving the page: until the last click was done and its page loaded."""
+        assert self.recorder is not None
+        await self.recorder.settle()
+
     async def wait_closed(self, stop: asyncio.Event | None = None) -> None:
         """Until the person closes the window, or ``stop`` is set (they confirmed in the terminal)."""
         assert self.recorder is not None

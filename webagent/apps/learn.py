@@ -39,7 +39,14 @@ async def record_demos(app: App, out: Path, say: Callable[[str], None] = print) 
                 for k, step in enumerate(demo.gold):
                     if k + 1 < len(demo.gold) and demo.gold[k + 1].op == "dialog":
                         answer_next_dialog(page, demo.gold[k + 1].value)
-                    await do_step(page, step)
+                    try:
+                        await do_step(page, step)
+                        await teach.settle()
+                    except Exception as exc:  # noqa: BLE001 - a demonstration that cannot be done: one line
+                        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                        raise UserError(
+                            f"{app.name} demonstration {demo.id}, step {k + 1} ({step.describe()}): {first}"
+                        ) from None
                 await page.wait_for_load_state("load")
                 folders.append(await teach.finish())
             say(f"recorded {demo.id}: {sum(1 for _ in (folder / 'steps.jsonl').open())} steps")

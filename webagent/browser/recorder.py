@@ -3,7 +3,8 @@ into each field, every select, every form sent with Enter, every navigation the 
 (an address typed, back or forward). ``webagent teach`` turns them into a run's steps.
 
 A script in every document (``add_init_script``) listens in the capture phase and calls a
-binding (``expose_binding``) with each event. A click is held: its default action and the
+binding (``expose_binding``) with each event. A click (but on a checkbox or radio, which
+toggles in place) is held: its default action and the
 page's own handlers wait until the recorder has read the page as it was before the click (the
 element's backend node id, an observation), then the script clicks the element again
 (``el.click()``), so the page sees one click and nothing navigates away before it is read.
@@ -29,7 +30,7 @@ NAV_AFTER_ACTION_S = 3.0  # a navigation this soon after a recorded click or Ent
 
 SCRIPT = """(() => {
   if (window.__webagentTeach) return;
-  const T = window.__webagentTeach = {held: [], dirty: new Set(), replaying: false, enter: null};
+  const T = window.__webagentTeach = {held: [], dirty: new Set(), replaying: false, enter: null, pending: 0};
   const TEXT = new Set(['', 'text', 'search', 'email', 'password', 'tel', 'url', 'number', 'date',
                         'datetime-local', 'time', 'month', 'week']);
   const isText = (el) => !!el && ((el.tagName === 'INPUT' && TEXT.has((el.getAttribute('type') || '').toLowerCase()))
@@ -83,7 +84,14 @@ SCRIPT = """(() => {
     const tag = el.tagName;
     // focusing a field, opening a select, or a label that clicks its own control: not steps
     if (isText(el) || tag === 'SELECT' || tag === 'OPTION' || (tag === 'LABEL' && el.control)) return;
+    const kind = (el.getAttribute('type') || '').toLowerCase();
+    if (tag === 'INPUT' && (kind === 'checkbox' || kind === 'radio')) {
+      // a box toggles in place (nothing navigates): recorded as it is, the click not held
+      flush(null).then(() => send('click', el));
+      return;
+    }
     e.preventDefault(); e.stopImmediatePropagation();
+    T.pending++;
     const enter = T.enter;
     T.enter = null;
     // Enter in a field clicks its form's default button for it: the step is the field's Enter
@@ -91,7 +99,7 @@ SCRIPT = """(() => {
     const step = implicit ? flush(enter).then(() => typed(enter, true)) : flush(null).then(() => send('click', el));
     step.finally(() => {
       T.replaying = true;
-      try { el.click(); } finally { T.replaying = false; }
+      try { el.click(); } finally { T.replaying = false; T.pending--; }
     });
   }, true);
   window.addEventListener('pagehide', () => { flush(null); }, true);
@@ -222,6 +230,26 @@ class Recorder:
             return int(node["node"]["backendNodeId"])
         finally:
             await cdp.send("Runtime.releaseObjectGroup", {"objectGroup": "teach"})
+
+    async def settle(self, timeout_s: float = 10.0) -> None:
+        """Until a held click was clicked again and the page it led to loaded (for a script that
+        drives the page: Playwright's own waiting does not see a click the recorder holds)."""
+        page = self.session.page
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                if await page.evaluate("() => !window.__webagentTeach || window.__webagentTeach.pending === 0"):
+                    break
+            except Exception:  # noqa: BLE001 - the page is between documents: ask the next one
+                pass
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)  # a navigation the click started begins
+        async with self._lock:
+            pass  # the events sent so far are recorded
+        try:
+            await self.session.page.wait_for_load_state("load", timeout=timeout_s * 1000)
+        except Exception:  # noqa: BLE001 - a slow page: recorded as it is
+            pass
 
     async def flush(self) -> None:
         """Fields still being edited when the recording ends: their values become steps."""

@@ -89,7 +89,9 @@ def cut(steps: list[dict]) -> list[list[dict]]:
         if len(piece) == 1 and _is_link(piece[0]):
             link = piece
             continue
-        joined.append(link + piece)
+        # the way in is part of the skill only to a page with a stable address ("New issue");
+        # a link to one record (ticket 28) is not the way to every record's form
+        joined.append((link if _stable(piece[0]["page"]["url"]) else []) + piece)
         link = []
     return [p for p in joined if len(p) >= MIN_STEPS]
 
@@ -118,12 +120,14 @@ def _description(piece: list[dict], params: dict[str, SkillParam]) -> str:
     return " and ".join(parts) + (f' on "{title}"' if title else "")
 
 
+def _stable(url: str) -> bool:
+    """A page's path holds no record number (``/issue?@template=item``, not ``/tickets/28/``)."""
+    return not any(ch.isdigit() for ch in urlsplit(url).path)
+
+
 def _reachable(piece: list[dict]) -> bool:
     """A stable address: a GOTO began it, or its start page's path holds no record number."""
-    if piece[0]["op"] == "GOTO":
-        return True
-    path = urlsplit(piece[0]["page"]["url"]).path
-    return not any(ch.isdigit() for ch in path)
+    return piece[0]["op"] == "GOTO" or _stable(piece[0]["page"]["url"])
 
 
 def skill_of(piece: list[dict], workflow_params: dict, source: str, kind: str, task: str = "") -> Skill:

@@ -8,6 +8,7 @@ offered on the skill's own page takes the select's live options as its only valu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
@@ -42,8 +43,9 @@ class Offer:
 
 
 def _path(pattern: str) -> str:
-    """A page's path (the query's names differ with how it was reached: a search, a GET form)."""
-    return pattern.split("?", 1)[0]
+    """A page's path, a record's number as any number (``/tickets/N/``: every ticket's page);
+    the query's names differ with how the page was reached (a search, a GET form)."""
+    return re.sub(r"\d+", "N", pattern.split("?", 1)[0])
 
 
 def _first_element(skill: Skill, obs: Observation) -> str | None:
