@@ -1,0 +1,70 @@
+"""Which learned skills each evaluation task of the real-app suite could use, and whether a
+single demonstration showed that combination together (issue 34: at least 14 of the 42 tasks
+need skills in a combination no demonstration showed).
+
+A skill covers a task when each of the skill's element steps has a step of the task's gold
+path on an element of the same name (the role and accessible name the gold path names, the
+recorded fingerprint's name); a task's combination is the set of skills covering it; a
+demonstration showed a combination when every skill of it was learned from that one
+recording. Reads the skills kept by `webagent apps learn` (run it first).
+
+    .venv/bin/python bench/skills_coverage.py [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from webagent.apps.learn import app_site  # noqa: E402
+from webagent.apps.spec import load_apps  # noqa: E402
+from webagent.skills import store  # noqa: E402
+from webagent.web.control_name import visible_name  # noqa: E402
+
+OPS = {"click": "CLICK", "check": "CLICK", "uncheck": "CLICK", "type": "TYPE", "select": "SELECT"}
+
+
+def covers(skill, task) -> bool:
+    gold = {(OPS.get(s.op), visible_name(s.name)) for s in task.gold if s.op in OPS}
+    steps = [s for s in skill.steps if s.target]
+    return bool(steps) and all((s.op, visible_name((s.target or {}).get("name") or "")) in gold for s in steps)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "skills"))
+    args = parser.parse_args(argv)
+    rows, lines = [], ["| task | skills that cover it | one demonstration showed them together |", "|---|---|---|"]
+    for app in load_apps(["roundup", "oscar", "helpdesk"]):
+        skills = store.load(app_site(app))
+        if not skills:
+            print(f"{app.name}: no skills kept: run `webagent apps learn --app {app.name}` first", file=sys.stderr)
+            return 2
+        for task in app.tasks:
+            combo = [s for s in skills if covers(s, task)]
+            together = any(all(src in s.sources for s in combo) for src in {x for s in combo for x in s.sources})
+            new = len(combo) >= 2 and not together
+            rows.append({"app": app.name, "task": task.id, "skills": [s.id for s in combo], "new_combination": new})
+            shown = "yes" if together else ("no" if len(combo) >= 2 else "–")
+            lines.append(f"| {task.id} | {', '.join(s.id for s in combo) or '–'} | {shown} |")
+    new = [r for r in rows if r["new_combination"]]
+    used = [r for r in rows if r["skills"]]
+    summary = (
+        f"{len(used)} of {len(rows)} evaluation tasks have a learned skill covering part of their gold path; "
+        f"{len(new)} need two or more skills in a combination no single demonstration showed."
+    )
+    print(summary)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "coverage.json").write_text(json.dumps({"summary": summary, "tasks": rows}, indent=1))
+    (out / "coverage.md").write_text(summary + "\n\n" + "\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
