@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from browser_support import requires_chromium
 
-from webagent.apps.instance import AppInstance, restore, stable_port
+from webagent.apps.instance import AppInstance, named_port, restore, stable_port
 from webagent.apps.spec import load_app, load_apps
 from webagent.errors import DataError, UserError
 
@@ -259,12 +259,13 @@ def test_an_eval_killed_by_sigterm_leaves_no_app_serving(tmp_path, apps_home):
 
 def test_an_app_gets_the_same_port_run_after_run_and_a_free_one_when_that_is_taken():
     # The port is in the page URL the model reads: a new one each run changed every prompt.
-    port = stable_port("roundup")
-    assert port == stable_port("roundup") != stable_port("oscar")
+    # (Names of no real app: a suite running beside the tests may hold roundup's own port.)
+    port = stable_port("port-test-app")
+    assert port == named_port("port-test-app") == stable_port("port-test-app") != stable_port("port-test-other")
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", port))
         taken.listen()
-        other = stable_port("roundup")
+        other = stable_port("port-test-app")
         assert other != port
         with socket.socket() as s:
             s.bind(("127.0.0.1", other))  # the fallback is really free
