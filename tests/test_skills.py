@@ -152,3 +152,15 @@ async def test_skills_are_learned_from_a_demonstration_recorded_with_teach(tmp_p
     assert login.learned_from == ["demonstration"]
     assert all(s.target for s in login.steps + note.steps)
     assert not any("s3cret-pw" in json.dumps(s.model_dump()) for s in (login, note))
+
+
+def test_the_skill_example_is_shown_only_where_skills_are_offered():
+    from webagent.web.live_action import live_messages, step_message
+
+    kwargs = dict(context='[1] button "Go"', task="Go", history=[], url="http://x/", title="X")
+    plain, with_skills = live_messages(**kwargs), live_messages(**kwargs, skills=True)
+    assert not any('"operation": "SKILL"' in str(m["content"]) for m in plain)
+    calls = [m for m in with_skills if m["role"] == "assistant" and '"operation": "SKILL"' in str(m["content"])]
+    assert len(calls) == 1  # the worked call
+    assert plain[: len(plain) - 1] == with_skills[: len(plain) - 1]  # the shared prefix stays first (prompt cache)
+    assert step_message(with_skills) == step_message(plain) and step_message(plain).startswith("Previous actions")

@@ -331,10 +331,15 @@ class LiveOutcome:
 NEXT_QUESTION = "Which part of the task is not done yet on this page? What should be the next action?"
 
 
-def _example_turns() -> list[dict]:
-    """The worked examples (``web_live_examples``) as user/assistant turns."""
+def _example_turns(skills: bool = False) -> list[dict]:
+    """The worked examples (``web_live_examples``) as user/assistant turns, and, when the page
+    offers skills, one that calls a skill (``web_live_skill_example``): a small model shown no
+    SKILL call answered DONE at once on pages that offered skills (0.5B, three app tasks)."""
     turns: list[dict] = []
-    for block in load_prompt("web_live_examples").split("\n---\n"):
+    blocks = load_prompt("web_live_examples").split("\n---\n")
+    if skills:
+        blocks += load_prompt("web_live_skill_example").split("\n---\n")
+    for block in blocks:
         asked, answer = block.rsplit("Answer:", 1)
         turns += [
             {"role": "user", "content": asked.strip() + "\n" + NEXT_QUESTION},
@@ -344,7 +349,7 @@ def _example_turns() -> list[dict]:
 
 
 def live_messages(
-    *, context: str, task: str, history: list[str], url: str, title: str, warning: str = ""
+    *, context: str, task: str, history: list[str], url: str, title: str, warning: str = "", skills: bool = False
 ) -> list[dict]:
     """System instructions, the worked examples, then this step: the part that stays the same
     comes first, so the server's prompt cache reuses it from call to call."""
@@ -361,7 +366,7 @@ def live_messages(
         step = step.replace("\n\n", "\n")
     return [
         {"role": "system", "content": load_prompt("web_live_system").strip()},
-        *_example_turns(),
+        *_example_turns(skills),
         {"role": "user", "content": step.strip()},
     ]
 
@@ -371,8 +376,8 @@ def step_message(messages: list[dict]) -> str:
     what a fake model or a harness reads. In a conversation (``LiveChat``) the later turns
     carry only results and changed lines: they are folded back into one message here (a
     re-ask's reply and problem, appended after the step, are left out)."""
-    first = 1 + len(_example_turns())
-    users = [str(m["content"]) for m in messages[first:] if m.get("role") == "user"]
+    examples = {t["content"] for t in _example_turns(skills=True)}
+    users = [str(m["content"]) for m in messages[1:] if m.get("role") == "user" and m["content"] not in examples]
     turns = [u for u in users if not u.startswith(REASK_PREFIX)]
     return fold_conversation(turns) if len(turns) > 1 else turns[0]
 
@@ -393,14 +398,22 @@ async def predict_live_action(
     """The live agent's next action (``live_messages``, or the next turn of ``chat``),
     re-asked once when unusable."""
     if chat is None:
-        prompt = live_messages(context=context, task=task, history=history, url=url, title=title, warning=warning)
+        prompt = live_messages(
+            context=context,
+            task=task,
+            history=history,
+            url=url,
+            title=title,
+            warning=warning,
+            skills=bool(choices.skills),
+        )
     else:
         user = chat.user_turn(
             context=context, task=task, history=history, url=url, title=title, warning=warning, question=NEXT_QUESTION
         )
         prompt = [
             {"role": "system", "content": load_prompt("web_live_system").strip()},
-            *_example_turns(),
+            *_example_turns(bool(choices.skills)),
             *chat.turns,
             {"role": "user", "content": user},
         ]
