@@ -164,3 +164,11 @@ def test_the_skill_example_is_shown_only_where_skills_are_offered():
     assert len(calls) == 1  # the worked call
     assert plain[: len(plain) - 1] == with_skills[: len(plain) - 1]  # the shared prefix stays first (prompt cache)
     assert step_message(with_skills) == step_message(plain) and step_message(plain).startswith("Previous actions")
+
+
+def test_a_select_the_task_names_in_its_own_words_is_a_parameter():
+    from webagent.skills.learn import _named_in
+
+    assert _named_in("4. Low", "Open a Facilities ticket, priority Low")
+    assert _named_in("IT Support", "an IT Support issue") and _named_in("Yellow", "a yellow note")
+    assert not _named_in("2. High", "priority Low") and not _named_in("Customer Support", "a support ticket")

@@ -175,3 +175,20 @@ async def test_a_skill_that_cannot_go_on_hands_control_back_saying_where(browser
     assert re.search(
         r'failed: skill "Save note" stopped at its step 3 of 3 \(CLICK \[button\] "Archive"\): no <button>', prompts[1]
     )
+
+
+async def test_a_skill_called_again_with_the_same_values_is_a_loop(browser, site, skills):
+    await open_page(browser, site + "notes.html?user=x")
+
+    def model(messages, params, purpose):
+        label = _skill_label(prompt_of(messages), "Save note")
+        return {"action": {"operation": "SKILL", "element_id": label, "args": {"title": "Tea", "colour": "White"}}}
+
+    result = await run_agent(
+        browser,
+        fake_client(FunctionBackend(model)),
+        "Save a white note titled Tea",
+        options=AgentOptions(max_steps=6, screenshots=False),
+        skills=skills,
+    )
+    assert result.status == "stuck" and result.steps == 3, result

@@ -28,6 +28,7 @@ comes a third time in the run (``stuck``; this also catches loops between pages)
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -157,6 +158,10 @@ async def run_agent(
             # The element by what it is (ids change with each new document), the page by what it shows.
             key = (
                 (action.operation, record.get("element"), action.value, record.get("page"))
+                if action and action.operation != "SKILL"
+                # a skill called again with the same values: a loop wherever it is called from
+                # (each call may land on a new page: the record it created)
+                else ("SKILL", record.get("element"), json.dumps(action.args, sort_keys=True))
                 if action
                 else ("NONE", record.get("page"))
             )

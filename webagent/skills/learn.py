@@ -23,6 +23,7 @@ placeholder), or, once two recordings merge, every value that differed between t
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -130,14 +131,25 @@ def _reachable(piece: list[dict]) -> bool:
     return piece[0]["op"] == "GOTO" or _stable(piece[0]["page"]["url"])
 
 
+def _named_in(option: str, task: str) -> bool:
+    """Whether the task names a select's option: the option's text, or one of its words of three
+    letters or more ("4. Low" in "priority Low")."""
+    lowered = task.lower()
+    if len(option) >= 2 and option.lower() in lowered:
+        return True
+    words = [w for w in re.findall(r"[^\W\d_]{3,}", option.lower())]
+    return bool(words) and all(re.search(rf"\b{re.escape(w)}\b", lowered) for w in words)
+
+
 def skill_of(piece: list[dict], workflow_params: dict, source: str, kind: str, task: str = "") -> Skill:
     params: dict[str, SkillParam] = {}
     steps: list[SkillStep] = []
     for s in piece:
         param = s.get("param")
         value = s.get("value") or ""
-        if not param and s["op"] == "SELECT" and len(value) >= 2 and value.lower() in task.lower():
-            # an option the task named ("a yellow note"): a parameter too (replay infers typed values only)
+        if not param and s["op"] == "SELECT" and _named_in(value, task):
+            # an option the task named ("a yellow note", "priority Low" for "4. Low"): a parameter
+            # too (replay infers typed values only)
             param = field_name(s.get("target"), set(workflow_params) | set(params))
             workflow_params = {**workflow_params, param: {"default": value, "source": "task"}}
         if param and s["op"] in ("TYPE", "SELECT"):
