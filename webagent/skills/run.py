@@ -20,13 +20,13 @@ class SkillRun:
     steps: list[dict] = field(default_factory=list)  # what each step did, for the trace
 
 
-def _value(step, args: dict[str, str], reveal) -> tuple[str, bool]:
-    """(the value to use, whether it is a secret)."""
+def _value(step, args: dict[str, str], reveal) -> str:
+    """The value to use: the recorded one, or the argument given for the step's parameter (a
+    placeholder revealed; the trace keeps ``REDACTED`` for a secret step, see ``run_skill``)."""
     if step.param is None:
-        return step.value, False
+        return step.value
     given = args.get(step.param, "")
-    secret = step.value == REDACTED
-    return (reveal(given) if reveal else given), secret
+    return reveal(given) if reveal else given
 
 
 async def run_skill(browser, obs: Observation, offer: Offer, args: dict[str, str], reveal=None) -> SkillRun:
@@ -50,7 +50,7 @@ async def run_skill(browser, obs: Observation, offer: Offer, args: dict[str, str
             if not found.found:
                 last = ActionResult(ok=False, action=Action(op=step.op))
                 return SkillRun(_failed(last, skill, k, len(steps), found.why), obs, done)
-            value, secret = _value(step, args, reveal)
+            value = _value(step, args, reveal)
             action = Action(op=step.op, element_id=found.element_id, value=value or None, press_enter=step.press_enter)
         result = await browser.act(action, obs)
         done.append(
