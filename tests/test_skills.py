@@ -72,7 +72,7 @@ def test_a_skill_has_a_name_a_description_typed_parameters_and_its_start():
     assert skill.start.pattern == "/login" and skill.start.reachable and skill.site == "127.0.0.1:8000"
     assert (
         skill.line("S1")
-        == '[S1] skill "Log in" (username, password): fills Username, Password and clicks "Log in" on "Login"'
+        == '[S1] skill "Log in" (username, password): Username=<username>, Password=<password>, clicks "Log in"'
     )
     issue = skill_of(cut(NEW_ISSUE)[0], PARAMS, "trace-a", "demonstration")
     assert [(p.name, p.kind) for p in issue.params] == [("title", "text")]  # urgent: not in the task, a constant
@@ -172,3 +172,27 @@ def test_a_select_the_task_names_in_its_own_words_is_a_parameter():
     assert _named_in("4. Low", "Open a Facilities ticket, priority Low")
     assert _named_in("IT Support", "an IT Support issue") and _named_in("Yellow", "a yellow note")
     assert not _named_in("2. High", "priority Low") and not _named_in("Customer Support", "a support ticket")
+
+
+def test_a_skill_line_says_where_each_argument_goes_and_same_named_skills_get_telling_ids():
+    login = skill_of(LOGIN, PARAMS, "trace-a", "demonstration")
+    assert login.description == 'Username=<username>, Password=<password>, clicks "Log in"'
+    issue = skill_of(cut(NEW_ISSUE)[0], PARAMS, "trace-a", "demonstration")
+    # a value that is not a parameter is shown as the constant it is
+    assert "=<title>" in issue.description and '"urgent"' in issue.description
+    other = issue.model_copy(update={"name": "Log in", "id": "log_in", "start": issue.start})
+    ids = [s.id for s in merge([login, other])]
+    assert ids == ["log_in_username_password", "log_in_new_issue_title"]  # told apart by what each does
+
+
+def test_an_option_may_be_named_without_its_list_number():
+    from webagent.web.agent_view import matching_option, option_names
+
+    options = ("1. Critical", "2. High", "3. Normal")
+    assert matching_option(options, "High") == "2. High"
+    assert option_names(options) == [*options, "Critical", "High", "Normal"]
+    # a bare text two options share names neither
+    assert (
+        option_names(("1. Low", "2. Low")) == ["1. Low", "2. Low"]
+        and matching_option(("1. Low", "2. Low"), "Low") is None
+    )

@@ -70,7 +70,7 @@ async def browser():
 
 
 def _skill_label(prompt: str, name: str) -> str | None:
-    m = re.search(rf'^\[(S\d+)\] skill "{re.escape(name)}"', prompt, re.MULTILINE)
+    m = re.search(rf'^\[([a-z0-9_]+)\] skill "{re.escape(name)}"', prompt, re.MULTILINE)
     return m.group(1) if m else None
 
 
@@ -108,7 +108,7 @@ async def test_the_model_calls_skills_with_new_values_and_the_page_confirms(brow
     )
     assert await browser.page.title() == "Saved: Eggs (Yellow) by bo", result
     first = seen[0]["prompt"]
-    assert '[S1] skill "Log in" (user, password): fills User name, Password and clicks "Log in"' in first
+    assert '[log_in] skill "Log in" (user, password): User name=<user>, Password=<password>, clicks "Log in"' in first
     assert "[3] text field" in first or 'text field "User name"' in first  # every control stays offered
     steps = [json.loads(line) for line in (trace.folder / "steps.jsonl").read_text().splitlines()]
     assert steps[0]["action"]["operation"] == "SKILL" and len(steps[0]["skill_steps"]) == 3

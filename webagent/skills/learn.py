@@ -14,7 +14,7 @@ Cutting (no model needed, and nothing here names an app or a site):
 
 Names and descriptions come from the recording itself: the name is the element the last step
 clicked ("Log in", "Submit New Entry"), else "Fill" and the form's first field; the
-description says which fields it fills and what it clicks, on which page.
+description is its steps in order, each parameter where it goes (``model.describe``).
 
 Parameters: a value found in the task (``webagent.replay.params``), a password (only ever a
 placeholder), or, once two recordings merge, every value that differed between them.
@@ -29,9 +29,9 @@ from urllib.parse import urlsplit
 
 from webagent.errors import UserError
 from webagent.replay import workflow as W
-from webagent.replay.fingerprint import short, slug
+from webagent.replay.fingerprint import slug
 from webagent.replay.params import field_name
-from webagent.skills.model import Skill, SkillParam, SkillStart, SkillStep
+from webagent.skills.model import Skill, SkillParam, SkillStart, SkillStep, describe
 
 MIN_STEPS = 2
 _SUBMIT_TYPES = ("submit", "image")
@@ -107,20 +107,6 @@ def _name(piece: list[dict]) -> str:
     return f"Fill {what}"
 
 
-def _description(piece: list[dict], params: dict[str, SkillParam]) -> str:
-    fields = [short(s.get("target")).split("] ", 1)[-1].strip('"') for s in piece if s["op"] in ("TYPE", "SELECT")]
-    clicks = [short(s.get("target")).split("] ", 1)[-1].strip('"') for s in piece if s["op"] == "CLICK"]
-    parts = []
-    if piece[0]["op"] == "GOTO":
-        parts.append(f"opens {piece[0]['page']['pattern']}")
-    if fields:
-        parts.append("fills " + ", ".join(dict.fromkeys(f for f in fields if f)))
-    if clicks:
-        parts.append("clicks " + ", ".join(f'"{c}"' for c in dict.fromkeys(c for c in clicks if c)))
-    title = piece[0]["page"].get("title") or ""
-    return " and ".join(parts) + (f' on "{title}"' if title else "")
-
-
 def _stable(url: str) -> bool:
     """A page's path holds no record number (``/issue?@template=item``, not ``/tickets/28/``)."""
     return not any(ch.isdigit() for ch in urlsplit(url).path)
@@ -181,7 +167,7 @@ def skill_of(piece: list[dict], workflow_params: dict, source: str, kind: str, t
     return Skill(
         id=slug(name) or "skill",
         name=name,
-        description=_description(piece, params),
+        description=describe(steps),
         site=site_of(first["page"]["url"]),
         start=SkillStart(
             url=first["page"]["url"],
@@ -195,6 +181,20 @@ def skill_of(piece: list[dict], workflow_params: dict, source: str, kind: str, t
         sources=[source],
         learned_from=[kind],  # type: ignore[list-item]
     )
+
+
+def _telling_id(skill: Skill, same: list[Skill]) -> str:
+    """An id for one of several skills of one name ("Save"): the name and what sets it apart
+    from the others, the clicks on its way and the parameters it takes (``save_resolved_comment``,
+    ``save_update_ticket_details_owner``); the first of them keeps the bare name when nothing does."""
+
+    def marks(s: Skill) -> list[str]:
+        clicks = [str((t.target or {}).get("name") or "") for t in s.steps[:-1] if t.op == "CLICK"]
+        return [m for m in clicks + [p.name for p in s.params] if m]
+
+    shared = set.intersection(*(set(marks(s)) for s in same))
+    own = [m for m in dict.fromkeys(marks(skill)) if m not in shared]
+    return slug("_".join([skill.id, *own])) if own else skill.id
 
 
 def from_recording(folder: str | Path) -> list[Skill]:
@@ -212,7 +212,7 @@ def from_recording(folder: str | Path) -> list[Skill]:
 
 def merge(skills: list[Skill]) -> list[Skill]:
     """Skills that agree become one; a value that differed between them becomes a parameter.
-    Ids stay unique within a site (a second "Save" is ``save_2``)."""
+    Ids stay unique within a site (a second "Save" is ``save_comment`` by its parameters, else ``save_2``)."""
     merged: dict[tuple, Skill] = {}
     for skill in skills:
         key = (skill.site, *skill.signature())
@@ -234,13 +234,17 @@ def merge(skills: list[Skill]) -> list[Skill]:
                         source="differed",
                     )
                 )
+        kept.description = describe(kept.steps)
         kept.sources = list(dict.fromkeys(kept.sources + skill.sources))
         kept.learned_from = list(dict.fromkeys(kept.learned_from + skill.learned_from))
     out: list[Skill] = []
     taken: dict[str, set[str]] = {}
-    for skill in merged.values():
+    kept_skills = list(merged.values())
+    for skill in kept_skills:
         ids = taken.setdefault(skill.site, set())
-        base, n, ident = skill.id, 2, skill.id
+        same = [s for s in kept_skills if s.site == skill.site and s.id == skill.id]
+        base = _telling_id(skill, same) if len(same) > 1 else skill.id
+        n, ident = 2, base
         while ident in ids:
             ident, n = f"{base}_{n}", n + 1
         ids.add(ident)

@@ -6,6 +6,7 @@ written by another version is refused with one line."""
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -60,9 +61,34 @@ class Skill(BaseModel):
         return (self.start.pattern, tuple((s.op, _identity(s.target)) for s in self.steps))
 
     def line(self, label: str) -> str:
-        """The view's line: ``[S1] skill "Log in" (username, password): fills ... and clicks ...``."""
+        """The view's line: ``[S1] skill "Log in" (username, password): Username=<username>, ...``."""
         params = ", ".join(p.name for p in self.params)
         return f'[{label}] skill "{self.name}" ({params}): {self.description}'
+
+
+def describe(steps: list[SkillStep]) -> str:
+    """What a skill does, step by step, each parameter where it goes: ``Username=<username>,
+    Password=<password>, clicks "Log in"``. A small model shown only the fields a skill fills
+    ("fills Queue, Summary, ...") could not tell which argument went where, and a record's page
+    title ("cs-28: View Ticket") named one record where the skill serves every one."""
+    parts: list[str] = []
+    for step in steps:
+        name = _label(step.target)
+        if step.op == "GOTO":
+            parts.append(f"opens {step.page.get('pattern') or step.value}")
+        elif step.op == "CLICK":
+            parts.append(f'clicks "{name}"' if name else "clicks")
+        else:
+            value = f"<{step.param}>" if step.param else json.dumps(step.value, ensure_ascii=False)
+            parts.append(f"{name or step.op.lower()}={value}")
+    return ", ".join(parts)
+
+
+def _label(target: dict | None) -> str:
+    if not target:
+        return ""
+    attrs = target.get("attrs") or {}
+    return str(target.get("name") or target.get("label") or attrs.get("name") or attrs.get("id") or "")
 
 
 def _identity(target: dict | None) -> tuple:

@@ -21,14 +21,14 @@ from webagent.web.agent_view import Control
 
 MAX_OFFERS = 8  # a page offers at most this many skills (those starting here first)
 HEADER = (
-    'Skills (answer {"operation": "SKILL", "element_id": "S1", "args": {...}}: one action does all of a '
+    'Skills (answer {"operation": "SKILL", "element_id": "<skill>", "args": {...}}: one action does all of a '
     "skill's steps; every control above stays usable):"
 )
 
 
 @dataclass(frozen=True)
 class Offer:
-    label: str  # S1, S2, ... as the model reads it
+    label: str  # the skill's id ("log_in"), as the model reads and answers it
     skill: Skill
     here: bool  # the page is the skill's start page (else the skill opens it first)
     options: dict[str, tuple[str, ...]] = field(default_factory=dict)  # a select parameter -> its live options
@@ -68,8 +68,10 @@ def _live_options(skill: Skill, obs: Observation, controls: dict[str, Control]) 
 
 
 def offers(skills: list[Skill], obs: Observation, controls: dict[str, Control]) -> list[Offer]:
-    """The skills ``obs`` offers (see the module docstring), labelled S1, S2, ... in order:
-    those that start on this page, then those that open their page first."""
+    """The skills ``obs`` offers (see the module docstring), in order: those that start on this
+    page, then those that open their page first. Each is labelled by its id, a name the model
+    reads ("log_in"), not its place: a 0.5B shown a worked example answering "S1" answered S1
+    on every page, and shown one answering "S2", S2."""
     site, path = site_of(obs.url), _path(url_pattern(obs.url))
     here, elsewhere = [], []
     for skill in skills:
@@ -79,11 +81,21 @@ def offers(skills: list[Skill], obs: Observation, controls: dict[str, Control]) 
             here.append(skill)
         elif skill.start.reachable:
             elsewhere.append(skill)
-    chosen = [(s, True) for s in here] + [(s, False) for s in elsewhere]
+    chosen, seen = [], set()
+    for skill, at in [(s, True) for s in here] + [(s, False) for s in elsewhere]:
+        # the same steps learned on two start pages (a search box on every page): offered once
+        if (skill.name, skill.description) not in seen:
+            seen.add((skill.name, skill.description))
+            chosen.append((skill, at))
     return [
-        Offer(f"S{k}", skill, at, _live_options(skill, obs, controls) if at else {})
-        for k, (skill, at) in enumerate(chosen[:MAX_OFFERS], 1)
+        Offer(label(skill), skill, at, _live_options(skill, obs, controls) if at else {})
+        for skill, at in chosen[:MAX_OFFERS]
     ]
+
+
+def label(skill: Skill) -> str:
+    """The skill's id as an answer's ``element_id``; an id of digits alone would read as an element's."""
+    return f"skill_{skill.id}" if skill.id.isdigit() else skill.id
 
 
 def block(offered: list[Offer]) -> str:

@@ -264,7 +264,27 @@ def matching_option(options: Iterable[str], value: str) -> str | None:
     found = next((o for o in options if fold(o) == fold(value)), None)
     if found is None and len(grouped := grouped_options(options, value)) == 1:
         found = grouped[0]
+    if found is None and len(listed := [o for o in options if fold(_unnumbered(o)) == fold(value)]) == 1:
+        found = listed[0]
     return found
+
+
+_LIST_NUMBER = re.compile(r"^\s*\d+\s*[.)]\s+(?=\S)")
+
+
+def _unnumbered(option: str) -> str:
+    """An option's text without a list number before it ("High" for "2. High")."""
+    return _LIST_NUMBER.sub("", option)
+
+
+def option_names(options: Iterable[str]) -> list[str]:
+    """What a reply may name an option by: its text, or its text without a list number when
+    no other option shares that ("High" for "2. High"; a person says "priority High", and a
+    small model held to "2. High" chose the option already selected). ``matching_option``
+    maps each back to its option."""
+    options = list(options)
+    bare = [_unnumbered(o) for o in options]
+    return options + [b for b, o in zip(bare, options) if b != o and bare.count(b) == 1 and b not in options]
 
 
 def grouped_options(options: Iterable[str], value: str) -> list[str]:

@@ -32,7 +32,7 @@ from webagent.llm.reask import REASK_PREFIX, ask_until_usable
 from webagent.llm.replies import read_reply
 from webagent.prompts import load_prompt, render_prompt
 from webagent.web.action import MAX_ENUM_IDS, _action_from_text
-from webagent.web.agent_view import Control, grouped_options, matching_option
+from webagent.web.agent_view import Control, grouped_options, matching_option, option_names
 from webagent.web.live_chat import LiveChat, fold_conversation
 
 LIVE_OPERATIONS = ("CLICK", "TYPE", "SELECT", "SKILL", "SCROLL", "BACK", "DONE", "DIALOG")
@@ -103,7 +103,7 @@ def live_action_schema(choices: Choices) -> dict:
             for i in ids:
                 # The option already selected stays a choice: leaving it out would turn a
                 # harmless no-op ("no change") into a wrong order when the select is right.
-                options = list(choices.controls[i].options) or [""]
+                options = option_names(choices.controls[i].options) or [""]
                 branches.append(
                     _branch(
                         "SELECT",
@@ -119,7 +119,9 @@ def live_action_schema(choices: Choices) -> dict:
         for label, params in choices.skills.items():
             args = {
                 "type": "object",
-                "properties": {p: {"type": "string", **({"enum": list(o)} if o else {})} for p, o in params.items()},
+                "properties": {
+                    p: {"type": "string", **({"enum": option_names(o)} if o else {})} for p, o in params.items()
+                },
                 "required": list(params),
                 "additionalProperties": False,
             }
