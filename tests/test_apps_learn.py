@@ -130,3 +130,25 @@ def test_apps_eval_with_skills_before_learning_says_what_to_do(tmp_path, apps_ho
     )
     assert result.exit_code != 0
     assert "no skills yet: run `webagent apps learn --app notes` first" in result.output
+
+
+def test_apps_eval_learn_offers_pass_two_the_skills_of_the_other_confirmed_runs(tmp_path, apps_home):
+    out = tmp_path / "online"
+    args = ["apps", "eval", "--app", "notes", "--app-dir", str(NOTES), "--ceiling", "--learn", "--out", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "pass 1: 2/2 tasks (100%); pass 2 (skills learned online): 2/2 tasks (100%)" in result.output
+    learned = json.loads((out / "pass1" / "online_skills.json").read_text())["skills"]
+    by_source = {(s["id"], Path(s["sources"][0]).name) for s in learned}
+    assert ("save_note", "notes-create-pinned") in by_source and ("log_in", "notes-count") in by_source
+
+    def offered(task: str, folder: str = "pass2") -> set[str]:
+        steps = (out / folder / "traces" / task / "steps.jsonl").read_text().splitlines()
+        pages = [json.loads(line)["calls"][0]["messages"][-1]["content"] for line in steps]  # not the examples
+        return {label for page in pages for label in re.findall(r"^\[([a-z_]+)\] skill ", page, re.MULTILINE)}
+
+    # each task is offered what the other run taught, never what only its own run did
+    assert offered("notes-count") == {"log_in", "save_note"}
+    assert offered("notes-create-pinned") == {"log_in"}
+    assert json.loads((out / "pass2" / "config.json").read_text())["online"] is True
+    assert offered("notes-count", "pass1") == set()  # pass 1: no skills (no --skills)

@@ -116,6 +116,15 @@ async def test_the_model_calls_skills_with_new_values_and_the_page_confirms(brow
     assert steps[1]["skill_steps"][1]["value"] == "Yellow"
     assert PASSWORD not in (trace.folder / "steps.jsonl").read_text()
     assert steps[0]["skill_steps"][1]["value"] == "********"
+    # the finished run reads as the steps its skills did: replayed and learned from like any run
+    from webagent.replay.workflow import from_trace
+
+    workflow = from_trace(trace.folder)
+    assert [s["op"] for s in workflow["steps"]] == ["TYPE", "TYPE", "CLICK", "TYPE", "SELECT", "CLICK", "DONE"]
+    assert all(s.get("target") for s in workflow["steps"][:-1])
+    relearned = from_recording(trace.folder)
+    assert [s.name for s in relearned] == ["Log in", "Save note"]
+    assert "Eggs" in {p.example for s in relearned for p in s.params}  # the task's value: a parameter
 
 
 async def test_a_skills_arguments_are_typed_and_every_primitive_stays_in_the_schema(browser, site, skills):

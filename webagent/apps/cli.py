@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import signal
 from pathlib import Path
 
@@ -102,14 +103,21 @@ def start_command(app, port, app_dirs) -> None:
     is_flag=True,
     help="Offer the apps' skills learned from their demonstrations (run `webagent apps learn` first).",
 )
+@click.option(
+    "--learn",
+    is_flag=True,
+    help="Two passes: OUT/pass1, then OUT/pass2 offered the skills learned from the pass-1 runs the apps' "
+    "checks confirmed (never a task's own run).",
+)
 @app_dir_option
 @agent_options
 @model_options
 @run_async
 async def eval_command(
-    app_names, task_ids, out, ceiling, shard, stop_at_goal, skills, app_dirs, headed, cdp_url, **kwargs
+    app_names, task_ids, out, ceiling, shard, stop_at_goal, skills, learn, app_dirs, headed, cdp_url, **kwargs
 ) -> None:
     """Run the agent on the suite's tasks; write episodes.jsonl, traces and the report."""
+    from webagent.apps.online import learn_from_pass, summary_line
     from webagent.apps.report import write_report
     from webagent.apps.runner import EvalConfig, evaluate, select_tasks
     from webagent.apps.spec import load_apps
@@ -123,40 +131,44 @@ async def eval_command(
         kwargs.pop("max_lookup"),
         kwargs.pop("context_tokens"),
         kwargs.pop("form_check"),
-        skills=skills,  # an evaluation offers the apps' own learned skills only when asked (--skills)
+        skills=skills or learn,  # an evaluation offers skills only when asked (--skills, --learn)
     )
     endpoint = endpoint_options(kwargs)
     apps = load_apps(list(app_names), extra=app_dirs)
     out = Path(out)
     shard_of = parse_shard(shard)
     select_tasks(apps, list(task_ids), shard_of)  # an unknown task fails here, before a model is started
-    if ceiling:
+
+    async def passes(client, model: str) -> None:
         config = EvalConfig(
-            model="ceiling (gold path)",
+            model=model,
             max_steps=options.max_steps,
             lookup=options.lookup,
             context_tokens=options.context_tokens,
             stop_at_goal=stop_at_goal,
             skills=skills,
         )
-        await evaluate(
-            apps, list(task_ids), out, options=options, config=config, ceiling=True, shard=shard_of, say=status
+        run = functools.partial(
+            evaluate, apps, list(task_ids), options=options, client=client, ceiling=ceiling, shard=shard_of, say=status
         )
+        if not learn:
+            await run(out, config=config)
+            click.echo(f"report: {write_report(out)}")
+            return
+        first = await run(out / "pass1", config=config)
+        click.echo(f"report: {write_report(out / 'pass1')}")
+        online = learn_from_pass(out / "pass1", first)
+        status(f"learned {sum(map(len, online.values()))} skills from the confirmed runs of pass 1")
+        second = await run(out / "pass2", config=config.model_copy(update={"online": True}), online=online)
+        click.echo(f"report: {write_report(out / 'pass2')}")
+        click.echo(summary_line("pass 1", first) + "; " + summary_line("pass 2 (skills learned online)", second))
+
+    if ceiling:
+        await passes(None, "ceiling (gold path)")
     else:
         async with open_client(endpoint) as client:
-            config = EvalConfig(
-                model=client.model_name,
-                max_steps=options.max_steps,
-                lookup=options.lookup,
-                context_tokens=options.context_tokens,
-                stop_at_goal=stop_at_goal,
-                skills=skills,
-            )
-            await evaluate(
-                apps, list(task_ids), out, options=options, config=config, client=client, shard=shard_of, say=status
-            )
+            await passes(client, client.model_name)
             click.echo(client.usage.summary_line())
-    click.echo(f"report: {write_report(out)}")
 
 
 @apps_group.command("learn")

@@ -28,6 +28,8 @@ from pydantic import BaseModel, ConfigDict
 
 from webagent.apps.ceiling import GoldModel
 from webagent.apps.instance import AppError, AppInstance, stable_port
+from webagent.apps.learn import for_instance
+from webagent.apps.online import for_task
 from webagent.apps.spec import App, Task
 from webagent.errors import UserError
 
@@ -40,6 +42,10 @@ REFUSALS = (
     "takes CLICK",
     "takes TYPE",
     "takes SELECT",
+    "is not in the same form as",
+    "is already field",
+    "not a submit button",
+    "FILL needs at least",
 )
 
 
@@ -51,6 +57,7 @@ class EvalConfig(BaseModel):
     context_tokens: int
     stop_at_goal: bool = True
     skills: bool = False  # the apps' skills learned from their demonstrations (``apps learn``) are offered
+    online: bool = False  # a second pass offered skills learned from the first pass's confirmed runs
 
 
 def select_tasks(apps: list[App], task_ids: list[str], shard: tuple[int, int]) -> list[tuple[App, Task]]:
@@ -230,8 +237,11 @@ async def evaluate(
     ceiling: bool = False,
     shard: tuple[int, int] = (0, 1),
     say: Callable[[str], None] = print,
+    online: dict[str, list] | None = None,
 ) -> list[dict]:
-    """Run the chosen tasks not yet in ``out`` (see the module docstring); returns all rows."""
+    """Run the chosen tasks not yet in ``out`` (see the module docstring); returns all rows.
+    ``online``: per app, skills learned from a first pass's runs (``apps.online``), offered
+    to every task but the one each was learned from."""
     from webagent.llm.testing import fake_client
 
     check_config(out, config)
@@ -248,8 +258,10 @@ async def evaluate(
     for name, tasks in by_app.items():
         with AppInstance(apps_by_name[name], say=say, port=stable_port(name)) as instance:
             say(f"{name}: serving at {instance.base_url}")
-            skills = _skills_for(apps_by_name[name], instance) if config.skills else None
+            demonstrated = _skills_for(apps_by_name[name], instance) if config.skills else []
+            learned = for_instance((online or {}).get(name, []), instance.base_url)
             for task in tasks:
+                skills = for_task(demonstrated, learned, task.id) or None
                 gold = GoldModel(task) if ceiling else None
                 task_client = fake_client(gold.backend()) if gold else client
                 row = await run_task(
@@ -277,7 +289,7 @@ async def evaluate(
 
 def _skills_for(app: App, instance: AppInstance) -> list:
     """The app's skills (``webagent apps learn``) on this instance's port; a clear stop when there are none."""
-    from webagent.apps.learn import app_site, for_instance
+    from webagent.apps.learn import app_site
     from webagent.skills import store
 
     learned = store.load(app_site(app))

@@ -36,6 +36,35 @@ def _read_steps(folder: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def _expanded(records: list[dict]) -> list[dict]:
+    """The records with each SKILL step replaced by the steps its skill did (``skills.run``),
+    each as a step of the run: replay and learning read what was done on the page."""
+    out: list[dict] = []
+    for rec in records:
+        inner = rec.get("skill_steps")
+        if (rec.get("action") or {}).get("operation") != "SKILL" or not isinstance(inner, list):
+            out.append(rec)
+            continue
+        for k, sub in enumerate(inner, 1):
+            out.append(
+                {
+                    "step": f"{rec.get('step')}.{k}",
+                    "url": sub.get("url") or rec.get("url"),
+                    "title": sub.get("title") or rec.get("title"),
+                    "ok": sub.get("ok"),
+                    "target": sub.get("target"),
+                    "action_text": f"{sub.get('op')} {sub.get('element') or sub.get('value') or ''}".strip(),
+                    "action": {
+                        "operation": sub.get("op"),
+                        "element_id": sub.get("element_id") or "",
+                        "value": sub.get("value") or "",
+                        "press_enter": bool(sub.get("press_enter")),
+                    },
+                }
+            )
+    return out
+
+
 def from_trace(folder: str | Path, declared: dict[str, str] | None = None) -> dict:
     """The workflow of the run traced in ``folder``; ``declared`` parameters as given to
     ``webagent run --param`` (also read from the folder's ``params.json``)."""
@@ -50,7 +79,7 @@ def from_trace(folder: str | Path, declared: dict[str, str] | None = None) -> di
     saved = folder / "params.json"
     declared = {**(json.loads(saved.read_text(encoding="utf-8")) if saved.is_file() else {}), **(declared or {})}
     steps: list[dict] = []
-    for rec in records:
+    for rec in _expanded(records):
         action = rec.get("action")
         if not action or not rec.get("ok"):
             continue

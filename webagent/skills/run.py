@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from webagent.browser import REDACTED, Action, ActionResult, Observation
-from webagent.replay.fingerprint import short
+from webagent.replay.fingerprint import short, target_of
 from webagent.replay.match import find
 from webagent.skills.offer import Offer
 
@@ -52,6 +52,7 @@ async def run_skill(browser, obs: Observation, offer: Offer, args: dict[str, str
                 return SkillRun(_failed(last, skill, k, len(steps), found.why), obs, done)
             value = _value(step, args, reveal)
             action = Action(op=step.op, element_id=found.element_id, value=value or None, press_enter=step.press_enter)
+        target = target_of(obs, action) if step.op != "GOTO" else None  # before acting: the page it was on
         result = await browser.act(action, obs)
         done.append(
             {
@@ -59,9 +60,16 @@ async def run_skill(browser, obs: Observation, offer: Offer, args: dict[str, str
                 "element_id": action.element_id,
                 "element": short(step.target) if step.target else None,
                 "value": REDACTED if step.value == REDACTED else (action.value or ""),
+                "press_enter": step.press_enter,
+                "param": step.param,
                 "ok": result.ok,
                 "error": result.error,
                 "note": result.note,
+                # as a run's own step records it: a finished run that called a skill is learned
+                # from and replayed through these (``replay.workflow.from_trace``)
+                "target": target,
+                "url": obs.url,
+                "title": obs.title,
             }
         )
         if not result.ok:
