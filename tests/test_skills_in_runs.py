@@ -201,3 +201,34 @@ async def test_a_skill_called_again_with_the_same_values_is_a_loop(browser, site
         skills=skills,
     )
     assert result.status == "stuck" and result.steps == 3, result
+
+
+async def test_skills_run_does_a_skill_with_new_values_and_a_misfit_is_one_line(site, skills):
+    from click.testing import CliRunner
+
+    from webagent.cli import main
+    from webagent.skills import store
+
+    kept = store.add(skills)
+    note = next(s for s in kept if s.name == "Save note")
+    where = note.site
+    import asyncio
+
+    def cli(*args: str):  # in a thread: the command runs its own event loop
+        return asyncio.to_thread(CliRunner().invoke, main, list(args))
+
+    bad = await cli("skills", "run", where, note.id, "--arg", "title=Tea", "--arg", "colour=Green")
+    assert bad.exit_code != 0 and "Traceback" not in bad.output
+    assert bad.output.strip().splitlines() == [
+        f"error: skill {note.id}: 'Green' is not an option of colour; choose one of: White, Yellow, Pink"
+    ]
+    unknown = await cli("skills", "run", where, note.id, "--arg", "title=Tea", "--arg", "size=XL")
+    assert unknown.exit_code != 0 and "needs args for: colour" in unknown.output
+    good = await cli("skills", "run", where, note.id, "--arg", "title=Tea", "--arg", "colour=white")
+    assert good.exit_code == 0, good.output
+    assert good.output.splitlines()[:3] == [
+        '1. TYPE [textbox] "Title" "Tea" -> ok',
+        '2. SELECT [combobox] "Colour" "White" -> ok',
+        '3. CLICK [button] "Save note" -> ok',
+    ]
+    assert good.output.strip().endswith('("Saved: Tea (White) by ada")')  # the page confirms

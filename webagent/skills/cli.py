@@ -1,4 +1,4 @@
-"""``webagent skills``: learn skills from recordings, list, show, remove, export, import."""
+"""``webagent skills``: learn skills from recordings, list, show, run, remove, export, import."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from webagent.cli_common import user_errors
+from webagent.cli_common import run_async, user_errors
+from webagent.errors import UserError
 
 
 @click.group("skills")
@@ -100,3 +101,27 @@ def import_command(file) -> None:
 
     kept = store.import_file(file)
     click.echo(f"imported {file}: {len(kept)} skills kept for {', '.join(dict.fromkeys(s.site for s in kept))}")
+
+
+@skills_group.command("run")
+@click.argument("site")
+@click.argument("skill_id")
+@click.option("--arg", "args", multiple=True, metavar="NAME=VALUE", help="A parameter's value (repeatable).")
+@click.option("--url", help="The page to start on (default: the skill's start page on SITE).")
+@click.option("--headed", is_flag=True, help="Show the browser window.")
+@run_async
+async def run_command(site, skill_id, args, url, headed) -> None:
+    """Run one skill with new values, no model: each step found by its fingerprint. Arguments
+    that do not fit (a parameter it does not take, one missing, an option the page's select
+    does not have) are one line before anything is done."""
+    from webagent.skills.direct import run_direct
+
+    given: dict[str, str] = {}
+    for item in args:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise UserError(f"--arg {item!r}: write NAME=VALUE")
+        given[name.strip()] = value
+    ok = await run_direct(site, skill_id, given, url=url, headed=headed, say=click.echo)
+    if not ok:
+        raise SystemExit(1)

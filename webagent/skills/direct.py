@@ -1,0 +1,66 @@
+"""``webagent skills run``: one skill with new values, without a model.
+
+The skill is checked as a model's SKILL answer is (``live_action.parse_live_action``): the
+page must offer it (its start page, or any page of its site when that page has a stable
+address), every parameter given and none unknown, a select's value one of the live
+options. A misfit is one line and nothing is done; then each step runs as in a run
+(``skills.run.run_skill``), a line each, and a step that cannot be done stops it, saying
+which and why. A password given as an argument is typed and never printed or written."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from webagent.errors import UserError
+from webagent.llm.client import Reply
+from webagent.skills import store
+from webagent.skills.offer import offers
+from webagent.skills.run import run_skill
+from webagent.web.agent_view import build_view
+from webagent.web.live_action import Choices, parse_live_action
+
+
+async def run_direct(
+    site: str, skill_id: str, args: dict[str, str], *, url: str | None, headed: bool, say: Callable[[str], None]
+) -> bool:
+    """Run the skill; True when every step was done."""
+    from webagent.browser import BrowserSession
+
+    skill = next((s for s in store.load(site) if s.id == skill_id), None)
+    if skill is None:
+        raise UserError(f"no skill {skill_id!r} for {site} (see `webagent skills list`)")
+    start = url or f"{urlsplit(skill.start.url).scheme or 'http'}://{site}{_path_and_query(skill.start.url)}"
+    host = urlsplit(start).hostname or ""
+    async with BrowserSession(headed=headed, allowed_domains=[host]) as browser:
+        opened = await browser.open(start)
+        if not opened.ok:
+            raise UserError(f"cannot open {start}: {opened.error}")
+        obs = await browser.observe()
+        controls = build_view(obs.cleaned_html).controls
+        offer = next((o for o in offers([skill], obs, controls) if o.skill.id == skill.id), None)
+        if offer is None:
+            raise UserError(f"skill {skill_id} does not start on {obs.url} (it starts on {skill.start.pattern})")
+        choices = Choices(controls, skills={offer.label: {p.name: offer.options.get(p.name, ()) for p in skill.params}})
+        reply = Reply(text="", data={"operation": "SKILL", "element_id": offer.label, "args": args})
+        action, problem = parse_live_action(reply, choices)
+        if action is None:
+            raise UserError(f"skill {skill_id}: {problem}")
+        secrets = {v for p in skill.params if p.kind == "secret" and (v := action.args.get(p.name))}
+        ran = await run_skill(browser, obs, offer, action.args)
+        for k, step in enumerate(ran.steps, 1):
+            value = step.get("value") or ""
+            shown = "********" if value in secrets else value
+            what = " ".join(x for x in (step["op"], step.get("element") or "", f'"{shown}"' if shown else "") if x)
+            say(f"{k}. {what} -> {'ok' if step['ok'] else 'failed: ' + (step.get('error') or '')}")
+        if not ran.result.ok:
+            say(f"stopped: {ran.result.error}")
+            return False
+        page = await browser.observe()
+        say(f'done: now on {page.url} ("{page.title}")')
+        return True
+
+
+def _path_and_query(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
