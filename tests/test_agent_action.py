@@ -112,7 +112,8 @@ def test_schema_ties_each_operation_to_the_controls_it_fits():
     assert set(branches["BACK"][0]["properties"]) == {"operation"}
     assert set(branches["DONE"][0]["properties"]) == {"operation", "value"}
     assert all(b["additionalProperties"] is False for bs in branches.values() for b in bs)
-    assert set(_branches(FIRST)) == {"CLICK", "TYPE", "SELECT", "SCROLL", "DONE"}  # no BACK at the start
+    # no BACK at the start; FILL: a text field and a select to fill
+    assert set(_branches(FIRST)) == {"CLICK", "TYPE", "SELECT", "FILL", "SCROLL", "DONE"}
     assert "9" not in branches["CLICK"][0]["properties"]["element_id"]["enum"]  # disabled: shown, not offered
 
 

@@ -213,7 +213,7 @@ def test_merge_joins_shards_of_one_configuration_and_refuses_mixed_ones(tmp_path
     assert merge(shards, out) == 3
     assert {t: r["success"] for t, r in read_rows(out).items()} == {"a": True, "b": False, "c": True}
     # the configuration as read (a setting added since, skills, at its default)
-    assert json.loads((out / "config.json").read_text()) == {**json.loads(config), "skills": False}
+    assert json.loads((out / "config.json").read_text()) == {**json.loads(config), "skills": False, "online": False}
     (shards[1] / "config.json").write_text(config.replace('"max_steps": 15', '"max_steps": 3'))
     with pytest.raises(UserError, match="one configuration"):
         merge(shards, tmp_path / "mixed")

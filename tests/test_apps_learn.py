@@ -65,7 +65,7 @@ async def test_a_model_that_calls_the_skills_finishes_a_task_the_app_confirms(tm
     def model(messages, params, purpose):
         prompt = prompt_of(messages)
         prompts.append(prompt)
-        login = re.search(r'^\[(S\d+)\] skill "Log in"', prompt, re.MULTILINE)
+        login = re.search(r'^\[([a-z_]+)\] skill "Log in"', prompt, re.MULTILINE)
         if "Your notes" in prompt or "Buy milk" in prompt:
             return {"action": {"operation": "DONE", "value": "2"}}
         secret = re.search(r"<secret:\w+>", prompt).group(0)

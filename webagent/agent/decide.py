@@ -85,11 +85,13 @@ async def decide(
     dialog: str = "",
     skills: str = "",
     skill_params: dict[str, dict[str, tuple[str, ...]]] | None = None,
+    fill: bool = True,
 ) -> Decision:
     """``snippets`` are in the agent view (``agent_view``); ``controls`` every control on the page;
     ``dialog`` the kind of dialog the page holds open (then only its answers and DONE are choices);
     ``skills`` the lines of the skills the page offers (``webagent.skills.offer.block``), read after
-    the page, and ``skill_params`` what each takes (``Choices.skills``)."""
+    the page, and ``skill_params`` what each takes (``Choices.skills``); ``fill``: FILL may be
+    offered (``Choices.fill``)."""
     page = "\n".join(s.text for s in snippets)
 
     async def predict(context: str, allowed: list[str], hint: str = "", in_chat: bool = False) -> LiveOutcome:
@@ -98,6 +100,7 @@ async def decide(
             can_back=can_back,
             dialog=dialog,
             skills=dict(skill_params or {}),
+            fill=fill,
         )
         return await predict_live_action(
             client,

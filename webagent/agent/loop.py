@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from webagent.agent import elements
@@ -157,7 +157,9 @@ async def run_agent(
                 break
             # The element by what it is (ids change with each new document), the page by what it shows.
             key = (
-                (action.operation, record.get("element"), action.value, record.get("page"))
+                ("FILL", record.get("element"), json.dumps(record["action"]["fields"]), record.get("page"))
+                if action and action.operation == "FILL"
+                else (action.operation, record.get("element"), action.value, record.get("page"))
                 if action and action.operation != "SKILL"
                 # a skill called again with the same values: a loop wherever it is called from
                 # (each call may land on a new page: the record it created)
@@ -260,16 +262,13 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         times.update(decision.times)
         problem = decision.outcome.problem
     action = decision.outcome.action if decision else None
-    secret = bool(
-        action
-        and action.element_id
-        and action.operation == "TYPE"
-        and (ref := obs.elements.get(action.element_id)) is not None
-        and ref.is_password
-        and not uses_secret(action.value, state.named)
-    )  # a placeholder is safe to show
+    secret = bool(action and action.operation == "TYPE" and _secret(state, obs, action.element_id, action.value))
     if secret and action and action.value:
         secrets.add(action.value)
+    # a FILL's password fields given real values: each a secret, as a single TYPE's
+    fills = action.fields if action else []
+    hidden = {f.element_id for f in fills if _secret(state, obs, f.element_id, f.value)}
+    secrets.update(f.value for f in fills if f.element_id in hidden and f.value)
     offer = state.offers.get(action.element_id) if action and action.operation == "SKILL" else None
     if offer is not None and action is not None:  # a password given as a skill's argument, not as its placeholder
         for param in offer.skill.params:
@@ -284,7 +283,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         if offer is not None
         else (elements.describe(obs.cleaned_html, action.element_id) if action and action.element_id else "")
     )
-    action_text = _action_text(action, description, secret) if action else f"no usable action ({problem})"
+    action_text = _action_text(action, description, secret, hidden) if action else f"no usable action ({problem})"
     fatal = finished = None
     if decision is not None and decision.endpoint_failed:
         fatal = f"the model endpoint failed: {problem}"
@@ -293,14 +292,14 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     ok = changed = False
     if action is None:
         result_text = "failed: no usable action"
-    elif held is not None:
+    elif held is not None and action.operation != "FILL":  # a FILL fills its fields, then holds (``act``)
         result_text = f"not sent: a check of the form before sending says: {held} (send it again if the form is right)"
     elif action.operation == "DONE":
         ok, changed, result_text = True, True, "done" + (f": {scrub(action.value, secrets)}" if action.value else "")
     elif options.dry_run:
         ok, result_text = True, "not executed (dry run)"
     else:
-        acted = await act(browser, state, obs, before, action, after_step, times)
+        acted = await act(browser, state, obs, before, action, after_step, times, held)
         executed, ok, changed, finished, result_text = (
             acted.executed,
             acted.ok,
@@ -311,6 +310,11 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         fatal = fatal or acted.fatal
         if acted.skill_steps is not None:
             record["skill_steps"] = acted.skill_steps
+        if acted.fill_steps is not None:
+            record["fill_steps"] = acted.fill_steps
+            _filled(state, obs, action, acted.fill_steps, controls, hidden, recorder, n)
+            if held is not None and control is not None:  # held once: a CLICK on the filled form is sent
+                state.forms_checked.add((state.page, control.form))
         if ok and recorder is not None and action.operation in ("CLICK", "TYPE", "SELECT"):
             recorder.add(obs, action.operation, action.element_id, action.value, secret)
         if ok and control is not None and action.operation in DID:
@@ -349,6 +353,8 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     )  # replay: the element, findable again
     if secret and record["action"]:
         record["action"]["value"] = REDACTED
+    for f in record["action"]["fields"] if record["action"] else ():
+        f["value"] = REDACTED if f["element_id"] in hidden else f["value"]
     if trace is not None:
         box = elements.box(obs.raw_html, action.element_id) if action and action.element_id else None
         record = trace.write_step(record, shot, box)
@@ -379,10 +385,13 @@ async def _close_dialog(browser) -> str:
 
 async def _check_form(client, state: RunState, controls: dict, control, action, record: dict) -> str | None:
     """Before a form is sent, once per page state: a short model call on the task and the
-    form's fields (``webagent.web.form_check``); what it finds missing, or None to send."""
-    if not (state.options.form_check and action is not None and action.operation == "CLICK" and control is not None):
+    form's fields (``webagent.web.form_check``); what it finds missing, or None to send. A
+    FILL's fields are shown as the FILL will leave them."""
+    sends = action is not None and (action.operation == "CLICK" or (action.operation == "FILL" and action.element_id))
+    if not (state.options.form_check and sends and control is not None):
         return None
-    fields = form_fields(controls, control)
+    planned = {f.element_id: f.value for f in action.fields} if action is not None else {}
+    fields = [replace(c, value=planned.get(c.id, c.value)) for c in form_fields(controls, control)]
     if not fields or (state.page, control.form) in state.forms_checked:
         return None
     state.forms_checked.add((state.page, control.form))
@@ -391,8 +400,30 @@ async def _check_form(client, state: RunState, controls: dict, control, action, 
     return None if check.ready else (check.fix or "a field does not hold what the task asks yet")
 
 
-def _action_text(action: LiveAction, description: str, secret: bool) -> str:
+def _secret(state: RunState, obs, element_id: str, value: str) -> bool:
+    """Whether ``value`` typed into ``element_id`` is a password given as itself (a placeholder is safe to show)."""
+    ref = obs.elements.get(element_id) if element_id else None
+    return ref is not None and ref.is_password and not uses_secret(value, state.named)
+
+
+def _filled(state: RunState, obs, action: LiveAction, steps: list[dict], controls: dict, hidden, recorder, n) -> None:
+    """What a FILL did, part by part: the view's notes ("you typed this at step 3") and ``--record``."""
+    values = {f.element_id: f.value for f in action.fields}
+    for s in steps:
+        if not s["ok"]:
+            continue
+        if (c := controls.get(s["element_id"])) is not None:
+            state.did[did_key(c)] = f"you {DID[s['op']]} this at step {n}"
+        if recorder is not None:
+            value = values.get(s["element_id"], "")
+            recorder.add(obs, s["op"], s["element_id"], value, s["element_id"] in hidden)
+
+
+def _action_text(action: LiveAction, description: str, secret: bool, hidden: Collection[str] = ()) -> str:
     shown = action.model_copy(update={"value": REDACTED}) if secret else action
+    if hidden:
+        fields = [f.model_copy(update={"value": REDACTED}) if f.element_id in hidden else f for f in action.fields]
+        shown = shown.model_copy(update={"fields": fields})
     text = shown.describe()
     return f"{text} {description}" if description else text
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from webagent.agent.fill import run_fill
 from webagent.agent.secrets import reveal
 from webagent.agent.stable_ids import keep_ids
 from webagent.agent.state import RunState, page_key
@@ -36,7 +37,7 @@ def to_browser_action(action: LiveAction, secrets: dict[str, str] | None = None)
         return Action(op="BACK")
     if op == "DIALOG":
         return Action(op="DIALOG", value=action.value, text=action.text or None)
-    if op not in ("CLICK", "TYPE", "SELECT"):  # DONE ends the run; a SKILL runs its own steps
+    if op not in ("CLICK", "TYPE", "SELECT"):  # DONE ends the run; a SKILL or a FILL runs its own steps
         raise ValueError(f"{op} is not one browser action")
     value = reveal(action.value, secrets) if secrets and op == "TYPE" else action.value
     return Action(
@@ -53,10 +54,15 @@ class Acted:
     finished: str | None = None  # the site's word (``after_step``)
     fatal: str | None = None
     skill_steps: list[dict] | None = None  # a SKILL's steps, as each was done
+    fill_steps: list[dict] | None = None  # a FILL's fields and click, as each was done
 
 
-async def act(browser, state: RunState, obs, before: list[str], action: LiveAction, after_step, times) -> Acted:
-    """Carry out ``action`` on ``obs``, observe the page again into ``state.obs``, and say what changed."""
+async def act(
+    browser, state: RunState, obs, before: list[str], action: LiveAction, after_step, times, held: str | None = None
+) -> Acted:
+    """Carry out ``action`` on ``obs``, observe the page again into ``state.obs``, and say what
+    changed. ``held``: why the form check held the form a FILL would send (its fields are
+    filled, its submit button is not clicked)."""
     from webagent.browser.capture import CaptureError
 
     fatal = finished = None
@@ -68,8 +74,11 @@ async def act(browser, state: RunState, obs, before: list[str], action: LiveActi
         during = before
     recheck_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    skill_steps = None
-    if action.operation == "SKILL":
+    skill_steps = fill_steps = None
+    if action.operation == "FILL":
+        filled = await run_fill(browser, obs, action, state.controls(obs), lambda v: reveal(v, state.named), held)
+        executed, fill_steps = filled.result, filled.steps
+    elif action.operation == "SKILL":
         ran = await run_skill(
             browser, obs, state.offers[action.element_id], action.args, lambda v: reveal(v, state.named)
         )
@@ -83,7 +92,14 @@ async def act(browser, state: RunState, obs, before: list[str], action: LiveActi
     times["execute_s"] = time.perf_counter() - t0
     if _asks(browser):  # the action raised a dialog the page holds open: the model answers it next
         times["observe_s"] = recheck_s
-        return Acted(executed, executed.ok, True, executed.note or "the page opened a dialog", skill_steps=skill_steps)
+        return Acted(
+            executed,
+            executed.ok,
+            True,
+            executed.note or "the page opened a dialog",
+            skill_steps=skill_steps,
+            fill_steps=fill_steps,
+        )
     if after_step is not None:
         finished = await after_step()
     t0 = time.perf_counter()
@@ -96,7 +112,7 @@ async def act(browser, state: RunState, obs, before: list[str], action: LiveActi
     times["observe_s"] = time.perf_counter() - t0 + recheck_s  # both captures of this step
     assert state.obs is not None  # this one, or (capture failed) the one acted on
     after = state.lines(state.obs)  # (the next step reads the same rendering)
-    retyped = executed.ok and _retyped_password(state, obs, action)
+    retyped = any([_retyped_password(state, obs, i, v) for i, v in _typed(action, executed, fill_steps)])
     changed = bool(finished) or (not fatal and (state.obs.url != obs.url or retyped or _changed(before, during, after)))
     if executed.ok and not changed and not fatal:  # a late effect (a timer, a request) is a change too
         t0 = time.perf_counter()
@@ -116,13 +132,13 @@ async def act(browser, state: RunState, obs, before: list[str], action: LiveActi
         text = "ok" + (f", now on {state.obs.url}" if state.obs.url != obs.url else "")
         if finished:
             text += f"; {finished}"
-        elif news := _news(during, state.shown(state.obs), state.obs.url != obs.url, action.element_id):
+        elif news := _news(during, state.shown(state.obs), state.obs.url != obs.url, _acted_on(action)):
             text += f"; the page now shows {news}"
     else:
         text = "no visible change"
     if executed.note:
         text += f" ({executed.note})"
-    return Acted(executed, executed.ok, changed, text, finished, fatal, skill_steps)
+    return Acted(executed, executed.ok, changed, text, finished, fatal, skill_steps, fill_steps)
 
 
 def _asks(browser) -> bool:
@@ -131,14 +147,29 @@ def _asks(browser) -> bool:
     return getattr(browser, "dialog", None) is not None
 
 
-def _retyped_password(state: RunState, obs, action: LiveAction) -> bool:
+def _typed(action: LiveAction, executed: ActionResult, fill_steps: list[dict] | None) -> list[tuple[str, str]]:
+    """(id, value) of what was typed: a TYPE's, or each of a FILL's fields typed (some may be
+    even when a later part failed)."""
+    if action.operation == "TYPE":
+        return [(action.element_id, action.value)] if executed.ok else []
+    done = {s["element_id"] for s in fill_steps or () if s["ok"] and s["op"] == "TYPE"}
+    return [(f.element_id, f.value) for f in action.fields if f.element_id in done]
+
+
+def _acted_on(action: LiveAction) -> tuple[str, ...]:
+    """The controls whose own lines say what the action did (left out of its news)."""
+    ids = (*(f.element_id for f in action.fields), action.element_id)
+    return tuple(i for i in ids if i)
+
+
+def _retyped_password(state: RunState, obs, element_id: str, value: str) -> bool:
     """Whether a TYPE put another value into a password field than this run typed there before:
     the page shows any value as the same dots, so only the run can tell that it changed."""
-    ref = obs.elements.get(action.element_id or "") if action.operation == "TYPE" else None
+    ref = obs.elements.get(element_id)
     if ref is None or not ref.is_password:
         return False
-    typed = content_hash(reveal(action.value, state.named))
-    before, state.passwords_typed[action.element_id] = state.passwords_typed.get(action.element_id), typed
+    typed = content_hash(reveal(value, state.named))
+    before, state.passwords_typed[element_id] = state.passwords_typed.get(element_id), typed
     return before is not None and before != typed
 
 
@@ -152,14 +183,14 @@ def _changed(before: list[str], during: list[str], after: list[str]) -> bool:
     return any(a != b for i, (a, b) in enumerate(zip(during, after)) if i not in moving)
 
 
-def _news(before: list[str], after: list[str], new_page: bool, acted_on: str = "") -> str:
+def _news(before: list[str], after: list[str], new_page: bool, acted_on: tuple[str, ...] = ()) -> str:
     """A few of the lines the page shows now that it did not (a flash message, a changed
     total), briefly: what the model needs to see that its action worked. ``before`` is
     without ids (``RunState.lines``), ``after`` as the model reads it."""
     if new_page:
         return ""
     seen = set(before)
-    own = f"[{acted_on}] " if acted_on else None  # the control acted on: its line says what was done
+    own = tuple(f"[{i}] " for i in acted_on)  # the controls acted on: their lines say what was done
     added = [
         line.strip()
         for line in after

@@ -576,7 +576,7 @@ async def model_decision(client, obs, task: str, history: list[str], options: Ag
             from webagent.web.agent_view import view_snippets
 
             snippets, view = view_snippets(obs.cleaned_html, depth=options.depth, budget_words=options.budget_words)
-            extra = dict(controls=view.controls, can_back=can_back)
+            extra = dict(controls=view.controls, can_back=can_back, fill=False)  # one step repaired: no FILL
         else:
             from webagent.html import split_snippets
 

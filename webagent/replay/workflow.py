@@ -38,11 +38,13 @@ def _read_steps(folder: Path) -> list[dict]:
 
 def _expanded(records: list[dict]) -> list[dict]:
     """The records with each SKILL step replaced by the steps its skill did (``skills.run``),
-    each as a step of the run: replay and learning read what was done on the page."""
+    and each FILL step by its fields and click (``agent.fill``), each as a step of the run:
+    replay and learning read what was done on the page."""
     out: list[dict] = []
     for rec in records:
-        inner = rec.get("skill_steps")
-        if (rec.get("action") or {}).get("operation") != "SKILL" or not isinstance(inner, list):
+        op = str((rec.get("action") or {}).get("operation"))
+        inner = rec.get({"SKILL": "skill_steps", "FILL": "fill_steps"}.get(op, ""))
+        if not isinstance(inner, list):
             out.append(rec)
             continue
         for k, sub in enumerate(inner, 1):

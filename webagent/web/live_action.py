@@ -7,10 +7,13 @@ texts (an option of a group as "group / text"; one schema branch per select whil
 are at most ``MAX_SELECT_BRANCHES``; beyond that the option is checked after the reply;
 an option's bare text that several groups share is refused, naming each),
 SCROLL/BACK/DONE without an id, BACK only when there is an earlier page of this run to go
-back to. While the page holds a dialog open (a confirm or prompt the last action raised), the page cannot be used: the
-choice is the dialog's answers (``DIALOG`` accept or dismiss, a prompt's accept with a
-``text``) and DONE. Only validity limits the choice: a disabled control is shown but cannot
-be chosen; nothing here reads the task.
+back to. FILL (offered when the page has two or more fields) fills several TYPE/SELECT
+fields of one form, each checked as that TYPE or SELECT alone would be, and clicks the
+form's submit button if one is given; one bad part refuses the whole action. While the
+page holds a dialog open (a confirm or prompt the last action raised), the page cannot be
+used: the choice is the dialog's answers (``DIALOG`` accept or dismiss, a prompt's accept
+with a ``text``) and DONE. Only validity limits the choice: a disabled control is shown but
+cannot be chosen; nothing here reads the task.
 
 The schema's root is an object, ``{"action": <one of the branches>}``, as OpenAI's
 structured outputs require; a llama.cpp server enforces it token by token; any other
@@ -23,9 +26,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from webagent.llm.client import LLMClient, Reply
 from webagent.llm.reask import REASK_PREFIX, ask_until_usable
@@ -35,11 +38,13 @@ from webagent.web.action import MAX_ENUM_IDS, _action_from_text
 from webagent.web.agent_view import Control, grouped_options, matching_option, option_names
 from webagent.web.live_chat import LiveChat, fold_conversation
 
-LIVE_OPERATIONS = ("CLICK", "TYPE", "SELECT", "SKILL", "SCROLL", "BACK", "DONE", "DIALOG")
+LIVE_OPERATIONS = ("CLICK", "TYPE", "SELECT", "FILL", "SKILL", "SCROLL", "BACK", "DONE", "DIALOG")
 DIALOG_ANSWERS = ("accept", "dismiss")
 NEEDS_ELEMENT = ("CLICK", "TYPE", "SELECT")
 # Each select is its own schema branch (its options as the value enum) up to this many.
 MAX_SELECT_BRANCHES = 8
+FILLABLE = ("TYPE", "SELECT")
+SUBMITS = ("submit button",)  # the kind ``control_kind`` gives a form's submit button
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,7 @@ class Choices:
     # skills offered on this page (``webagent.skills.offer``): label -> parameter -> its only
     # values (a select's live options), or () for any text
     skills: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    fill: bool = True  # FILL may be offered (replay's one-step repair cannot carry it out)
 
     def ids(self, op: str) -> list[str]:
         if self.dialog:
@@ -61,8 +67,17 @@ class Choices:
     def operations(self) -> list[str]:
         if self.dialog:
             return ["DIALOG", "DONE"]
-        ops = [op for op in NEEDS_ELEMENT if self.ids(op)] + (["SKILL"] if self.skills else []) + ["SCROLL"]
+        ops = [op for op in NEEDS_ELEMENT if self.ids(op)] + (["FILL"] if self.fills() else [])
+        ops += (["SKILL"] if self.skills else []) + ["SCROLL"]
         return ops + (["BACK"] if self.can_back else []) + ["DONE"]
+
+    def fills(self) -> bool:
+        """Whether FILL is offered: two or more fields to fill."""
+        return self.fill and len(self.ids("TYPE")) + len(self.ids("SELECT")) >= 2
+
+    def submits(self) -> list[str]:
+        """The submit buttons a FILL may click after filling."""
+        return [i for i in self.ids("CLICK") if self.controls[i].kind in SUBMITS]
 
 
 def _id_field(ids: list[str]) -> dict:
@@ -115,6 +130,8 @@ def live_action_schema(choices: Choices) -> dict:
             branches.append(
                 _branch("SELECT", {"element_id": _id_field(ids), "value": {"type": "string"}}, ["element_id", "value"])
             )
+    if choices.fills():
+        branches.append(_fill_branch(choices))
     if not choices.dialog:
         for label, params in choices.skills.items():
             args = {
@@ -139,6 +156,35 @@ def live_action_schema(choices: Choices) -> dict:
     }
 
 
+def _fill_branch(choices: Choices) -> dict:
+    """FILL: ``fields`` items shaped as the TYPE and SELECT branches are (a select's value one
+    of its options, per select up to ``MAX_SELECT_BRANCHES``), ``element_id`` a submit button or ""."""
+
+    def item(element_id: dict, value: dict) -> dict:
+        return {
+            "type": "object",
+            "properties": {"element_id": element_id, "value": value},
+            "required": ["element_id", "value"],
+            "additionalProperties": False,
+        }
+
+    items = [item(_id_field(ids), {"type": "string"})] if (ids := choices.ids("TYPE")) else []
+    if ids := choices.ids("SELECT"):
+        if len(ids) <= MAX_SELECT_BRANCHES:
+            items += [
+                item(
+                    {"type": "string", "enum": [i]},
+                    {"type": "string", "enum": option_names(choices.controls[i].options) or [""]},
+                )
+                for i in ids
+            ]
+        else:
+            items.append(item(_id_field(ids), {"type": "string"}))
+    fields = {"type": "array", "items": items[0] if len(items) == 1 else {"anyOf": items}, "minItems": 2}
+    submit = {"type": "string", "enum": [*choices.submits(), ""]}
+    return _branch("FILL", {"fields": fields, "element_id": submit}, ["fields", "element_id"])
+
+
 def unwrap(reply: Reply) -> Reply:
     """The action inside ``{"action": {...}}`` (the schema's root); a bare action is kept."""
     if isinstance(reply.data, dict) and set(reply.data) == {"action"} and isinstance(reply.data["action"], dict):
@@ -146,14 +192,37 @@ def unwrap(reply: Reply) -> Reply:
     return reply
 
 
-class LiveAction(BaseModel):
-    """One step of the live agent. ``value``: the text for TYPE, the option for SELECT,
-    "up"/"down" for SCROLL, the URL for GOTO (API use only, never offered to the model),
-    the answer for DONE, "accept"/"dismiss" for DIALOG (``text``: a prompt's answer)."""
+def _clean_id(v: object) -> str:
+    text = "" if v is None else str(v).strip().removeprefix("id=").strip().strip("[]")
+    if text and not re.fullmatch(r"[A-Za-z0-9_-]+", text):
+        raise ValueError(f"{v!r} is not an element id (the number in [..] at the start of its line)")
+    return text
+
+
+def _clean_value(v: object) -> str:
+    return "" if v is None else str(v).strip()
+
+
+class FillField(BaseModel):
+    """One field of a FILL: its id and the text to type or the option to choose."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    operation: Literal["CLICK", "TYPE", "SELECT", "SKILL", "SCROLL", "GOTO", "BACK", "DONE", "DIALOG"] = Field(
+    element_id: Annotated[str, BeforeValidator(_clean_id)] = Field(
+        "", validation_alias=AliasChoices("element_id", "element", "id")
+    )
+    value: Annotated[str, BeforeValidator(_clean_value)] = ""
+
+
+class LiveAction(BaseModel):
+    """One step of the live agent. ``value``: the text for TYPE, the option for SELECT,
+    "up"/"down" for SCROLL, the URL for GOTO (API use only, never offered to the model),
+    the answer for DONE, "accept"/"dismiss" for DIALOG (``text``: a prompt's answer).
+    FILL: ``fields`` to fill in order, then ``element_id`` (a submit button, or "") clicked."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    operation: Literal["CLICK", "TYPE", "SELECT", "FILL", "SKILL", "SCROLL", "GOTO", "BACK", "DONE", "DIALOG"] = Field(
         validation_alias=AliasChoices("operation", "op", "action")
     )
     element_id: str = Field("", validation_alias=AliasChoices("element_id", "element", "id"))
@@ -161,6 +230,7 @@ class LiveAction(BaseModel):
     press_enter: bool = False
     text: str = ""  # DIALOG accept of a prompt: the text it is answered with
     args: dict[str, str] = Field(default_factory=dict)  # SKILL: its parameters' values
+    fields: list[FillField] = Field(default_factory=list)  # FILL: the fields, in order
 
     @field_validator("args", mode="before")
     @classmethod
@@ -176,18 +246,20 @@ class LiveAction(BaseModel):
     def _op(cls, v: object) -> str:
         return str(v).strip().upper() if v is not None else ""
 
+    @field_validator("fields", mode="before")
+    @classmethod
+    def _fields(cls, v: object) -> object:
+        return [] if v is None else v
+
     @field_validator("element_id", mode="before")
     @classmethod
     def _id(cls, v: object) -> str:
-        text = "" if v is None else str(v).strip().removeprefix("id=").strip().strip("[]")
-        if text and not re.fullmatch(r"[A-Za-z0-9_-]+", text):
-            raise ValueError(f"{v!r} is not an element id (the number in [..] at the start of its line)")
-        return text
+        return _clean_id(v)
 
     @field_validator("value", "text", mode="before")
     @classmethod
     def _value(cls, v: object) -> str:
-        return "" if v is None else str(v).strip()
+        return _clean_value(v)
 
     @field_validator("press_enter", mode="before")
     @classmethod
@@ -195,8 +267,14 @@ class LiveAction(BaseModel):
         return str(v).strip().lower() in ("true", "1", "yes") if not isinstance(v, bool) else v
 
     def describe(self) -> str:
-        """CLICK [12] / TYPE [7] "text" + Enter / SCROLL down / DONE "answer" (long values cut)."""
+        """CLICK [12] / TYPE [7] "text" + Enter / FILL [7]="a" [8]="b" then CLICK [9] / SCROLL down /
+        DONE "answer" (long values cut)."""
         value = self.value if len(self.value) <= 80 else self.value[:79] + "…"
+        if self.operation == "FILL":
+            filled = " ".join(
+                f'[{f.element_id}]="{f.value if len(f.value) <= 40 else f.value[:39] + "…"}"' for f in self.fields
+            )
+            return f"FILL {filled}" + (f" then CLICK [{self.element_id}]" if self.element_id else "")
         parts: list[str] = [self.operation]
         if self.element_id:
             parts.append(f"[{self.element_id}]")
@@ -244,34 +322,12 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
             "the page holds a dialog open: answer it first" if choices.dialog else "it is not available on this page",
         )
         return None, f"{op} is not possible now ({why}); use one of {', '.join(allowed_ops)}"
+    if op != "FILL" and action.fields:
+        action = action.model_copy(update={"fields": []})
     if op in NEEDS_ELEMENT:
-        control = choices.controls.get(action.element_id)
-        if not action.element_id:
-            return None, f"{op} needs the element_id of the element to act on"
-        if control is None:
-            return None, f"element id {action.element_id} is not on this page"
-        if control.disabled:
-            return None, f"[{action.element_id}] {control.kind} {control.name!r} is disabled"
-        if control.op != op:
-            return None, f"[{action.element_id}] is a {control.kind}: it takes {control.op}, not {op}"
-        if op == "CLICK":
-            return action.model_copy(update={"value": "", "press_enter": False}), None
-        if op == "SELECT" and not action.value:
-            return None, "SELECT needs a value (the option to choose)"
-        if op == "SELECT":
-            option = matching_option(control.options, action.value)
-            if option is None and len(several := grouped_options(control.options, action.value)) > 1:
-                return None, (
-                    f"{action.value!r} is an option of several groups of [{action.element_id}]; choose one of: "
-                    + ", ".join(several)
-                )
-            if option is None:
-                return None, (
-                    f"{action.value!r} is not an option of [{action.element_id}]; choose one of: "
-                    + ", ".join(control.options)
-                )
-            return action.model_copy(update={"value": option, "press_enter": False}), None
-        return action, None
+        return _element_action(action, choices)
+    if op == "FILL":
+        return _fill_action(action, choices)
     if op == "SKILL":
         return _skill_action(action, choices)
     if op == "DIALOG":
@@ -290,6 +346,74 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
             "value": action.value if op in ("SCROLL", "DONE") else "",
         }
     ), None
+
+
+def _element_action(action: LiveAction, choices: Choices) -> tuple[LiveAction | None, str | None]:
+    """A CLICK, TYPE or SELECT checked against the control it names."""
+    op = action.operation
+    control = choices.controls.get(action.element_id)
+    if not action.element_id:
+        return None, f"{op} needs the element_id of the element to act on"
+    if control is None:
+        return None, f"element id {action.element_id} is not on this page"
+    if control.disabled:
+        return None, f"[{action.element_id}] {control.kind} {control.name!r} is disabled"
+    if control.op != op:
+        return None, f"[{action.element_id}] is a {control.kind}: it takes {control.op}, not {op}"
+    if op == "CLICK":
+        return action.model_copy(update={"value": "", "press_enter": False}), None
+    if op == "SELECT" and not action.value:
+        return None, "SELECT needs a value (the option to choose)"
+    if op == "SELECT":
+        option = matching_option(control.options, action.value)
+        if option is None and len(several := grouped_options(control.options, action.value)) > 1:
+            return None, (
+                f"{action.value!r} is an option of several groups of [{action.element_id}]; choose one of: "
+                + ", ".join(several)
+            )
+        if option is None:
+            return None, (
+                f"{action.value!r} is not an option of [{action.element_id}]; choose one of: "
+                + ", ".join(control.options)
+            )
+        return action.model_copy(update={"value": option, "press_enter": False}), None
+    return action, None
+
+
+def _fill_action(action: LiveAction, choices: Choices) -> tuple[LiveAction | None, str | None]:
+    """A FILL checked part by part: each field as that TYPE or SELECT alone, none twice, the
+    submit button (if any) a submit button, all of one form; the first bad part refuses it all."""
+    if len(action.fields) < 2:
+        return None, "FILL needs at least 2 fields (for one field, use TYPE or SELECT)"
+    fields: list[FillField] = []
+    forms: list[tuple[str, str]] = []  # (the part, its form)
+    for k, f in enumerate(action.fields, 1):
+        part = f"field {k} ([{f.element_id}])"
+        control = choices.controls.get(f.element_id)
+        op: Literal["TYPE", "SELECT"] = "SELECT" if control is not None and control.op == "SELECT" else "TYPE"
+        if control is not None and control.op not in FILLABLE:
+            return None, f"{part}: [{f.element_id}] is a {control.kind}: it takes {control.op}, not FILL"
+        checked, problem = _element_action(LiveAction(operation=op, element_id=f.element_id, value=f.value), choices)
+        if checked is None or control is None:
+            return None, f"{part}: {problem}"
+        if earlier := next((j for j, g in enumerate(fields, 1) if g.element_id == f.element_id), None):
+            return None, f"{part}: [{f.element_id}] is already field {earlier}"
+        fields.append(FillField(element_id=f.element_id, value=checked.value))
+        forms.append((part, control.form))
+    if action.element_id:
+        part = f"submit button [{action.element_id}]"
+        checked, problem = _element_action(LiveAction(operation="CLICK", element_id=action.element_id), choices)
+        if checked is None:
+            return None, f"{part}: {problem}"
+        button = choices.controls[action.element_id]
+        if button.kind not in SUBMITS:
+            return None, f'{part}: it is a {button.kind}, not a submit button (or give "" to click none)'
+        forms.append((part, button.form))
+    # A field outside any <form> shares none with one inside: all of one form, or all of none.
+    if other := next(((part, form) for part, form in forms if form != forms[0][1]), None):
+        return None, f"{other[0]}: it is not in the same form as field 1 ([{fields[0].element_id}])"
+    update = {"fields": fields, "value": "", "press_enter": False, "text": "", "args": {}}
+    return action.model_copy(update=update), None
 
 
 def _skill_action(action: LiveAction, choices: Choices) -> tuple[LiveAction | None, str | None]:
@@ -426,7 +550,8 @@ async def predict_live_action(
         prompt,
         parse=lambda reply: parse_live_action(reply, choices),
         schema=live_action_schema(choices),
-        max_tokens=200 if choices.skills else 96,  # a skill's arguments take more words
+        # a skill's arguments and a FILL's fields take more words
+        max_tokens=256 if choices.fills() else 200 if choices.skills else 96,
         purpose=purpose,
         tally=outcome,
         instruction=f"Answer again with one JSON action; operation is one of {', '.join(ops)}.",
@@ -450,5 +575,7 @@ def _as_reply(action: LiveAction | None) -> dict | None:
         "DONE": ("value",),
         "DIALOG": ("value", "text") if action.text else ("value",),
         "SKILL": ("element_id", "args"),
+        "FILL": ("fields", "element_id"),
     }.get(action.operation, ())
-    return {"operation": action.operation, **{f: getattr(action, f) for f in fields}}
+    dumped = action.model_dump(include=set(fields))
+    return {"operation": action.operation, **{f: dumped[f] for f in fields}}  # in the schema's order
