@@ -4,7 +4,10 @@ bench/rivals/.venv-agentlab:
     python apps_agentlab.py SPEC.json      # written by bench/rivals/apps_peers.py
 
 SPEC: ``task_id, start_url, base_url_app, check`` (``python``, ``app_folder``, ``state``),
-``pristine``/``reset_python`` (optional), ``base_url, model, max_steps, timeout_s, chromium``.
+``pristine``/``reset_python`` (optional), ``base_url, model, max_steps, timeout_s, chromium``,
+``demos`` (optional: the app's demonstrations as text, ``demos_text.py``; given to GenericAgent
+as its flags' ``extra_instructions``, which its prompt shows under "## Extra instructions:"
+after the goal).
 
 * The task: ``browsergym/webagent-apps.<task id>``, registered by ``apps_browsergym.py``
   (BrowserGym's task interface: ``setup`` resets the app and opens the start page, ``validate``
@@ -66,9 +69,11 @@ def episode(spec: dict) -> dict:
         "reward": 0.0,
         "answer": None,
         "error": None,
+        "demos": bool(spec.get("demos")),
     }
     flags = FLAGS_8B.copy()
     flags.max_prompt_tokens = spec.get("max_prompt_tokens", 7000)  # the server's context per slot is 8192
+    flags.extra_instructions = spec.get("demos") or None  # the app's demonstrations, as text
     chat = SelfHostedModelArgs(
         model_name=spec["model"],
         max_total_tokens=8192,

@@ -4,7 +4,9 @@ package. Runs in bench/rivals/.venv-browser-use:
     python apps_browseruse.py SPEC.json      # written by bench/rivals/apps_peers.py
 
 SPEC: ``task_id, goal, start_url, answer_task, check`` (the app's check command: ``python``,
-``app_folder``, ``state``), ``base_url, model, max_steps, timeout_s, flash_mode``.
+``app_folder``, ``state``), ``base_url, model, max_steps, timeout_s, flash_mode``, and
+``demos`` (optional: the app's demonstrations as text, ``demos_text.py``; appended to
+browser-use's system prompt through ``Agent(extend_system_message=...)``).
 
 The app instance is the harness's (already reset). browser-use gets the task text as its
 task on the task's start page, already open in Debian's Chromium (launched here, attached
@@ -65,6 +67,7 @@ async def episode(spec: dict, cdp_url: str) -> dict:
         "answer": None,
         "stopped_by_check": False,
         "error": None,
+        "demos": bool(spec.get("demos")),
     }
     session = BrowserSession(cdp_url=cdp_url, keep_alive=True)
     await session.start()
@@ -84,6 +87,7 @@ async def episode(spec: dict, cdp_url: str) -> dict:
             llm_timeout=int(spec["timeout_s"]),
             directly_open_url=False,
             flash_mode=bool(spec.get("flash_mode", True)),
+            extend_system_message=spec.get("demos") or None,  # the app's demonstrations, as text
         )
 
         async def on_step_end(agent) -> None:  # the app's word after each step, as webagent's eval has it

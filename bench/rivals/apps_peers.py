@@ -29,8 +29,16 @@ has a wall-time cap (``--cap``, seconds); one cut by the cap is ``capped``, not 
 (unless the database already shows the task done: then it is a success). ``error`` means the
 harness or a runner broke (not the agent); error rows are run again on resume.
 
+``--demos``: each peer is given its app's demonstrations (``demos.json``), the help webagent
+learns its skills from: browser-use and AgentLab as text in their prompts (``demos_text.py``;
+browser-use ``Agent(extend_system_message=...)``, AgentLab ``flags.extra_instructions``),
+webagent as those skills (``apps eval --skills``; ``webagent apps learn`` first). Rows carry
+``demos: true``, apart from those without (default ``--out``: ``bench/results/apps_peers/demos``);
+each call's line in ``calls.jsonl`` says whether its request held the whole text
+(``demos_in_prompt``).
+
 Rows go to ``OUT/episodes.jsonl`` as each task finishes; a peer/task already there with the
-same model, cap and step limit is skipped (``--rerun`` to run it again). ``OUT/results.md``
+same model, cap, step limit and ``--demos`` is skipped (``--rerun`` to run it again). ``OUT/results.md``
 and ``OUT/results.json`` hold the table of every peer run so far.
 """
 
@@ -51,6 +59,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+from demos_text import demos_text  # noqa: E402
 from episode_process import last_json_line, run_process, server_model  # noqa: E402
 from proxy import CountingProxy  # noqa: E402
 
@@ -74,15 +83,36 @@ PEERS = ("agentlab", "browser-use", "webagent")
 VENV = {"browser-use": HERE / ".venv-browser-use", "agentlab": HERE / ".venv-agentlab"}
 RUNNER = {"browser-use": HERE / "apps_browseruse.py", "agentlab": HERE / "apps_agentlab.py"}
 DEFAULT_OUT = ROOT / "bench" / "results" / "apps_peers"
+DEMOS_LABEL = "with the demonstrations"
 
 
 class StartCountingProxy(CountingProxy):
     """``proxy.py``'s proxy, also logging each completion request as it arrives (``starts.jsonl``),
-    so an episode cut by its cap shows the calls it had sent but never got back."""
+    so an episode cut by its cap shows the calls it had sent but never got back.
+
+    With ``--demos``, ``expect[tag]`` is the demonstrations' text given to that episode's peer:
+    each of its calls' lines in ``calls.jsonl`` then says whether the request's messages hold that
+    text whole (``demos_in_prompt``, with ``prompt_chars``, the characters of all its messages),
+    and its first request is kept as ``logs/<tag>.request1.json``."""
 
     def __init__(self, upstream: str, log_path: Path, starts_path: Path):
         super().__init__(upstream, log_path)
         self.starts_path = starts_path
+        self.expect: dict[str, str] = {}
+        self.saved: set[str] = set()
+
+    def note(self, tag, path, body) -> dict:
+        if tag not in self.expect:
+            return {}
+        try:
+            messages = json.loads(body).get("messages") or []
+        except (ValueError, AttributeError):
+            return {"demos_in_prompt": None}
+        if tag not in self.saved:
+            self.saved.add(tag)
+            (self.starts_path.parent / "logs" / f"{tag}.request1.json").write_bytes(body)
+        prompt = "\n".join(prompt_texts(messages))
+        return {"prompt_chars": len(prompt), "demos_in_prompt": self.expect[tag] in prompt}
 
     async def handle(self, request):
         path = request.rel_url.path
@@ -93,8 +123,20 @@ class StartCountingProxy(CountingProxy):
         return await super().handle(request)
 
 
+def prompt_texts(messages: list) -> list[str]:
+    """The text of each message of a chat completion request (a content string, or its text parts)."""
+    texts = []
+    for m in messages:
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts += [p.get("text") or "" for p in content if isinstance(p, dict)]
+    return texts
+
+
 def row_key(row: dict) -> tuple:
-    return row["peer"], row["task"], row["model"], row["cap_s"], row["max_steps"]
+    return row["peer"], row["task"], row["model"], row["cap_s"], row["max_steps"], bool(row.get("demos"))
 
 
 def load_rows(path: Path) -> dict:
@@ -115,8 +157,10 @@ def tagged(path: Path, tag: str) -> list[dict]:
 
 def proxy_usage(out: Path, tag: str) -> dict:
     calls = tagged(out / "calls.jsonl", tag)
+    shown = [c["demos_in_prompt"] for c in calls if "demos_in_prompt" in c]
     return {
         "calls": len(calls),
+        **({"calls_with_demos": sum(1 for x in shown if x)} if shown else {}),
         "calls_sent": len(tagged(out / "starts.jsonl", tag)),
         "prompt_tokens": sum(c.get("prompt_tokens") or 0 for c in calls),
         "completion_tokens": sum(c.get("completion_tokens") or 0 for c in calls),
@@ -125,8 +169,11 @@ def proxy_usage(out: Path, tag: str) -> dict:
     }
 
 
-async def peer_episode(peer: str, instance: AppInstance, task, args, base_url: str, tag: str, out: Path) -> dict:
-    """agentlab or browser-use on one task of a running instance (reset here)."""
+async def peer_episode(
+    peer: str, instance: AppInstance, task, args, base_url: str, tag: str, out: Path, demos: str | None = None
+) -> dict:
+    """agentlab or browser-use on one task of a running instance (reset here); ``demos``: the
+    app's demonstrations as text, for the peer's prompt (``--demos``)."""
     log = out / "logs" / f"{tag}.log"
     row = {"reset_s": round(instance.reset(), 4)}
     answer_task = task.answer is not None
@@ -150,6 +197,7 @@ async def peer_episode(peer: str, instance: AppInstance, task, args, base_url: s
         "timeout_s": args.cap,
         "flash_mode": args.browser_use_flash,
         "chromium": os.environ.get("WEBAGENT_CHROMIUM", "/usr/bin/chromium"),
+        "demos": demos,  # browser-use: extend_system_message; AgentLab: flags.extra_instructions
     }
     spec_path = out / "logs" / f"{tag}.spec.json"
     spec_path.write_text(json.dumps(spec, indent=2))
@@ -205,7 +253,7 @@ async def webagent_episode(task, args, base_url: str, tag: str, out: Path) -> di
         "--max-steps",
         str(args.max_steps),
         "--no-cache",
-    ]
+    ] + (["--skills"] if args.demos else [])  # the skills `webagent apps learn` made from the same demos
     rc, _ = await run_process(cmd, log, args.cap, ROOT, env={**os.environ, "OPENAI_API_KEY": "none"})
     rows = (
         [json.loads(x) for x in (folder / "episodes.jsonl").read_text().splitlines() if x.strip()]
@@ -257,11 +305,18 @@ async def run(args) -> None:
         t
         for t in args.tasks
         if args.rerun
-        or done.get((args.peer, t, args.model, args.cap, args.max_steps), {}).get("outcome", "error") == "error"
+        or done.get((args.peer, t, args.model, args.cap, args.max_steps, args.demos), {}).get("outcome", "error")
+        == "error"
     ]
+    shown = (
+        (" the apps' skills (apps eval --skills)" if args.peer == "webagent" else " the demonstrations as text")
+        if args.demos
+        else ""
+    )
     print(
         f"{args.peer}: {len(args.tasks)} tasks, {len(args.tasks) - len(todo)} already in {episodes}; "
-        f"model {args.model}, cap {args.cap:g} s, at most {args.max_steps} steps",
+        f"model {args.model}, cap {args.cap:g} s, at most {args.max_steps} steps"
+        + (f"; given{shown}" if shown else ""),
         flush=True,
     )
     if not todo:
@@ -274,6 +329,9 @@ async def run(args) -> None:
         by_app.setdefault(task_of[t][0].name, []).append(task_of[t][1])
     try:
         for name, tasks in by_app.items():
+            demos = demos_text(name) if args.demos and args.peer != "webagent" else None
+            if args.demos and args.peer != "webagent" and not demos:
+                print(f"{name}: no demonstrations (demos.json) to show", flush=True)
             instance = None
             if args.peer != "webagent":  # webagent's `apps eval` serves its own instance
                 instance = AppInstance(apps[name], say=lambda m: print(m, flush=True)).start()
@@ -282,12 +340,14 @@ async def run(args) -> None:
                 for task in tasks:
                     tag = f"{args.peer}.{task.id}.{uuid.uuid4().hex[:6]}"
                     base_url = f"{proxy_base}/t/{tag}/v1"
+                    if demos:
+                        proxy.expect[tag] = demos
                     t0 = time.time()
                     try:
                         if args.peer == "webagent":
                             row = await webagent_episode(task, args, base_url, tag, out)
                         else:
-                            row = await peer_episode(args.peer, instance, task, args, base_url, tag, out)
+                            row = await peer_episode(args.peer, instance, task, args, base_url, tag, out, demos)
                     except Exception as exc:  # noqa: BLE001 - one broken task must not end the run
                         row = {"success": False, "outcome": "error", "error": f"{type(exc).__name__}: {exc}"}
                     row = {
@@ -300,6 +360,7 @@ async def run(args) -> None:
                         "model": args.model,
                         "cap_s": args.cap,
                         "max_steps": args.max_steps,
+                        "demos": args.demos,
                         **row,
                         "tag": tag,
                         "wall_s": round(time.time() - t0, 1),
@@ -330,7 +391,7 @@ def report(args) -> str:
     rows = [r for r in load_rows(out / "episodes.jsonl").values() if r["task"] in args.tasks]
     groups: dict[tuple, list] = {}
     for r in rows:
-        groups.setdefault((r["model"], r["cap_s"], r["max_steps"]), []).append(r)
+        groups.setdefault((r["model"], r["cap_s"], r["max_steps"], bool(r.get("demos"))), []).append(r)
     lines = [
         "# Peers on webagent's real-app suite (subset)",
         "",
@@ -341,10 +402,21 @@ def report(args) -> str:
         "",
     ]
     summary = {}
-    for (model, cap, max_steps), rs in sorted(groups.items(), key=lambda kv: str(kv[0])):
+    for (model, cap, max_steps, demos), rs in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        setting = f"{model} / cap {cap:g} s / {max_steps} steps" + (f" / {DEMOS_LABEL}" if demos else "")
         lines += [
-            f"## {model}: cap {cap:g} s per episode, at most {max_steps} steps",
+            f"## {model}: cap {cap:g} s per episode, at most {max_steps} steps" + (f"; {DEMOS_LABEL}" if demos else ""),
             "",
+            *(
+                [
+                    "Given the app's demonstrations (`demos.json`): browser-use and AgentLab as text in their prompts "
+                    "(`bench/rivals/demos_text.py`; browser-use `extend_system_message`, AgentLab "
+                    "`flags.extra_instructions`), webagent as the skills learned from them (`apps eval --skills`).",
+                    "",
+                ]
+                if demos
+                else []
+            ),
             "| peer | tasks | success | failure | capped | error | model calls / task (answered) | prompt tokens / task "
             "| completion tokens / task | seconds / task |",
             "|---|---|---|---|---|---|---|---|---|---|",
@@ -358,7 +430,7 @@ def report(args) -> str:
             mean = {
                 k: sum(r.get(k) or 0 for r in pr) / n for k in ("calls", "prompt_tokens", "completion_tokens", "wall_s")
             }
-            summary.setdefault(f"{model} / cap {cap:g} s / {max_steps} steps", {})[peer] = {"tasks": n, **count, **mean}
+            summary.setdefault(setting, {})[peer] = {"tasks": n, **count, **mean}
             lines.append(
                 f"| {peer} | {n} | {count['success']}/{n} | {count['failure']} | {count['capped']} | "
                 f"{count['error']} | {mean['calls']:.1f} | {mean['prompt_tokens']:.0f} | "
@@ -420,10 +492,21 @@ def main() -> None:
         default=True,
         help="browser-use's flash_mode (its short prompt for fast models; default on)",
     )
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help="episodes.jsonl, calls.jsonl, logs, results.md")
+    parser.add_argument(
+        "--demos",
+        action="store_true",
+        help="give each peer its app's demonstrations: browser-use and AgentLab as text in their prompts "
+        "(demos_text.py), webagent the skills learned from them (apps eval --skills; run `webagent apps learn` "
+        f"first); default --out {os.path.relpath(DEFAULT_OUT / 'demos', ROOT)}",
+    )
+    parser.add_argument(
+        "--out", help=f"episodes.jsonl, calls.jsonl, logs, results.md (default {os.path.relpath(DEFAULT_OUT, ROOT)})"
+    )
     parser.add_argument("--rerun", action="store_true", help="run tasks again even when recorded")
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args()
+    if args.out is None:  # with --demos, apart from the runs without them
+        args.out = str(DEFAULT_OUT / "demos" if args.demos else DEFAULT_OUT)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))  # stop the episode too
     if not args.report_only:
         if not args.peer:

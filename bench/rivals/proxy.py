@@ -5,7 +5,8 @@ A client points its base URL at ``http://127.0.0.1:PORT/t/<tag>/v1``; the proxy 
 ``/t/<tag>`` , forwards the request unchanged to the upstream server, returns the reply
 unchanged, and appends one JSON line per call to the log:
 ``{"tag", "path", "status", "t0", "t1", "prompt_tokens", "completion_tokens",
-"cached_tokens", "stream"}``. ``cached_tokens`` is what the server says it took from its
+"cached_tokens", "stream"}`` (and what ``note`` adds from the request; none here).
+``cached_tokens`` is what the server says it took from its
 prompt cache (llama.cpp: ``timings.cache_n`` or ``usage.prompt_tokens_details``).
 
     proxy = CountingProxy("http://127.0.0.1:8765", log_path)
@@ -72,6 +73,11 @@ class CountingProxy:
         if self._client is not None:
             await self._client.close()
 
+    def note(self, tag: str | None, path: str, body: bytes) -> dict:
+        """Extra fields for a completion call's log line, from its request (none here; a
+        subclass may look at the prompt)."""
+        return {}
+
     def _log(self, row: dict) -> None:
         with self.log_path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(row) + "\n")
@@ -90,12 +96,14 @@ class CountingProxy:
                 stream = bool(json.loads(body).get("stream"))
             except (ValueError, AttributeError):
                 pass
+        note = self.note(tag, path, body) if path.endswith("/completions") else {}
         t0 = time.time()
         async with self._client.request(request.method, url, data=body, headers=headers) as up:
             out_headers = {k: v for k, v in up.headers.items() if k.lower() not in HOP | {"content-encoding"}}
             if not stream:
                 data = await up.read()
                 row = {"tag": tag, "path": path, "status": up.status, "t0": t0, "t1": time.time(), "stream": False}
+                row.update(note)
                 if path.endswith("/completions"):
                     try:
                         row.update(usage_of(json.loads(data)))
@@ -128,6 +136,7 @@ class CountingProxy:
                     "t1": time.time(),
                     "stream": True,
                     **{k: last_usage.get(k) for k in ("prompt_tokens", "completion_tokens", "cached_tokens")},
+                    **note,
                 }
             )
             return resp
