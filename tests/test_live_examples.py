@@ -20,7 +20,8 @@ TAKES = {
     "SELECT": ("select",),
 }
 HISTORY = re.compile(
-    r'^\d+\. (CLICK|TYPE|SELECT) \[\w+\]( "[^"]*")?( \+ Enter)? \[[a-z -]+\]  \S.* -> (ok|no visible change)'
+    r'^\d+\. ((CLICK|TYPE|SELECT) \[\w+\]( "[^"]*")?( \+ Enter)?|FILL( \[\w+\]="[^"]*")+ then CLICK \[\w+\])'
+    r" \[[a-z -]+\]  \S.* -> (ok|no visible change)"
 )
 
 
@@ -35,6 +36,14 @@ def test_every_worked_answer_fits_its_page(asked, answer):
     controls = {m.group(1): m for m in map(LINE.match, page.strip().splitlines()) if m}
     action = LiveAction.model_validate(json.loads(answer)["action"])
     if action.operation == "DONE":
+        return
+    if action.operation == "FILL":  # each field as its TYPE or SELECT, then the submit button
+        for f in action.fields:
+            line = controls.get(f.element_id)
+            assert line is not None and line.group(2) in TAKES["TYPE"] + TAKES["SELECT"], f.element_id
+            if line.group(2) == "select":
+                assert f'"{f.value}"' in line.group(4).split("options:", 1)[1]
+        assert action.element_id in controls and controls[action.element_id].group(2) == "submit button"
         return
     line = controls.get(action.element_id)
     assert line is not None, f"{action.describe()}: no line [{action.element_id}] on the page"
@@ -52,10 +61,8 @@ def test_every_worked_history_line_reads_like_the_agents(asked, answer):
 
 def test_the_worked_login_types_the_placeholder_never_a_password():
     text = load_prompt("web_live_examples")
-    assert '"value": "<secret:password>"' in text
-    # the history and the page show what the agent shows after a password is typed
-    assert 'TYPE [12] "********" [password field]' in text
-    assert 'password field "Password" value="********"' in text
+    assert '{"element_id": "12", "value": "<secret:password>"}' in text  # the placeholder, in a FILL
+    assert "********" not in text or 'value="********"' in text
 
 
 def test_a_worked_answer_is_given_with_done():
