@@ -61,7 +61,7 @@ def test_fill_is_offered_only_with_two_or_more_fields():
     assert "FILL" not in Choices(CONTROLS, dialog="confirm").operations()
     fill = _branches(PAGE)["FILL"]
     assert fill["required"] == ["operation", "fields", "element_id"]
-    assert fill["properties"]["element_id"]["enum"] == ["9", "21", ""]  # submit buttons only, or none
+    assert fill["properties"]["element_id"]["enum"] == ["9", "10", "21", ""]  # buttons only, or none
     fields = fill["properties"]["fields"]
     assert fields["minItems"] == 2
     typed, select = fields["items"]["anyOf"]
@@ -96,7 +96,7 @@ def test_a_valid_fill_is_kept_with_each_option_as_the_select_names_it():
         (_fill([("5", "Ada"), ("5", "Bo")]), "field 2 ([5]): [5] is already field 1"),
         (_fill([("5", "Ada"), ("8", "")]), "field 2 ([8]): SELECT needs a value"),
         (_fill([("5", "Ada"), ("8", "Express")], submit="21"), "submit button [21]: it is not in the same form"),
-        (_fill([("5", "Ada"), ("8", "Express")], submit="10"), "submit button [10]: it is a button, not a submit"),
+        (_fill([("5", "Ada"), ("8", "Express")], submit="30"), "submit button [30]: [30] is a text field"),
         (_fill([("5", "Ada"), ("8", "Express")], submit="5"), "submit button [5]: [5] is a text field"),
         (_fill([("5", "Ada")]), "FILL needs at least 2 fields"),
     ],

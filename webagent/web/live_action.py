@@ -44,7 +44,10 @@ NEEDS_ELEMENT = ("CLICK", "TYPE", "SELECT")
 # Each select is its own schema branch (its options as the value enum) up to this many.
 MAX_SELECT_BRANCHES = 8
 FILLABLE = ("TYPE", "SELECT")
-SUBMITS = ("submit button",)  # the kind ``control_kind`` gives a form's submit button
+# What a FILL may click after filling: a form's submit button, or a button of the same form (or,
+# when the fields are in no <form>, a button in none: MiniWoB++'s and many apps' div-built forms
+# send with a plain <button>; offered only submit buttons, the 0.5B filled a login and stopped).
+SUBMITS = ("submit button", "button")
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ class Choices:
         return self.fill and len(self.ids("TYPE")) + len(self.ids("SELECT")) >= 2
 
     def submits(self) -> list[str]:
-        """The submit buttons a FILL may click after filling."""
+        """The buttons a FILL may click after filling (``SUBMITS``)."""
         return [i for i in self.ids("CLICK") if self.controls[i].kind in SUBMITS]
 
 
@@ -407,7 +410,7 @@ def _fill_action(action: LiveAction, choices: Choices) -> tuple[LiveAction | Non
             return None, f"{part}: {problem}"
         button = choices.controls[action.element_id]
         if button.kind not in SUBMITS:
-            return None, f'{part}: it is a {button.kind}, not a submit button (or give "" to click none)'
+            return None, f'{part}: it is a {button.kind}, not a button (or give "" to click none)'
         forms.append((part, button.form))
     # A field outside any <form> shares none with one inside: all of one form, or all of none.
     if other := next(((part, form) for part, form in forms if form != forms[0][1]), None):
