@@ -54,16 +54,20 @@ def _branches(choices: Choices) -> dict[str, dict]:
     }
 
 
-def test_fill_is_offered_only_with_two_or_more_fields():
-    one = Choices({i: CONTROLS[i] for i in ("5", "6", "9")})  # one field enabled, one disabled
+def test_fill_is_offered_with_two_or_more_fields_or_one_and_a_button():
+    one = Choices({i: CONTROLS[i] for i in ("5", "6")})  # one field enabled, one disabled, no button
     assert "FILL" not in one.operations() and "FILL" not in _branches(one)
+    sent = Choices({i: CONTROLS[i] for i in ("5", "6", "9")})  # one field and its form's button: type, then click
+    assert "FILL" in sent.operations() and _branches(sent)["FILL"]["properties"]["fields"]["minItems"] == 1
+    ok, problem = parse_live_action(_reply(_fill([("5", "Ada")])), sent)
+    assert problem is None and ok is not None and ok.element_id == "9"
     assert "FILL" not in Choices(CONTROLS, fill=False).operations()  # replay's one-step repair
     assert "FILL" not in Choices(CONTROLS, dialog="confirm").operations()
     fill = _branches(PAGE)["FILL"]
     assert fill["required"] == ["operation", "fields", "element_id"]
     assert fill["properties"]["element_id"]["enum"] == ["9", "10", "21", ""]  # buttons only, or none
     fields = fill["properties"]["fields"]
-    assert fields["minItems"] == 2
+    assert fields["minItems"] == 1  # one field with a button; one alone is refused after the reply
     typed, select = fields["items"]["anyOf"]
     assert typed["properties"]["element_id"]["enum"] == ["5", "7", "20", "30", "31"]  # the disabled one left out
     assert select["properties"] == {
@@ -98,7 +102,7 @@ def test_a_valid_fill_is_kept_with_each_option_as_the_select_names_it():
         (_fill([("5", "Ada"), ("8", "Express")], submit="21"), "submit button [21]: it is not in the same form"),
         (_fill([("5", "Ada"), ("8", "Express")], submit="30"), "submit button [30]: [30] is a text field"),
         (_fill([("5", "Ada"), ("8", "Express")], submit="5"), "submit button [5]: [5] is a text field"),
-        (_fill([("5", "Ada")]), "FILL needs at least 2 fields"),
+        (_fill([("5", "Ada")], submit=""), "FILL needs 2 or more fields, or one and the button"),
     ],
 )
 def test_one_bad_part_refuses_the_whole_fill_naming_it(fill, problem):

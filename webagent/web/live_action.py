@@ -75,8 +75,10 @@ class Choices:
         return ops + (["BACK"] if self.can_back else []) + ["DONE"]
 
     def fills(self) -> bool:
-        """Whether FILL is offered: two or more fields to fill."""
-        return self.fill and len(self.ids("TYPE")) + len(self.ids("SELECT")) >= 2
+        """Whether FILL is offered: two or more fields to fill, or one and a button to send it
+        with (type, then click: MiniWoB++'s enter-text is one field and its Submit)."""
+        fields = len(self.ids("TYPE")) + len(self.ids("SELECT"))
+        return self.fill and (fields >= 2 or (fields == 1 and bool(self.submits())))
 
     def submits(self) -> list[str]:
         """The buttons a FILL may click after filling (``SUBMITS``)."""
@@ -183,7 +185,7 @@ def _fill_branch(choices: Choices) -> dict:
             ]
         else:
             items.append(item(_id_field(ids), {"type": "string"}))
-    fields = {"type": "array", "items": items[0] if len(items) == 1 else {"anyOf": items}, "minItems": 2}
+    fields = {"type": "array", "items": items[0] if len(items) == 1 else {"anyOf": items}, "minItems": 1}
     submit = {"type": "string", "enum": [*choices.submits(), ""]}
     return _branch("FILL", {"fields": fields, "element_id": submit}, ["fields", "element_id"])
 
@@ -386,8 +388,8 @@ def _element_action(action: LiveAction, choices: Choices) -> tuple[LiveAction | 
 def _fill_action(action: LiveAction, choices: Choices) -> tuple[LiveAction | None, str | None]:
     """A FILL checked part by part: each field as that TYPE or SELECT alone, none twice, the
     submit button (if any) a submit button, all of one form; the first bad part refuses it all."""
-    if len(action.fields) < 2:
-        return None, "FILL needs at least 2 fields (for one field, use TYPE or SELECT)"
+    if not action.fields or (len(action.fields) == 1 and not action.element_id):
+        return None, "FILL needs 2 or more fields, or one and the button to click after it (else use TYPE or SELECT)"
     fields: list[FillField] = []
     forms: list[tuple[str, str]] = []  # (the part, its form)
     for k, f in enumerate(action.fields, 1):
