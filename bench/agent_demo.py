@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from webagent.trace.record import FILE, read_steps
+
 PHASES = {
     "observe": ("observe_s", "view_s"),
     "screenshot": ("screenshot_s",),
@@ -53,9 +55,9 @@ def run_demo(task: str | None, args, folder: Path) -> dict:
 
 
 def phases(folder: Path) -> dict:
-    steps = [json.loads(line) for line in (folder / "steps.jsonl").read_text().splitlines() if line.strip()]
-    total = {name: sum(s.get("times", {}).get(k, 0.0) for s in steps for k in keys) for name, keys in PHASES.items()}
-    per_step = sorted(sum(s.get("times", {}).get(k, 0.0) for keys in PHASES.values() for k in keys) for s in steps)
+    steps = read_steps(folder / FILE)
+    total = {name: sum(s.times.get(k, 0.0) for s in steps for k in keys) for name, keys in PHASES.items()}
+    per_step = sorted(sum(s.times.get(k, 0.0) for keys in PHASES.values() for k in keys) for s in steps)
     run = json.loads((folder / "run.json").read_text()) if (folder / "run.json").is_file() else {}
     return {
         "steps": len(steps),
@@ -63,7 +65,7 @@ def phases(folder: Path) -> dict:
         "median_step_s": statistics.median(per_step) if per_step else 0.0,
         "status": run.get("status"),
         "answer": run.get("answer"),
-        "prompt_tokens": sum(s.get("usage", {}).get("prompt_tokens", 0) for s in steps),
+        "prompt_tokens": sum(s.usage.get("prompt_tokens", 0) for s in steps),
     }
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 from verdict import Targets  # bench/, next to this file
 
 from webagent.agent import AgentOptions, run_agent
-from webagent.agent.trace import TraceWriter
 from webagent.browser import BrowserSession
 from webagent.demo_site import serve_directory
 from webagent.llm.testing import FunctionBackend, fake_client
+from webagent.trace.writer import TraceWriter
 
 STEPS, TARGET = 4, 2
 
@@ -70,22 +70,22 @@ async def main() -> int:
         finally:
             stop()
         steps = trace.steps()
-    calls = [s["usage"]["by_purpose"].get("gist", {}).get("calls", 0) for s in steps]
-    print(f"snippets per step: {[s['snippets'] for s in steps]}")
-    print(f"gist calls per step: {calls} (reused: {[s['gists_reused'] for s in steps]})")
+    calls = [s.usage["by_purpose"].get("gist", {}).get("calls", 0) for s in steps]
+    print(f"snippets per step: {[s.snippets for s in steps]}")
+    print(f"gist calls per step: {calls} (reused: {[s.gists_reused for s in steps]})")
     worst = max(calls[1:])
     targets = Targets("agent_gist_reuse")
     targets.check(
         f"gist calls per later step <= {TARGET}",
         f"at most {worst} ({calls[1:]})",
-        f"no reuse: every snippet gisted again, {steps[1]['snippets']} calls per step (step 1 made {calls[0]})",
+        f"no reuse: every snippet gisted again, {steps[1].snippets} calls per step (step 1 made {calls[0]})",
         worst <= TARGET,
     )
     targets.check(
         "step 1 gists every snippet once",
         f"{calls[0]} calls",
-        f"floor: its {steps[0]['snippets']} snippets",
-        calls[0] == steps[0]["snippets"],
+        f"floor: its {steps[0].snippets} snippets",
+        calls[0] == steps[0].snippets,
     )
     return targets.report()
 

@@ -28,10 +28,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from verdict import Targets  # noqa: E402 - bench/, next to this file
 
 from webagent.agent import AgentOptions, run_agent  # noqa: E402
-from webagent.agent.trace import TraceWriter  # noqa: E402
 from webagent.browser import BrowserSession  # noqa: E402
 from webagent.demo_site import serve_directory  # noqa: E402
 from webagent.llm.endpoint import EndpointOptions, open_client  # noqa: E402
+from webagent.trace.writer import TraceWriter  # noqa: E402
 
 TASK = "Add two packs of Jasmine Pearls, one Earl Grey Loose Leaf and one Sencha Green Tea to the cart."
 MAX_NEW_TOKENS = 300
@@ -47,16 +47,16 @@ async def one_layout(client, base: str, layout: str, steps: int, folder: Path) -
         )
         rows = []
         for step in trace.steps():
-            usage = step["usage"]
+            usage = step.usage
             rows.append(
                 {
-                    "step": step["step"],
+                    "step": step.step,
                     "prompt": usage.get("prompt_tokens", 0),
                     "cached": usage.get("prompt_cached_tokens", 0),
                     "new": usage.get("prompt_tokens", 0) - usage.get("prompt_cached_tokens", 0),
-                    "seconds": step["times"].get("action_s", 0.0),
-                    "action": step["action_text"],
-                    "result": step["result_text"][:80],
+                    "seconds": step.times.get("action_s", 0.0),
+                    "action": step.action_text,
+                    "result": step.result_text[:80],
                 }
             )
         return rows

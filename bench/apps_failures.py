@@ -19,30 +19,32 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from webagent.trace.record import FILE, StepRecord, read_steps
+
 LINE_ID = re.compile(r"^\[([A-Za-z0-9_-]+)\]")
 AROUND = 2  # page lines shown before and after the acted-on element's line
 
 
-def _steps(trace_dir: str | None) -> list[dict]:
-    path = Path(trace_dir or "") / "steps.jsonl"
+def _steps(trace_dir: str | None) -> list[StepRecord]:
+    path = Path(trace_dir or "") / FILE
     if not trace_dir or not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return read_steps(path)
 
 
-def _decisive(steps: list[dict], status: str) -> dict | None:
+def _decisive(steps: list[StepRecord], status: str) -> StepRecord | None:
     """The step to quote: the last one, or for ``stuck`` the first of the repeated actions."""
     if not steps:
         return None
     if status == "stuck":
-        last = steps[-1].get("action_text")
-        return next((s for s in steps if s.get("action_text") == last), steps[-1])
+        last = steps[-1].action_text
+        return next((s for s in steps if s.action_text == last), steps[-1])
     return steps[-1]
 
 
-def _page_lines(step: dict) -> list[str]:
+def _page_lines(step: StepRecord) -> list[str]:
     """The page as the model read it at this step (the last page block of its prompt)."""
-    calls = [c for c in step.get("calls") or [] if c.get("purpose") == "action"] or step.get("calls") or []
+    calls = [c for c in step.calls if c.get("purpose") == "action"] or step.calls
     if not calls:
         return []
     text = str(calls[0]["messages"][-1]["content"])
@@ -50,19 +52,18 @@ def _page_lines(step: dict) -> list[str]:
     return blocks[-2].strip("\n").splitlines() if len(blocks) >= 3 else []
 
 
-def excerpt(step: dict) -> str:
+def excerpt(step: StepRecord) -> str:
     lines = _page_lines(step)
-    element = str((step.get("action") or {}).get("element_id") or "")
+    element = (step.action.element_id if step.action is not None else "") or ""
     at = next((i for i, line in enumerate(lines) if (m := LINE_ID.match(line)) and m.group(1) == element), None)
     shown = lines[max(0, at - AROUND) : at + AROUND + 1] if at is not None else lines[-2 * AROUND - 1 :]
-    calls = step.get("calls") or []
-    reply = next((c.get("reply") for c in calls if c.get("purpose") == "action"), "") or ""
+    reply = next((c.get("reply") for c in step.calls if c.get("purpose") == "action"), "") or ""
     return "\n".join(
         [
-            f"step {step['step']}, {step.get('url', '')}",
+            f"step {step.step}, {step.url}",
             *(f"    {line}" for line in shown),
             f"  reply: {str(reply).strip()}",
-            f"  -> {step.get('result_text', '')}",
+            f"  -> {step.result_text}",
         ]
     )
 

@@ -76,3 +76,9 @@ def demo_policy(messages, params, purpose):
     if "confirm.html" in url:
         return {"operation": "DONE", "element_id": "", "value": "ordered Night Trains"}
     raise AssertionError(f"unexpected page {url}")
+
+
+def trace_lines(trace) -> list[dict]:
+    """A trace's steps as ``steps.jsonl`` holds them, each read through its type
+    (``webagent.trace.record.StepRecord``) and written back: the keys every reader shares."""
+    return [s.to_json() for s in trace.steps()]

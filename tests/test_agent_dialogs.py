@@ -28,12 +28,12 @@ from agent_support import context_of, find_id, prompt_of
 from browser_support import one_id, open_page, requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
-from webagent.agent.trace import TraceWriter
 from webagent.apps.spec import Task
 from webagent.browser import Action, BrowserSession
 from webagent.demo_site import serve_directory
 from webagent.llm.client import Reply
 from webagent.llm.testing import FunctionBackend, fake_client
+from webagent.trace.writer import TraceWriter
 from webagent.web.agent_view import build_view
 from webagent.web.live_action import Choices, live_action_schema, parse_live_action
 

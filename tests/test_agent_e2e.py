@@ -16,10 +16,10 @@ from PIL import Image
 from webagent.agent import AgentOptions, run_agent
 from webagent.agent.record import Recorder
 from webagent.agent.report import write_report
-from webagent.agent.trace import OUTLINE, TraceWriter
 from webagent.browser import BrowserSession
 from webagent.demo_site import SITE_DIR, demo_task_done, serve_directory
 from webagent.llm.testing import FunctionBackend, fake_client
+from webagent.trace.writer import OUTLINE, TraceWriter
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 

@@ -23,17 +23,17 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from agent_support import prompt_of
+from agent_support import prompt_of, trace_lines
 from browser_support import open_page, requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
-from webagent.agent.trace import TraceWriter
 from webagent.apps.ceiling import GoldModel
 from webagent.apps.spec import Task
 from webagent.browser import BrowserSession
 from webagent.demo_site import serve_directory
 from webagent.llm.reask import REASK_PREFIX
 from webagent.llm.testing import FunctionBackend, fake_client
+from webagent.trace.writer import TraceWriter
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 PAGES = Path(__file__).parent / "fixtures" / "agent_general"
@@ -164,7 +164,7 @@ async def _run_case(browser, site, case: str, tmp_path):
         if r["messages"][0]["role"] == "system" and not str(r["messages"][-1]["content"]).startswith(REASK_PREFIX)
     ]
     try:
-        steps = trace.steps()
+        steps = trace_lines(trace)
     except Exception:  # noqa: BLE001 - the trace is only for the failure message
         steps = []
     return result, gold, prompts, steps
@@ -256,7 +256,7 @@ async def test_a_button_whose_effect_comes_later_can_be_pressed_again(browser, s
         trace=trace,
         after_step=page_says_done,
     )
-    steps = trace.steps()
+    steps = trace_lines(trace)
     story = "\n".join(f"{s['step']}. {s['action_text']} -> {s['result_text']}" for s in steps)
     reasked = [r for r in backend.requests if str(r["messages"][-1]["content"]).startswith(REASK_PREFIX)]
     assert not reasked, f"refused: {reasked[0]['messages'][-1]['content']}\n{story}"

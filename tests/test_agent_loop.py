@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from agent_support import context_of, find_id, history_of, prompt_of
+from agent_support import context_of, find_id, history_of, prompt_of, trace_lines
 from browser_support import requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
 from webagent.agent.record import Recorder
 from webagent.agent.report import write_report
-from webagent.agent.trace import TraceWriter
 from webagent.browser import REDACTED, BrowserSession
 from webagent.demo_site import serve_directory
 from webagent.llm.testing import FunctionBackend, fake_client
+from webagent.trace.writer import TraceWriter
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
 PAGES = Path(__file__).parent / "fixtures" / "agent_pages"
@@ -53,7 +53,7 @@ async def _run(browser, url, policy, tmp_path, **options):
         recorder=recorder,
     )
     write_report(trace.folder)
-    return result, backend, trace.steps(), lines
+    return result, backend, trace_lines(trace), lines
 
 
 async def test_a_failed_action_is_an_observation_and_three_in_a_row_are_stuck(browser, site, tmp_path):
@@ -202,7 +202,7 @@ async def _clock_run(browser, site, tmp_path, task, policy, max_steps):
     result = await run_agent(
         browser, fake_client(backend), task, options=AgentOptions(max_steps=max_steps), trace=trace
     )
-    return result, backend, trace.steps()
+    return result, backend, trace_lines(trace)
 
 
 async def test_a_clock_ticking_is_no_change_and_nothing_is_withheld(browser, site, tmp_path):
@@ -284,7 +284,7 @@ async def test_a_reload_of_the_same_page_keeps_its_ids(browser, site, tmp_path):
     await run_agent(
         browser, fake_client(FunctionBackend(policy)), "Filter by abc", options=AgentOptions(max_steps=3), trace=trace
     )
-    steps = trace.steps()
+    steps = trace_lines(trace)
     assert len(set(seen)) == 1, seen  # the same two ids at every step
     assert [s["result_text"].split(";")[0] for s in steps[:2]] == ["no visible change", "no visible change"]
     # only the link's own line is new ("you clicked this at step 1"); the list is not sent again

@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from agent_support import context_of, find_id, history_of, prompt_of
+from agent_support import context_of, find_id, history_of, prompt_of, trace_lines
 from browser_support import requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
 from webagent.agent.report import write_report
 from webagent.agent.secrets import mask_task, parse_secret_options, reveal
-from webagent.agent.trace import TraceWriter
 from webagent.browser import BrowserSession
 from webagent.demo_site import serve_directory
 from webagent.errors import UserError
 from webagent.llm.testing import FunctionBackend, fake_client
+from webagent.trace.writer import TraceWriter
 
 PAGES = Path(__file__).parent / "fixtures" / "agent_pages"
 
@@ -142,7 +142,7 @@ async def test_a_password_typed_again_with_another_value_is_a_change(browser, tm
             options=AgentOptions(max_steps=3),
             trace=trace,
         )
-        results = [s["result_text"] for s in trace.steps()]
+        results = [s["result_text"] for s in trace_lines(trace)]
         assert [r.split(",")[0].split(";")[0] for r in results] == ["ok", "ok", "no visible change"], results
         assert await browser.page.evaluate("document.getElementById('p1').value") == "Hx9!kq2-zz"
     finally:

@@ -29,17 +29,17 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from agent_support import context_of, history_of, prompt_of
+from agent_support import context_of, history_of, prompt_of, trace_lines
 from browser_support import open_page, requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
-from webagent.agent.trace import TraceWriter
 from webagent.apps.spec import GoldStep, Task
 from webagent.browser import Action, BrowserSession
 from webagent.demo_site import serve_directory
 from webagent.llm.client import Reply
 from webagent.llm.reask import REASK_PREFIX
 from webagent.llm.testing import FunctionBackend, fake_client
+from webagent.trace.writer import TraceWriter
 from webagent.web.agent_view import GROUP_SEP, build_view, matching_option
 from webagent.web.live_action import Choices, live_action_schema, parse_live_action
 
@@ -198,7 +198,7 @@ async def _run_case(browser, site, case: str, tmp_path):
         trace=trace,
         after_step=page_says_done,
     )
-    steps = trace.steps()
+    steps = trace_lines(trace)
     reasked = [
         str(r["messages"][-1]["content"])
         for r in backend.requests

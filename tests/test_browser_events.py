@@ -206,8 +206,8 @@ async def test_the_note_reaches_the_history_and_steps_jsonl(browser, site, tmp_p
     from agent_support import prompt_of
 
     from webagent.agent import AgentOptions, run_agent
-    from webagent.agent.trace import TraceWriter
     from webagent.llm.testing import FunctionBackend, fake_client
+    from webagent.trace.writer import TraceWriter
 
     seen: list[str] = []
 

@@ -6,7 +6,7 @@ def test_run_has_an_accept_dialogs_flag_passed_to_the_session(monkeypatch, tmp_p
     from click.testing import CliRunner
 
     import webagent.browser as browser_module
-    from webagent.agent import cli
+    from webagent import cli_run as cli
 
     seen = {}
 

@@ -13,6 +13,7 @@ from webagent.apps.spec import GoldStep, load_app, load_apps
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("demos_text", ROOT / "bench" / "rivals" / "demos_text.py")
+assert _spec is not None and _spec.loader is not None
 demos_text = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(demos_text)
 

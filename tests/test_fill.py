@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from agent_support import context_of, find_id, history_of, prompt_of
+from agent_support import context_of, find_id, history_of, prompt_of, trace_lines
 from browser_support import requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
-from webagent.agent.loop import _action_text
 from webagent.agent.report import write_report
-from webagent.agent.trace import TraceWriter
 from webagent.browser import REDACTED, BrowserSession
 from webagent.demo_site import SITE_DIR, serve_directory
 from webagent.llm.client import Reply
 from webagent.llm.testing import FunctionBackend, fake_client
-from webagent.replay.workflow import from_trace
+from webagent.trace.record import action_text
+from webagent.trace.workflow import from_trace
+from webagent.trace.writer import TraceWriter
 from webagent.web.agent_view import Control
 from webagent.web.live_action import Choices, LiveAction, _as_reply, live_action_schema, parse_live_action
 
@@ -116,7 +116,7 @@ def test_the_history_line_says_what_was_filled_a_password_hidden():
         element_id="9",
         fields=[{"element_id": "5", "value": "Ada"}, {"element_id": "7", "value": "pw-1"}],
     )
-    text = _action_text(action, "[submit button]  Send", False, {"7"})
+    text = action_text(action, "[submit button]  Send", False, {"7"})
     assert text == 'FILL [5]="Ada" [7]="********" then CLICK [9] [submit button]  Send'
     assert LiveAction(operation="CLICK", element_id="9", fields=action.fields).describe() == "CLICK [9]"
 
@@ -163,7 +163,7 @@ async def test_fill_fills_a_text_field_and_a_select_and_sends_the_form_in_one_st
         assert browser.page.url.startswith(base + "confirm.html")
         assert await browser.page.inner_text("#c-name") == "Ada Lovelace"
         assert await browser.page.inner_text("#c-shipping") == "express"
-        first = trace.steps()[0]
+        first = trace_lines(trace)[0]
         assert [s["op"] for s in first["fill_steps"]] == ["TYPE", "SELECT", "CLICK"]
         assert all(s["ok"] for s in first["fill_steps"])
         assert first["action_text"].startswith("FILL [") and '="Express (1 day)" then CLICK [' in first["action_text"]
@@ -223,7 +223,7 @@ async def test_a_password_typed_by_fill_is_in_no_file_of_the_trace(browser, tmp_
         for path in files:
             assert secret.encode() not in path.read_bytes(), path
         assert secret not in "\n".join(lines) and secret not in prompts[-1]  # the model's history too
-        first = trace.steps()[0]
+        first = trace_lines(trace)[0]
         assert [s["value"] for s in first["fill_steps"]] == ["ada", REDACTED, REDACTED, ""]
         assert [f["value"] for f in first["action"]["fields"]] == ["ada", REDACTED, REDACTED]
         assert first["action_text"].count('="********"') == 2
@@ -261,7 +261,7 @@ async def test_the_form_check_holds_the_click_not_the_fields(browser, tmp_path):
             options=AgentOptions(max_steps=4, form_check=True),
             trace=trace,
         )
-        steps = trace.steps()
+        steps = trace_lines(trace)
         assert result.status == "done" and result.steps == 3
         assert (
             len(checks) == 1 and '"Ada Lovelace"' in checks[0] and '"Express (1 day)"' in checks[0]
@@ -305,7 +305,7 @@ async def test_fill_stops_where_the_page_changes_under_it(browser, tmp_path):
         result = await run_agent(
             browser, fake_client(FunctionBackend(policy)), "move", options=AgentOptions(max_steps=3), trace=trace
         )
-        first = trace.steps()[0]
+        first = trace_lines(trace)[0]
         assert result.status == "done"
         assert [s["op"] for s in first["fill_steps"]] == ["SELECT"]  # the note and the click were for the page left
         assert f"filled 1 of 2 fields, then stopped: the page moved to {base}moved.html" in first["result_text"]

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from agent_support import context_of, find_id, history_of, prompt_of
+from agent_support import context_of, find_id, history_of, prompt_of, trace_lines
 from browser_support import requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
-from webagent.agent.trace import TraceWriter
 from webagent.browser import BrowserSession
 from webagent.demo_site import serve_directory
 from webagent.llm.testing import FunctionBackend, fake_client
+from webagent.trace.writer import TraceWriter
 from webagent.web.agent_view import Control
 from webagent.web.form_check import check_form, form_fields
 
@@ -101,7 +101,7 @@ async def test_a_form_the_check_finds_not_ready_is_held_once_then_sent(browser, 
             options=AgentOptions(max_steps=3, form_check=True, screenshots=False),
             trace=trace,
         )
-        steps = trace.steps()
+        steps = trace_lines(trace)
         assert steps[1]["result_text"].startswith("not sent: a check of the form before sending says: Confirm password")
         assert steps[1]["form_check"] == {"ready": False, "fix": "Confirm password is empty", "calls": 1, "failures": 0}
         assert "form_check" not in steps[2] and steps[2]["result_text"].startswith("ok")  # sent the second time

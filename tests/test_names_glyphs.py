@@ -6,8 +6,8 @@ from lxml import etree
 
 from webagent.apps.ceiling import find_line, same_name
 from webagent.apps.spec import GoldStep
-from webagent.replay.fingerprint import name_of
-from webagent.replay.match import score
+from webagent.trace.fingerprint import name_of
+from webagent.trace.match import score
 from webagent.web.agent_view import build_view
 from webagent.web.control_name import visible_name
 

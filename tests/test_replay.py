@@ -16,10 +16,11 @@ from webagent.browser import REDACTED
 from webagent.demo_site import SITE_DIR, demo_task_done, serve_directory
 from webagent.errors import UserError
 from webagent.llm.testing import fake_client
-from webagent.replay import params as P
-from webagent.replay import store, workflow
-from webagent.replay.fingerprint import describe_element, parse, url_pattern
-from webagent.replay.match import find
+from webagent.replay import store
+from webagent.trace import params as P
+from webagent.trace import workflow
+from webagent.trace.fingerprint import describe_element, parse, url_pattern
+from webagent.trace.match import find
 
 
 @pytest.fixture(scope="module")

@@ -16,12 +16,12 @@ from agent_support import prompt_of
 from browser_support import open_page, requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
-from webagent.agent.trace import TraceWriter
 from webagent.browser import BrowserSession
 from webagent.demo_site import serve_directory
 from webagent.llm.client import Reply
 from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.skills.learn import from_recording
+from webagent.trace.writer import TraceWriter
 from webagent.web.live_action import Choices, live_action_schema, parse_live_action
 
 pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
@@ -110,6 +110,9 @@ async def test_the_model_calls_skills_with_new_values_and_the_page_confirms(brow
     first = seen[0]["prompt"]
     assert '[log_in] skill "Log in" (user, password): User name=<user>, Password=<password>, clicks "Log in"' in first
     assert "[3] text field" in first or 'text field "User name"' in first  # every control stays offered
+    # a skill the run did says so on its line from then on, as a typed field does
+    assert re.search(r'^\[log_in\] skill "Log in" .*\(you did this at step 1\)$', seen[1]["prompt"], re.MULTILINE)
+    assert "you did this" not in first
     steps = [json.loads(line) for line in (trace.folder / "steps.jsonl").read_text().splitlines()]
     assert steps[0]["action"]["operation"] == "SKILL" and len(steps[0]["skill_steps"]) == 3
     assert [s["op"] for s in steps[1]["skill_steps"]] == ["TYPE", "SELECT", "CLICK"]
@@ -117,7 +120,7 @@ async def test_the_model_calls_skills_with_new_values_and_the_page_confirms(brow
     assert PASSWORD not in (trace.folder / "steps.jsonl").read_text()
     assert steps[0]["skill_steps"][1]["value"] == "********"
     # the finished run reads as the steps its skills did: replayed and learned from like any run
-    from webagent.replay.workflow import from_trace
+    from webagent.trace.workflow import from_trace
 
     workflow = from_trace(trace.folder)
     assert [s["op"] for s in workflow["steps"]] == ["TYPE", "TYPE", "CLICK", "TYPE", "SELECT", "CLICK", "DONE"]

@@ -20,7 +20,7 @@ from webagent.api import replay
 from webagent.browser import REDACTED
 from webagent.cli import main
 from webagent.demo_site import serve_directory
-from webagent.replay import workflow as W
+from webagent.trace import workflow as W
 
 pytestmark = [pytest.mark.browser, requires_chromium]
 SITE = Path(__file__).parent / "fixtures" / "teach_site"
@@ -61,8 +61,8 @@ async def test_a_demonstration_is_recorded_as_a_run_and_replays_with_new_values(
         await page.wait_for_function("document.title.startsWith('Saved')")
         assert await page.title() == "Saved: Milk (Yellow, pinned) by ada"
         folder = await teach.finish()
-    steps = W._read_steps(folder)
-    assert [(s["action"]["operation"], s["action"]["value"]) for s in steps] == [
+    steps = W.read_records(folder)
+    assert [(s.action.operation, s.action.value) for s in steps if s.action] == [
         ("TYPE", "ada"),
         ("TYPE", REDACTED),
         ("CLICK", ""),
@@ -71,8 +71,8 @@ async def test_a_demonstration_is_recorded_as_a_run_and_replays_with_new_values(
         ("CLICK", ""),
         ("CLICK", ""),
     ]
-    assert all(s["target"] and s["target"]["tag"] in ("input", "button", "select") for s in steps)
-    assert [s["element"] for s in steps][:3] == [
+    assert all(s.target and s.target["tag"] in ("input", "button", "select") for s in steps)
+    assert [s.element for s in steps][:3] == [
         "[text field]  User name",
         "[password field]  Password",
         "[submit button]  Log in",
@@ -95,10 +95,10 @@ async def test_a_form_sent_with_enter_and_a_page_the_person_opened_are_steps(sit
         await teach.page.goto(site + "index.html")  # the person types an address
         await teach.page.wait_for_load_state("load")
         folder = await teach.finish()
-    steps = W._read_steps(folder)
-    ops = [(s["action"]["operation"], s["action"]["press_enter"]) for s in steps]
+    steps = W.read_records(folder)
+    ops = [(s.action.operation, s.action.press_enter) for s in steps if s.action]
     assert ops == [("TYPE", False), ("TYPE", True), ("GOTO", False)]
-    assert steps[2]["action"]["value"] == site + "index.html"
+    assert steps[2].action is not None and steps[2].action.value == site + "index.html"
 
 
 def test_a_recording_with_no_steps_is_one_line_and_writes_nothing(site, tmp_path):

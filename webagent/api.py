@@ -206,7 +206,6 @@ class Agent:
             final_title=live.final_title or "",
             demo_order_placed=live.demo_done,
         )
-        self._note_run(result)
         if self.save_as:
             self._save(self.save_as, result, options)
         return result
@@ -216,20 +215,10 @@ class Agent:
 
         return asyncio.run(self.run(progress))
 
-    def _note_run(self, result: RunResult) -> None:
-        """What a replay needs besides the loop's run.json: domains, the last page, time."""
-        path = self.trace_dir / "run.json"
-        if path.is_file():
-            run = json.loads(path.read_text(encoding="utf-8"))
-            run.setdefault("allow_domains", self.allow_domains)
-            run.setdefault("final_url", result.final_url)
-            run.setdefault("final_title", result.final_title)
-            run.setdefault("wall_s", round(result.wall_s, 3))
-            path.write_text(json.dumps(run, indent=2, ensure_ascii=False), encoding="utf-8")
-
     def _save(self, name: str, result: RunResult, options) -> None:
         from webagent.errors import UserError
-        from webagent.replay import store, workflow
+        from webagent.replay import store
+        from webagent.trace import workflow
 
         if result.status != "done" or options.dry_run:
             result.save_error = f"not saved as {name!r}: the run ended {result.status!r}" + (

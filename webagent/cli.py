@@ -354,9 +354,9 @@ async def view_command(url, as_json, wait_for_text, wait_timeout, allow_domains)
     click.echo(seen.json_lines() if as_json else seen.report())
 
 
-from webagent.agent.cli import run_command  # noqa: E402 - the agent's command lives in its own module
-from webagent.agent.teach_cli import teach_command  # noqa: E402 - teach by showing
 from webagent.apps.cli import apps_group  # noqa: E402 - the real-app suite
+from webagent.cli_run import run_command  # noqa: E402 - the agent's command lives in its own module
+from webagent.cli_teach import teach_command  # noqa: E402 - teach by showing
 from webagent.miniwob.cli import miniwob_command  # noqa: E402
 from webagent.skills.cli import skills_group  # noqa: E402 - skills learned from recordings
 
@@ -366,7 +366,7 @@ main.add_command(skills_group)
 main.add_command(apps_group)
 main.add_command(miniwob_command)
 
-from webagent.replay.cli import register as register_replay  # noqa: E402 - replay and workflows
+from webagent.cli_replay import register as register_replay  # noqa: E402 - replay and workflows
 
 register_replay(main)
 

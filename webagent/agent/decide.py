@@ -8,10 +8,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from webagent.agent.options import AgentOptions
+from webagent.browser import Observation
+from webagent.errors import UserError
 from webagent.html import Snippet
 from webagent.llm.client import LLMClient
 from webagent.memory import word_count
-from webagent.web.agent_view import Control, line_ids
+from webagent.web.agent_view import Control, line_ids, view_snippets
 from webagent.web.live_action import Choices, LiveOutcome, predict_live_action
 from webagent.web.live_chat import LiveChat
 from webagent.web.memory import GistReuse, act_on_memory, build_web_memory, context_overflow, fits, look_up
@@ -50,7 +53,7 @@ class Decision:
     times: dict[str, float] = field(default_factory=dict)
 
     def trace_fields(self) -> dict:
-        """What a step's record keeps of the decision (``webagent.agent.trace``)."""
+        """What a step's record keeps of the decision (``webagent.trace.writer``)."""
         return {
             "context_words": self.context_words,
             "lookup_skipped": self.skipped_lookup,
@@ -177,4 +180,34 @@ async def decide(
         endpoint_failed=memory.endpoint_failed or found.endpoint_failed or outcome.endpoint_failed,
         failures=len(memory.fallback_pages) + found.failures + outcome.failures,
         times=times,
+    )
+
+
+async def decide_page(
+    client: LLMClient, obs: Observation, task: str, history: list[str], options: AgentOptions, *, can_back: bool
+) -> Decision | None:
+    """One decision on ``obs`` alone, through ``decide`` as a run's step takes it (no gists
+    reused, no FILL, no skills): a replay's repair of one recorded step. ``None`` when the page
+    shows nothing to act on."""
+    try:
+        snippets, view = view_snippets(obs.cleaned_html, depth=options.depth, budget_words=options.budget_words)
+    except UserError:
+        return None
+    if not snippets:
+        return None
+    return await decide(
+        client,
+        snippets,
+        task=task,
+        history=history,
+        controls=view.controls,
+        lookup=options.lookup,
+        max_lookup=options.max_lookup,
+        context_tokens=options.context_tokens,
+        act_on=options.act_on,
+        reuse=None,
+        url=obs.url,
+        title=obs.title,
+        can_back=can_back,
+        fill=False,  # one step repaired: no FILL
     )

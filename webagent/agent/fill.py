@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from webagent.browser import REDACTED, Action, ActionResult, Observation
-from webagent.replay.fingerprint import target_of
+from webagent.trace.fingerprint import target_of
+from webagent.trace.record import InnerStep, inner_step
 from webagent.web.agent_view import Control
 from webagent.web.live_action import LiveAction
 
@@ -19,7 +20,7 @@ from webagent.web.live_action import LiveAction
 @dataclass
 class FillRun:
     result: ActionResult  # the click's, else the last field's (a failed one's, with why the batch stopped)
-    steps: list[dict] = field(default_factory=list)  # what each part did, for the trace
+    steps: list[InnerStep] = field(default_factory=list)  # what each part did, for the trace
 
 
 def _stopped(browser, obs: Observation, result: ActionResult) -> str:
@@ -45,7 +46,7 @@ async def run_fill(
     ``reveal`` puts a secret's value in place of its placeholder), then its submit button,
     unless the form check held the form (``held``: what it found)."""
     n = len(action.fields)
-    done: list[dict] = []
+    done: list[InnerStep] = []
     result = ActionResult(ok=False, action=Action(op="CLICK"), error="FILL has no fields")
     for k, f in enumerate(action.fields, 1):
         op: Literal["TYPE", "SELECT"] = "SELECT" if controls[f.element_id].op == "SELECT" else "TYPE"
@@ -74,22 +75,18 @@ async def run_fill(
 
 def _part(
     op: str, element_id: str, control: Control | None, value: str, result: ActionResult, obs: Observation, target
-) -> dict:
-    return {
-        "op": op,
-        "element_id": element_id,
-        "element": control.describe() if control is not None else None,
-        "value": value,
-        "press_enter": False,
-        "ok": result.ok,
-        "error": result.error,
-        "note": result.note,
-        # as a run's own step records it: a run that filled a form is replayed and learned from
-        # through these (``replay.workflow.from_trace``)
-        "target": target,
-        "url": obs.url,
-        "title": obs.title,
-    }
+) -> InnerStep:
+    # as a run's own step records it: a run that filled a form is replayed and learned from
+    # through these (``trace.workflow.from_trace``)
+    return inner_step(
+        op,
+        result,
+        obs,
+        element_id=element_id,
+        element=control.describe() if control is not None else None,
+        value=value,
+        target=target,
+    )
 
 
 def _noted(result: ActionResult, note: str) -> ActionResult:

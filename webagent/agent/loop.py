@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -41,13 +41,13 @@ from webagent.agent.outcome import act
 from webagent.agent.record import Recorder
 from webagent.agent.secrets import mask_task, uses_secret
 from webagent.agent.state import DID, RunState, did_key, page_key
-from webagent.agent.trace import TraceWriter, scrub
-from webagent.browser import REDACTED, ActionResult
+from webagent.browser import ActionResult
 from webagent.errors import UserError
 from webagent.llm.client import LLMClient
-from webagent.replay.fingerprint import target_of
 from webagent.skills.offer import block as skill_block
 from webagent.skills.offer import offers as skill_offers
+from webagent.trace.record import InnerStep, StepRecord, step_record
+from webagent.trace.writer import TraceWriter, scrub
 from webagent.web.form_check import check_form, form_fields
 from webagent.web.live_action import LiveAction
 from webagent.web.live_chat import LiveChat
@@ -115,6 +115,7 @@ async def run_agent(
     run after an executed action by returning a reason (the run is then ``done``).
     ``secrets`` (name -> value), with those in the task, reach the model only as
     placeholders (``webagent.agent.secrets``)."""
+    started = time.perf_counter()
     options = options or AgentOptions()
     client = client.scoped()  # this run's usage (the caller's client may serve several runs)
     result = AgentResult(status="max_steps", trace_dir=str(trace.folder) if trace else None)
@@ -145,7 +146,7 @@ async def run_agent(
             action = outcome["action"]
             failed = not outcome["ok"]
             result.failed_steps += failed
-            say(f"step {n}: {record['url']}  {record['action_text']}  -> {record['result_text']}")
+            say(f"step {n}: {record.url}  {record.action_text}  -> {record.result_text}")
             if outcome["fatal"]:
                 result.status, result.error = "error", outcome["fatal"]
                 break
@@ -157,23 +158,23 @@ async def run_agent(
                 break
             # The element by what it is (ids change with each new document), the page by what it shows.
             key = (
-                ("FILL", record.get("element"), json.dumps(record["action"]["fields"]), record.get("page"))
+                ("FILL", record.element, json.dumps(_fields(record)), record.page)
                 if action and action.operation == "FILL"
-                else (action.operation, record.get("element"), action.value, record.get("page"))
+                else (action.operation, record.element, action.value, record.page)
                 if action and action.operation != "SKILL"
                 # a skill called again with the same values: a loop wherever it is called from
                 # (each call may land on a new page: the record it created)
-                else ("SKILL", record.get("element"), json.dumps(action.args, sort_keys=True))
+                else ("SKILL", record.element, json.dumps(action.args, sort_keys=True))
                 if action
-                else ("NONE", record.get("page"))
+                else ("NONE", record.page)
             )
             count = repeats.see(key)
             if count >= STUCK_REPEATS:
                 result.status = "stuck"
-                result.error = f"the same action on the same page {STUCK_REPEATS} times: {record['action_text']}"
+                result.error = f"the same action on the same page {STUCK_REPEATS} times: {record.action_text}"
                 break
             state.warning = (
-                f"Warning: you already did {record['action_text']} on this same page, and it "
+                f"Warning: you already did {record.action_text} on this same page, and it "
                 "did not help. Do something else."
                 if count == 2
                 else ""
@@ -187,21 +188,26 @@ async def run_agent(
         if state.obs is not None:
             result.final_url, result.final_title = state.obs.url, state.obs.title
         left_open = await _close_dialog(browser)
-        if trace is not None:
-            run = {"task": task, **result.to_json(), "options": vars(options)}
+        if trace is not None:  # with what a replay of it needs: the sites it may go to, the page it ended on
+            run = {
+                "task": task,
+                **result.to_json(),
+                "allow_domains": list(getattr(browser, "allowed_domains", None) or []),
+                "wall_s": round(time.perf_counter() - started, 3),
+                "options": vars(options),
+            }
             if left_open:
                 run["dialog_left_open"] = scrub(left_open, state.secrets)
             trace.write_run(run)
     return result
 
 
-async def _step(browser, client, state: RunState, n, trace, recorder, after_step):
-    """Decide on ``state.obs``, act, observe again; returns (record, outcome)."""
+async def _step(browser, client, state: RunState, n, trace, recorder, after_step) -> tuple[StepRecord, dict]:
+    """Decide on ``state.obs``, act, observe again; returns (the step's record, outcome)."""
     options, obs, secrets = state.options, state.obs, state.secrets
     assert obs is not None, "the run observes the page before its first step"
     step_client = client.scoped(transcript=True)
     times: dict[str, float] = {}
-    record: dict = {"step": n}
     shot = None
     dialog = getattr(browser, "dialog", None)  # a dialog the last action raised: the page waits for its answer
     if trace is not None and options.screenshots and dialog is None:  # (a screenshot would wait too)
@@ -223,9 +229,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     if not state.urls or state.urls[-1] != obs.url:
         state.urls.append(obs.url)
     controls = view.controls if view else {}
-    record.update(
-        url=obs.url,
-        title=obs.title,
+    page: dict[str, Any] = dict(  # what the step's record says of the page
         page=state.page,
         snippets=len(snippets),
         raw_words=sum(s.words for s in snippets),
@@ -234,7 +238,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         truncated=obs.truncated,
     )
     if dialog is not None:
-        record["dialog"] = dialog.model_dump(exclude_none=True)
+        page["dialog"] = dialog.model_dump(exclude_none=True)
     offered = skill_offers(state.skills, obs, controls) if state.skills and dialog is None else []
     state.offers = {o.label: o for o in offered}
     decision: Decision | None = None
@@ -256,7 +260,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
             chat=state.chat,
             warning="\n".join(text for text in (_dialog_text(dialog), state.warning) if text),
             dialog=dialog.kind if dialog is not None else "",
-            skills=skill_block(offered),
+            skills=skill_block(offered, state.skills_done),
             skill_params={o.label: {p.name: o.options.get(p.name, ()) for p in o.skill.params} for o in offered},
         )
         times.update(decision.times)
@@ -283,13 +287,17 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         if offer is not None
         else (elements.describe(obs.cleaned_html, action.element_id) if action and action.element_id else "")
     )
-    action_text = _action_text(action, description, secret, hidden) if action else f"no usable action ({problem})"
     fatal = finished = None
     if decision is not None and decision.endpoint_failed:
         fatal = f"the model endpoint failed: {problem}"
-    held = await _check_form(step_client, state, controls, control, action, record) if not options.dry_run else None
+    held, form_check = (
+        await _check_form(step_client, state, controls, control, action) if not options.dry_run else (None, None)
+    )
+    if form_check is not None:
+        page["form_check"] = form_check
     executed: ActionResult | None = None
     ok = changed = False
+    inner: dict[str, list[InnerStep]] = {}
     if action is None:
         result_text = "failed: no usable action"
     elif held is not None and action.operation != "FILL":  # a FILL fills its fields, then holds (``act``)
@@ -309,9 +317,9 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         )
         fatal = fatal or acted.fatal
         if acted.skill_steps is not None:
-            record["skill_steps"] = acted.skill_steps
+            inner["skill_steps"] = acted.skill_steps
         if acted.fill_steps is not None:
-            record["fill_steps"] = acted.fill_steps
+            inner["fill_steps"] = acted.fill_steps
             _filled(state, obs, action, acted.fill_steps, controls, hidden, recorder, n)
             if held is not None and control is not None:  # held once: a CLICK on the filled form is sent
                 state.forms_checked.add((state.page, control.form))
@@ -319,7 +327,8 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
             recorder.add(obs, action.operation, action.element_id, action.value, secret)
         if ok and control is not None and action.operation in DID:
             state.did[did_key(control)] = f"you {DID[action.operation]} this at step {n}"
-    state.history.append(scrub(f"{n}. {action_text} -> {result_text}", secrets))
+        if ok and offer is not None:  # its line says so from now on, as a typed field's does
+            state.skills_done[offer.skill.id] = n
     no_decision: dict[str, Any] = {
         "context_words": 0,
         "lookup_skipped": None,
@@ -332,29 +341,30 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         "replies": [],
         "failures": 1,
     }
-    record.update(
-        decision.trace_fields() if decision else no_decision,
-        action=action.model_dump() if action else None,
-        action_text=action_text,
-        element=description or None,
+    record = step_record(
+        n,
+        action,
+        url=obs.url,
+        title=obs.title,
+        obs=obs,
+        description=description,
         problem=problem,
-        result=executed.model_dump() if executed else None,
+        executed=executed,
         result_text=result_text,
         ok=ok,
+        secret=secret,
+        hidden=hidden,
+        dry_run=options.dry_run,
+        times=times,
+        **page,
+        **(decision.trace_fields() if decision else no_decision),
+        **inner,
         changed=changed,
         warning=state.warning or None,
-        dry_run=options.dry_run,
         calls=step_client.transcript,
         usage=step_client.usage.to_dict(),
-        times={k: round(v, 4) for k, v in times.items()},
     )
-    record["target"] = (
-        target_of(obs, action) if executed is not None and ok else None
-    )  # replay: the element, findable again
-    if secret and record["action"]:
-        record["action"]["value"] = REDACTED
-    for f in record["action"]["fields"] if record["action"] else ():
-        f["value"] = REDACTED if f["element_id"] in hidden else f["value"]
+    state.history.append(scrub(f"{n}. {record.action_text} -> {result_text}", secrets))
     if trace is not None:
         box = elements.box(obs.raw_html, action.element_id) if action and action.element_id else None
         record = trace.write_step(record, shot, box)
@@ -383,21 +393,22 @@ async def _close_dialog(browser) -> str:
         return ""
 
 
-async def _check_form(client, state: RunState, controls: dict, control, action, record: dict) -> str | None:
+async def _check_form(client, state: RunState, controls: dict, control, action) -> tuple[str | None, dict | None]:
     """Before a form is sent, once per page state: a short model call on the task and the
-    form's fields (``webagent.web.form_check``); what it finds missing, or None to send. A
-    FILL's fields are shown as the FILL will leave them."""
+    form's fields (``webagent.web.form_check``); (what it finds missing, or None to send; what
+    the step's record keeps of the check, or None when there was none). A FILL's fields are
+    shown as the FILL will leave them."""
     sends = action is not None and (action.operation == "CLICK" or (action.operation == "FILL" and action.element_id))
     if not (state.options.form_check and sends and control is not None):
-        return None
+        return None, None
     planned = {f.element_id: f.value for f in action.fields} if action is not None else {}
     fields = [replace(c, value=planned.get(c.id, c.value)) for c in form_fields(controls, control)]
     if not fields or (state.page, control.form) in state.forms_checked:
-        return None
+        return None, None
     state.forms_checked.add((state.page, control.form))
     check = await check_form(client, state.task, fields)
-    record["form_check"] = {"ready": check.ready, "fix": check.fix, "calls": check.calls, "failures": check.failures}
-    return None if check.ready else (check.fix or "a field does not hold what the task asks yet")
+    kept = {"ready": check.ready, "fix": check.fix, "calls": check.calls, "failures": check.failures}
+    return (None if check.ready else (check.fix or "a field does not hold what the task asks yet")), kept
 
 
 def _secret(state: RunState, obs, element_id: str, value: str) -> bool:
@@ -406,26 +417,24 @@ def _secret(state: RunState, obs, element_id: str, value: str) -> bool:
     return ref is not None and ref.is_password and not uses_secret(value, state.named)
 
 
-def _filled(state: RunState, obs, action: LiveAction, steps: list[dict], controls: dict, hidden, recorder, n) -> None:
+def _filled(
+    state: RunState, obs, action: LiveAction, steps: list[InnerStep], controls: dict, hidden, recorder, n
+) -> None:
     """What a FILL did, part by part: the view's notes ("you typed this at step 3") and ``--record``."""
     values = {f.element_id: f.value for f in action.fields}
     for s in steps:
-        if not s["ok"]:
+        if not s.ok or s.element_id is None:
             continue
-        if (c := controls.get(s["element_id"])) is not None:
-            state.did[did_key(c)] = f"you {DID[s['op']]} this at step {n}"
+        if (c := controls.get(s.element_id)) is not None:
+            state.did[did_key(c)] = f"you {DID[s.op]} this at step {n}"
         if recorder is not None:
-            value = values.get(s["element_id"], "")
-            recorder.add(obs, s["op"], s["element_id"], value, s["element_id"] in hidden)
+            value = values.get(s.element_id, "")
+            recorder.add(obs, s.op, s.element_id, value, s.element_id in hidden)
 
 
-def _action_text(action: LiveAction, description: str, secret: bool, hidden: Collection[str] = ()) -> str:
-    shown = action.model_copy(update={"value": REDACTED}) if secret else action
-    if hidden:
-        fields = [f.model_copy(update={"value": REDACTED}) if f.element_id in hidden else f for f in action.fields]
-        shown = shown.model_copy(update={"fields": fields})
-    text = shown.describe()
-    return f"{text} {description}" if description else text
+def _fields(record: StepRecord) -> list[dict]:
+    """A FILL's fields as its record keeps them (a password's value REDACTED)."""
+    return [f.model_dump() for f in record.action.fields] if record.action is not None else []
 
 
 def _stored_skills(url: str) -> list:

@@ -1,5 +1,5 @@
 """The live agent's options (``AgentOptions``): what a run may do and how it reads pages.
-The CLI's defaults are in ``webagent.agent.cli``."""
+The CLI's defaults are in ``webagent.cli_run``."""
 
 from __future__ import annotations
 

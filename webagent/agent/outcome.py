@@ -16,6 +16,7 @@ from webagent.agent.state import RunState, page_key
 from webagent.browser import Action, ActionResult
 from webagent.llm.cache import content_hash
 from webagent.skills.run import run_skill
+from webagent.trace.record import InnerStep
 from webagent.web.agent_view import LINE_ID
 from webagent.web.live_action import LiveAction
 
@@ -53,8 +54,8 @@ class Acted:
     text: str  # the outcome the model reads: "ok; the page now shows ...", "no visible change", "failed: ..."
     finished: str | None = None  # the site's word (``after_step``)
     fatal: str | None = None
-    skill_steps: list[dict] | None = None  # a SKILL's steps, as each was done
-    fill_steps: list[dict] | None = None  # a FILL's fields and click, as each was done
+    skill_steps: list[InnerStep] | None = None  # a SKILL's steps, as each was done
+    fill_steps: list[InnerStep] | None = None  # a FILL's fields and click, as each was done
 
 
 async def act(
@@ -83,7 +84,7 @@ async def act(
             browser, obs, state.offers[action.element_id], action.args, lambda v: reveal(v, state.named)
         )
         executed, skill_steps = ran.result, ran.steps
-        done = sum(1 for s in ran.steps if s["ok"])
+        done = sum(1 for s in ran.steps if s.ok)
         executed = executed.model_copy(
             update={"note": "; ".join(x for x in (f"the skill did {done} steps", executed.note) if x)}
         )
@@ -147,12 +148,12 @@ def _asks(browser) -> bool:
     return getattr(browser, "dialog", None) is not None
 
 
-def _typed(action: LiveAction, executed: ActionResult, fill_steps: list[dict] | None) -> list[tuple[str, str]]:
+def _typed(action: LiveAction, executed: ActionResult, fill_steps: list[InnerStep] | None) -> list[tuple[str, str]]:
     """(id, value) of what was typed: a TYPE's, or each of a FILL's fields typed (some may be
     even when a later part failed)."""
     if action.operation == "TYPE":
         return [(action.element_id, action.value)] if executed.ok else []
-    done = {s["element_id"] for s in fill_steps or () if s["ok"] and s["op"] == "TYPE"}
+    done = {s.element_id for s in fill_steps or () if s.ok and s.op == "TYPE"}
     return [(f.element_id, f.value) for f in action.fields if f.element_id in done]
 
 

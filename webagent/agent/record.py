@@ -20,8 +20,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from webagent.agent import elements
-from webagent.agent.trace import scrub
 from webagent.browser import Observation
+from webagent.trace.writer import scrub
 
 SPLIT = "live"
 

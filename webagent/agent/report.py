@@ -10,6 +10,8 @@ import json
 from html import escape
 from pathlib import Path
 
+from webagent.trace.record import FILE, StepRecord, read_steps
+
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
 h1{font-size:1.4em} .step{border:1px solid #ccc;border-radius:6px;padding:.6em 1em;margin:1em 0}
@@ -35,41 +37,41 @@ def _image(folder: Path, name: str | None) -> str:
     return f'<img alt="{escape(name)}" src="data:image/png;base64,{data}">'
 
 
-def _step_html(folder: Path, step: dict) -> str:
-    cls = "ok" if step.get("ok") else "fail"
+def _step_html(folder: Path, step: StepRecord) -> str:
+    cls = "ok" if step.ok else "fail"
     parts = [
-        f'<div class="step"><h2>Step {step["step"]}</h2>',
-        f'<div class="meta">{escape(step.get("url") or "")} — {escape(step.get("title") or "")}</div>',
-        f"<p><b>Action:</b> {escape(step.get('action_text') or '')}</p>",
+        f'<div class="step"><h2>Step {step.step}</h2>',
+        f'<div class="meta">{escape(step.url)} — {escape(step.title)}</div>',
+        f"<p><b>Action:</b> {escape(step.action_text)}</p>",
     ]
-    if step.get("element"):
-        parts.append(f"<p><b>Element:</b> {escape(step['element'])}</p>")
-    parts.append(f'<p><b>Result:</b> <span class="{cls}">{escape(step.get("result_text") or "")}</span></p>')
-    if step.get("problem"):
-        parts.append(f'<p class="fail"><b>Problem:</b> {escape(step["problem"])}</p>')
-    times = ", ".join(f"{k.removesuffix('_s')} {v:.2f}s" for k, v in (step.get("times") or {}).items())
+    if step.element:
+        parts.append(f"<p><b>Element:</b> {escape(step.element)}</p>")
+    parts.append(f'<p><b>Result:</b> <span class="{cls}">{escape(step.result_text)}</span></p>')
+    if step.problem:
+        parts.append(f'<p class="fail"><b>Problem:</b> {escape(step.problem)}</p>')
+    times = ", ".join(f"{k.removesuffix('_s')} {v:.2f}s" for k, v in step.times.items())
     parts.append(
-        f'<p class="meta">{step.get("snippets", 0)} snippets, {step.get("raw_words", 0)} words on the page, '
-        f"{step.get('context_words', 0)} in context; {escape(times)}</p>"
+        f'<p class="meta">{step.snippets} snippets, {step.raw_words} words on the page, '
+        f"{step.context_words} in context; {escape(times)}</p>"
     )
-    if step.get("lookup_skipped"):
-        parts.append(f'<p class="meta">look-up skipped: {escape(step["lookup_skipped"])}</p>')
-    parts.append(_image(folder, step.get("screenshot")))
-    if step.get("gists"):
-        gists = "\n".join(f"{i}: {g}" for i, g in enumerate(step["gists"]))
-        parts.append(_fold(f"Gists ({len(step['gists'])}, {step.get('gists_reused', 0)} reused)", _pre(gists)))
-    if step.get("lookup"):
+    if step.lookup_skipped:
+        parts.append(f'<p class="meta">look-up skipped: {escape(step.lookup_skipped)}</p>')
+    parts.append(_image(folder, step.screenshot))
+    if step.gists:
+        gists = "\n".join(f"{i}: {g}" for i, g in enumerate(step.gists))
+        parts.append(_fold(f"Gists ({len(step.gists)}, {step.gists_reused} reused)", _pre(gists)))
+    if step.lookup:
         parts.append(
             _fold(
-                f"Look-up: snippets {step['lookup'].get('pages')} (shown in full: {step.get('expanded')})",
-                _pre(step["lookup"]),
+                f"Look-up: snippets {step.lookup.get('pages')} (shown in full: {step.expanded})",
+                _pre(step.lookup),
             )
         )
-    if step.get("replies"):
-        parts.append(_fold("Model replies (action)", _pre("\n---\n".join(step["replies"]))))
-    if step.get("result"):
-        parts.append(_fold("Browser result", _pre(step["result"])))
-    parts.append(_fold("Usage", _pre(step.get("usage") or {})))
+    if step.replies:
+        parts.append(_fold("Model replies (action)", _pre("\n---\n".join(step.replies))))
+    if step.result:
+        parts.append(_fold("Browser result", _pre(step.result)))
+    parts.append(_fold("Usage", _pre(step.usage)))
     parts.append("</div>")
     return "\n".join(p for p in parts if p)
 
@@ -77,12 +79,8 @@ def _step_html(folder: Path, step: dict) -> str:
 def write_report(folder: str | Path) -> Path:
     """Build ``report.html`` from ``steps.jsonl`` and ``run.json`` in ``folder``."""
     folder = Path(folder)
-    steps_path = folder / "steps.jsonl"
-    steps = (
-        [json.loads(line) for line in steps_path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        if steps_path.is_file()
-        else []
-    )
+    steps_path = folder / FILE
+    steps = read_steps(steps_path) if steps_path.is_file() else []
     run = json.loads((folder / "run.json").read_text(encoding="utf-8")) if (folder / "run.json").is_file() else {}
     usage = run.get("usage") or {}
     head = [
@@ -92,7 +90,7 @@ def write_report(folder: str | Path) -> Path:
         f"<tr><th>Status</th><td>{escape(str(run.get('status', 'interrupted')))}</td></tr>",
         f"<tr><th>Answer</th><td>{escape(str(run.get('answer') or ''))}</td></tr>",
         f"<tr><th>Error</th><td>{escape(str(run.get('error') or ''))}</td></tr>",
-        f"<tr><th>Steps</th><td>{len(steps)} ({sum(not s.get('ok') for s in steps)} failed)</td></tr>",
+        f"<tr><th>Steps</th><td>{len(steps)} ({sum(not s.ok for s in steps)} failed)</td></tr>",
         f"<tr><th>Model calls</th><td>{usage.get('calls', 0)} ({usage.get('cached_calls', 0)} cached), "
         f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion tokens, "
         f"{usage.get('failures', 0)} failed calls</td></tr>",

@@ -21,12 +21,13 @@ import time
 from pathlib import Path
 
 from webagent.agent import elements
-from webagent.agent.trace import TraceWriter
-from webagent.browser import REDACTED, Action, BrowserSession
+from webagent.browser import REDACTED, BrowserSession
 from webagent.browser.recorder import RecordedEvent, Recorder
 from webagent.errors import UserError
-from webagent.replay.fingerprint import target_of
+from webagent.trace.record import StepRecord, step_record
+from webagent.trace.writer import TraceWriter
 from webagent.web.agent_view import build_view
+from webagent.web.live_action import LiveAction
 
 OPS = {"click": "CLICK", "type": "TYPE", "select": "SELECT", "goto": "GOTO"}
 
@@ -39,37 +40,27 @@ def _describe(event: RecordedEvent) -> str:
     return control.describe() if control else elements.describe(obs.cleaned_html, event.element_id)
 
 
-def step_record(n: int, event: RecordedEvent) -> dict:
-    """The step record of one event, in the shape the live loop writes (``agent.loop._step``)."""
-    op = OPS[event.kind]
+def taught_step(n: int, event: RecordedEvent) -> StepRecord:
+    """The step record of one event, built as every step's is (``trace.record.step_record``)."""
     value = REDACTED if event.password else event.value
-    action = {"operation": op, "element_id": event.element_id, "value": value, "press_enter": event.press_enter}
-    description = _describe(event)
-    shown = "" if op == "CLICK" else f' "{value}"'
-    text = f"{op}{'' if event.element_id is None else f' [{event.element_id}]'}{shown}" + (
-        " + Enter" if event.press_enter else ""
+    action = LiveAction.model_construct(  # the person's own action, as done (not a model's reply to check)
+        operation=OPS[event.kind], element_id=event.element_id or "", value=value, press_enter=event.press_enter
     )
     obs = event.obs
-    target = None
-    if obs is not None and event.element_id is not None:
-        browser_op = op if op in ("CLICK", "TYPE", "SELECT") else "CLICK"
-        target = target_of(obs, Action(op=browser_op, element_id=event.element_id))  # type: ignore[arg-type]
-    return {
-        "step": n,
-        "url": event.url,
-        "title": obs.title if obs is not None else "",
-        "action": action,
-        "action_text": f"{text} {description}".rstrip(),
-        "element": description or None,
-        "result_text": "done by the person",
-        "ok": True,
-        "changed": True,
-        "dry_run": False,
-        "taught": True,
-        "target": target,
-        "calls": [],
-        "usage": {},
-    }
+    return step_record(
+        n,
+        action,
+        url=event.url,
+        title=obs.title if obs is not None else "",
+        obs=obs if event.element_id is not None else None,
+        description=_describe(event),
+        result_text="done by the person",
+        ok=True,
+        changed=True,
+        taught=True,
+        calls=[],
+        usage={},
+    )
 
 
 class Teach:
@@ -140,7 +131,7 @@ class Teach:
         trace = TraceWriter(self.trace_dir)
         trace.secrets.update(self.recorder.secrets if self.recorder else ())  # a password in a URL is scrubbed
         for n, event in enumerate(events, 1):
-            trace.write_step(step_record(n, event))
+            trace.write_step(taught_step(n, event))
         page = self.session.page
         final_url = page.url if page is not None and not page.is_closed() else events[-1].url
         title = ""

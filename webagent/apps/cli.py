@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from webagent.agent.cli import _options, agent_options
 from webagent.cli_common import endpoint_options, model_options, parse_shard, run_async, status, user_errors
+from webagent.cli_run import _options, agent_options
 from webagent.errors import UserError
 
 app_dir_option = click.option(

@@ -18,6 +18,7 @@ from webagent.apps.spec import App
 from webagent.errors import UserError
 from webagent.skills.learn import from_recording, site_of
 from webagent.skills.model import Skill
+from webagent.trace.workflow import read_records
 
 
 async def record_demos(app: App, out: Path, say: Callable[[str], None] = print) -> list[Path]:
@@ -49,7 +50,7 @@ async def record_demos(app: App, out: Path, say: Callable[[str], None] = print) 
                         ) from None
                 await page.wait_for_load_state("load")
                 folders.append(await teach.finish())
-            say(f"recorded {demo.id}: {sum(1 for _ in (folder / 'steps.jsonl').open())} steps")
+            say(f"recorded {demo.id}: {len(read_records(folder))} steps")
     return folders
 
 

@@ -32,6 +32,7 @@ from webagent.apps.learn import for_instance
 from webagent.apps.online import for_task
 from webagent.apps.spec import App, Task
 from webagent.errors import UserError
+from webagent.trace.record import StepRecord
 
 # The agent's refusals, as its problem messages read (webagent.web.live_action).
 REFUSALS = (
@@ -101,13 +102,13 @@ def read_rows(out: Path) -> dict[str, dict]:
     return rows
 
 
-def failure_cause(status: str, success: bool, steps: list[dict]) -> str | None:
+def failure_cause(status: str, success: bool, steps: list[StepRecord]) -> str | None:
     """How a failed task ended, in the report's words."""
     if success:
         return None
-    refused = any(any(r in (s.get("problem") or "") for r in REFUSALS) for s in steps)
+    refused = any(_refused(s) for s in steps)
     if status == "error":
-        return "model error" if any("endpoint" in (s.get("problem") or "") for s in steps) else "error"
+        return "model error" if any("endpoint" in (s.problem or "") for s in steps) else "error"
     if status == "stuck":
         return "stuck (after refusals)" if refused else "stuck"
     if status == "max_steps":
@@ -117,9 +118,14 @@ def failure_cause(status: str, success: bool, steps: list[dict]) -> str | None:
     return status
 
 
-def _acted_after(steps: list[dict], goal_step: int) -> int:
+def _refused(step: StepRecord) -> bool:
+    """Whether the agent refused the step's answer (``webagent.web.live_action``'s problems)."""
+    return any(r in (step.problem or "") for r in REFUSALS)
+
+
+def _acted_after(steps: list[StepRecord], goal_step: int) -> int:
     """The actions a run took after the step that reached its goal (a DONE is no action)."""
-    return sum(1 for s in steps if s["step"] > goal_step and (s.get("action") or {}).get("operation") != "DONE")
+    return sum(1 for s in steps if s.step > goal_step and s.operation != "DONE")
 
 
 async def run_task(
@@ -138,8 +144,8 @@ async def run_task(
     from webagent.agent.live import uncached
     from webagent.agent.loop import run_agent
     from webagent.agent.report import write_report
-    from webagent.agent.trace import TraceWriter
     from webagent.browser import BrowserSession
+    from webagent.trace.writer import TraceWriter
 
     row = {
         "app": instance.app.name,
@@ -201,7 +207,7 @@ async def run_task(
             error=result.error,
             usage=result.usage,
             cause=failure_cause(result.status, ok, steps),
-            refusals=sum(any(r in (s.get("problem") or "") for r in REFUSALS) for s in steps),
+            refusals=sum(_refused(s) for s in steps),
             goal_step=goal_step,
             went_on=None if goal_step is None else max(0, _acted_after(steps, goal_step)),
             prompt_tokens=result.usage.get("prompt_tokens", 0),

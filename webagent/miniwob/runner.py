@@ -30,9 +30,9 @@ from pydantic import BaseModel, ConfigDict
 from webagent.agent.live import uncached
 from webagent.agent.loop import AgentOptions, run_agent
 from webagent.agent.report import write_report
-from webagent.agent.trace import TraceWriter
 from webagent.errors import UserError
 from webagent.miniwob.browser import ReusingEnv, context_session, shared_browser
+from webagent.trace.writer import TraceWriter
 
 UNJUDGED_RAW_REWARD = -1.0  # MiniWoB's own score for an episode that ends unjudged (its timeout)
 

@@ -10,6 +10,7 @@ from html import escape
 from pathlib import Path
 
 from webagent.agent.report import write_report
+from webagent.trace.record import FILE, read_steps
 
 _MARK_STYLE = (
     "<style>.mark{font-size:.7em;padding:1px 6px;border-radius:4px;margin-left:.5em;color:#fff}"
@@ -20,21 +21,19 @@ _MARK_STYLE = (
 def write_replay_report(folder: str | Path) -> Path:
     folder = Path(folder)
     out = write_report(folder)
-    steps = [
-        json.loads(line) for line in (folder / "steps.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
+    steps = read_steps(folder / FILE)
     run = json.loads((folder / "run.json").read_text(encoding="utf-8")) if (folder / "run.json").is_file() else {}
     replay = run.get("replay") or {}
-    marks = {s["step"]: s.get("replay") or "failed" for s in steps}
+    marks = {s.step: s.replay or "failed" for s in steps}
     rows = []
     for s in steps:
-        match = s.get("match") or {}
-        how = s.get("miss") or match.get("why") or ""
-        calls = (s.get("usage") or {}).get("calls", 0)
+        how = s.miss or (s.match or {}).get("why") or ""
+        calls = s.usage.get("calls", 0)
+        workflow_step = "" if s.workflow_step is None else s.workflow_step
         rows.append(
-            f"<tr><td>{s['step']}</td><td>{s.get('workflow_step', '')}</td>"
-            f'<td><span class="mark {escape(marks[s["step"]])}">{escape(marks[s["step"]])}</span></td>'
-            f"<td>{escape(str(s.get('recorded') or ''))}</td><td>{escape(str(s.get('action_text') or ''))}</td>"
+            f"<tr><td>{s.step}</td><td>{workflow_step}</td>"
+            f'<td><span class="mark {escape(marks[s.step])}">{escape(marks[s.step])}</span></td>'
+            f"<td>{escape(s.recorded or '')}</td><td>{escape(s.action_text)}</td>"
             f"<td>{escape(how)}</td><td>{calls}</td></tr>"
         )
     table = (

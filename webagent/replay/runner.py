@@ -13,6 +13,12 @@ next replay is model-free again. ``no_model=True`` fails instead, naming the ste
 
 The model is opened only when a step needs it: a replay where nothing changed starts
 no model server and makes no model call.
+
+Each step's record is built as a run's is (``webagent.trace.record.step_record``), with the
+replay's own fields (``replay``: replayed, repaired or failed; ``workflow_step``,
+``recorded``, ``match``; a repair's ``hint`` and ``miss``). The agent is reached through its
+package's entry points only (``webagent.agent``: the options, one decision on one page, the
+browser action of an action).
 """
 
 from __future__ import annotations
@@ -24,15 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from webagent.agent import elements
-from webagent.agent.loop import AgentOptions, AgentResult
-from webagent.agent.trace import TraceWriter, scrub
-from webagent.browser import REDACTED, Action
+from webagent.agent import AgentOptions, AgentResult, decide_page, elements, to_browser_action
+from webagent.browser import REDACTED
 from webagent.errors import UserError
-from webagent.replay import params as P
-from webagent.replay import workflow as W
-from webagent.replay.fingerprint import fingerprint_of, url_pattern
-from webagent.replay.match import find
+from webagent.trace import params as P
+from webagent.trace import workflow as W
+from webagent.trace.fingerprint import fingerprint_of, url_pattern
+from webagent.trace.match import Match, find
+from webagent.trace.record import StepRecord, step_record
+from webagent.trace.writer import TraceWriter, scrub
+from webagent.web.live_action import LiveAction
 
 REPAIR_ATTEMPTS = 3
 
@@ -143,18 +150,12 @@ class Replay:
             return True, ""
         return False, (f'the page is {have} "{obs.title}", the recorded step was on {want} "{title}"')
 
-    def _browser_action(self, op: str, element_id: str | None, value: str, press_enter: bool) -> Action:
-        if op == "SCROLL":
-            return Action(
-                op="SCROLL", element_id=element_id or None, direction="up" if value.lower() == "up" else "down"
-            )
-        if op == "GOTO":
-            return Action(op="GOTO", value=_rebase(value, self.workflow["start_url"], self.start))
-        if op == "BACK":
-            return Action(op="BACK")
-        # ``op`` comes from the workflow file: pydantic checks it is one of the browser's
-        return Action.model_validate(
-            {"op": op, "element_id": element_id, "value": value or None, "press_enter": press_enter and op == "TYPE"}
+    @staticmethod
+    def _action(op: str, element_id: str | None, value: str, press_enter: bool) -> LiveAction:
+        """A recorded step's action, with its values as recorded or given (not a model's reply:
+        nothing in it is checked against the page or trimmed)."""
+        return LiveAction.model_construct(
+            operation=op, element_id=element_id or "", value=value, press_enter=bool(press_enter)
         )
 
     async def _observe(self, browser, step: dict | None):
@@ -174,28 +175,60 @@ class Replay:
             self._times["screenshot_s"] = time.perf_counter() - t0
         return obs, shot
 
-    def _write(self, trace: TraceWriter, obs, shot, record: dict, element_id: str | None) -> dict:
+    def _write(
+        self,
+        trace: TraceWriter,
+        obs,
+        shot,
+        step: dict,
+        i: int,
+        mark: str,
+        action: LiveAction | None,
+        *,
+        result_text: str,
+        ok: bool,
+        times: dict[str, float],
+        executed=None,
+        match: Match | None = None,
+        secret: bool = False,
+        usage: dict | None = None,
+        **fields,
+    ) -> StepRecord:
+        """The record of replay step ``self.n + 1`` (recorded step ``i``), built as a run's
+        step's is, written to the trace."""
         self.n += 1
-        record = {"step": self.n, "url": obs.url, "title": obs.title, **record}
+        element_id = action.element_id if action is not None else ""
+        record = step_record(
+            self.n,
+            action,
+            url=obs.url,
+            title=obs.title,
+            obs=obs,
+            description=elements.describe(obs.cleaned_html, element_id) if element_id else "",
+            executed=executed,
+            result_text=result_text,
+            ok=ok,
+            secret=secret,
+            times={**self._times, **times},
+            usage=usage or {},
+            replay=mark,
+            workflow_step=i + 1,
+            recorded=step.get("text") or W.describe_step(step),
+            match=match.to_json() if match is not None else None,
+            param=step.get("param"),
+            **fields,
+        )
         box = elements.box(obs.raw_html, element_id) if element_id else None
         record = trace.write_step(record, shot, box)
-        self.failed += not record.get("ok")
-        self.history.append(scrub(f"{self.n}. {record['action_text']} -> {record['result_text']}", trace.secrets))
+        self.failed += not record.ok
+        self.history.append(scrub(f"{self.n}. {record.action_text} -> {record.result_text}", trace.secrets))
         return record
 
-    @staticmethod
-    def _text(op: str, element_id: str | None, value: str, press_enter: bool, description: str, secret: bool) -> str:
-        parts = [op] + ([f"[{element_id}]"] if element_id else [])
-        if value and op not in ("CLICK", "BACK"):
-            shown = REDACTED if secret else (value if len(value) <= 80 else value[:79] + "…")
-            parts.append(shown if op in ("GOTO", "SCROLL") else f'"{shown}"')
-        if press_enter and op == "TYPE":
-            parts.append("+ Enter")
-        return " ".join(parts) + (f" {description}" if description else "")
-
-    async def _execute(self, browser, obs, op, element_id, value, press_enter, secret):
+    async def _execute(self, browser, obs, action: LiveAction):
         t0 = time.perf_counter()
-        result = await browser.act(self._browser_action(op, element_id, value, press_enter), obs)
+        if action.operation == "GOTO":  # the recorded site, where this replay started
+            action = action.model_copy(update={"value": _rebase(action.value, self.workflow["start_url"], self.start)})
+        result = await browser.act(to_browser_action(action), obs)
         text = "ok" if result.ok else f"failed: {result.error}"
         if result.note:
             text += f" ({result.note})"
@@ -309,20 +342,13 @@ class Replay:
                     trace,
                     obs,
                     shot,
-                    self._record(
-                        step,
-                        i,
-                        "replayed",
-                        "DONE",
-                        None,
-                        value,
-                        False,
-                        "done" + (f": {value}" if value else ""),
-                        True,
-                        None,
-                        {},
-                    ),
-                    None,
+                    step,
+                    i,
+                    "replayed",
+                    self._action("DONE", None, value, False),
+                    result_text="done" + (f": {value}" if value else ""),
+                    ok=True,
+                    times={},
                 )
                 new_steps.append(step)
                 result.status, result.answer, result.replayed = "done", answer, result.replayed + 1
@@ -337,26 +363,23 @@ class Replay:
                     if not match.found:
                         miss = match.why
                 if target is None or (match is not None and match.found):
-                    executed, text, took = await self._execute(
-                        browser, obs, op, element_id, value, step.get("press_enter", False), secret
-                    )
-                    record = self._record(
+                    action = self._action(op, element_id, value, step.get("press_enter", False))
+                    executed, text, took = await self._execute(browser, obs, action)
+                    self._write(
+                        trace,
+                        obs,
+                        shot,
                         step,
                         i,
                         "replayed" if executed.ok else "failed",
-                        op,
-                        element_id,
-                        value,
-                        step.get("press_enter", False),
-                        text,
-                        executed.ok,
-                        executed,
-                        {"execute_s": took},
+                        action,
+                        executed=executed,
+                        result_text=text,
+                        ok=executed.ok,
+                        times={"execute_s": took},
                         match=match,
-                        obs=obs,
                         secret=secret,
                     )
-                    self._write(trace, obs, shot, record, element_id)
                     if executed.ok:
                         new_steps.append(step)
                         result.replayed += 1
@@ -406,59 +429,16 @@ class Replay:
         url = P.unapply(_rebase(obs.url, self.start, self.workflow["start_url"]), self.mapping)
         return {"url": url, "pattern": url_pattern(url), "title": P.unapply(obs.title, self.mapping)}
 
-    def _record(
-        self,
-        step,
-        i,
-        mark,
-        op,
-        element_id,
-        value,
-        press_enter,
-        result_text,
-        ok,
-        executed,
-        times,
-        match=None,
-        obs=None,
-        secret=False,
-        extra=None,
-    ) -> dict:
-        description = elements.describe(obs.cleaned_html, element_id) if obs is not None and element_id else ""
-        return {
-            "action": {
-                "operation": op,
-                "element_id": element_id or "",
-                "value": REDACTED if secret else value,
-                "press_enter": bool(press_enter),
-            },
-            "action_text": self._text(op, element_id, value, press_enter, description, secret),
-            "element": description or None,
-            "result": executed.model_dump() if executed is not None else None,
-            "result_text": result_text,
-            "ok": ok,
-            "usage": {},
-            "times": {k: round(v, 4) for k, v in {**self._times, **times}.items()},
-            "target": fingerprint_of(obs, element_id) if obs is not None and element_id else None,
-            "replay": mark,
-            "workflow_step": i + 1,
-            "recorded": step.get("text") or W.describe_step(step),
-            "match": match.to_json() if match is not None else None,
-            "param": step.get("param"),
-            **(extra or {}),
-        }
-
     async def _repair(self, browser, trace, step, i, miss, result, obs, shot) -> dict | None:
         """One model action for recorded step ``i``; the new step when it worked."""
         client = (await self._model()).scoped()
         hint = f"last time: {W.describe_step(P.apply(step, self.mapping))}"
         history = [*self.history, f"(repairing a recorded step: {hint}; now: {miss})"]
-        decision, times = await model_decision(
-            client, obs, self.task, history, self.options, can_back=len(self.history) > 0
-        )
+        decision = await decide_page(client, obs, self.task, history, self.options, can_back=len(self.history) > 0)
+        times = dict(decision.times) if decision is not None else {}
         action = decision.outcome.action if decision is not None else None
         problem = decision.outcome.problem if decision is not None else "the page has nothing to act on"
-        extra = {
+        repair = {
             "hint": hint,
             "miss": miss,
             "replies": decision.outcome.replies if decision else [],
@@ -468,78 +448,70 @@ class Replay:
         if decision is not None and decision.endpoint_failed:
             result.status, result.error = "error", f"the model endpoint failed: {problem}"
         if action is None:
-            record = self._record(
+            self._write(
+                trace,
+                obs,
+                shot,
                 step,
                 i,
                 "failed",
-                "NONE",
                 None,
-                "",
-                False,
-                f"failed: no usable action ({problem})",
-                False,
-                None,
-                times,
-                obs=obs,
-                extra=extra,
+                result_text=f"failed: no usable action ({problem})",
+                ok=False,
+                times=times,
+                **repair,
             )
-            self._write(trace, obs, shot, record, None)
             return None
-        op, element_id = action.operation, action.element_id or None
-        value, press_enter = action.value or "", bool(getattr(action, "press_enter", False))
+        op, element_id, value = action.operation, action.element_id or None, action.value or ""
         secret = bool(
             element_id and op == "TYPE" and (ref := obs.elements.get(element_id)) is not None and ref.is_password
         )
         if secret and value:
             trace.secrets.add(value)
         if op == "DONE":
-            record = self._record(
+            self._write(
+                trace,
+                obs,
+                shot,
                 step,
                 i,
                 "repaired",
-                "DONE",
-                None,
-                value,
-                False,
-                "done" + (f": {value}" if value else ""),
-                True,
-                None,
-                times,
-                obs=obs,
-                extra=extra,
+                action,
+                result_text="done" + (f": {value}" if value else ""),
+                ok=True,
+                times=times,
+                **repair,
             )
-            self._write(trace, obs, shot, record, None)
             result.status, result.answer = "done", scrub(value, trace.secrets) or None
             result.repaired += 1
             result.misses[-1]["repaired"] = True
             return None
-        executed, text, took = await self._execute(browser, obs, op, element_id, value, press_enter, secret)
+        executed, text, took = await self._execute(browser, obs, action)
         times["execute_s"] = took
-        record = self._record(
+        record = self._write(
+            trace,
+            obs,
+            shot,
             step,
             i,
             "repaired" if executed.ok else "failed",
-            op,
-            element_id,
-            value,
-            press_enter,
-            text,
-            executed.ok,
-            executed,
-            times,
-            obs=obs,
+            action,
+            executed=executed,
+            result_text=text,
+            ok=executed.ok,
+            times=times,
             secret=secret,
-            extra=extra,
+            **repair,
         )
-        self._write(trace, obs, shot, record, element_id)
         if not executed.ok:
             return None
+        kept: str = REDACTED if secret else P.unapply(value, self.mapping)
         new = {
             "op": op,
-            "value": REDACTED if secret else P.unapply(value, self.mapping),
-            "press_enter": press_enter,
+            "value": kept,
+            "press_enter": action.press_enter,
             "page": self._page_of(obs),
-            "text": record["action_text"],
+            "text": record.action_text,
             "repaired": True,
         }
         if element_id:
@@ -548,43 +520,6 @@ class Replay:
             new["secret"] = True
         param = step.get("param")
         defaults = self.workflow.get("params", {})
-        if param and (secret or (defaults.get(param, {}).get("default") or "\0") in new["value"]):
+        if param and (secret or (defaults.get(param, {}).get("default") or "\0") in kept):
             new["param"] = param
         return new
-
-
-async def model_decision(client, obs, task: str, history: list[str], options: AgentOptions, *, can_back: bool):
-    """The live agent's decision on ``obs`` (``webagent.agent.decide.decide``, the path
-    ``webagent run`` takes): (Decision or None when the page shows nothing, times)."""
-    import inspect
-
-    from webagent.agent.decide import decide
-
-    common = dict(
-        task=task,
-        history=history,
-        lookup=options.lookup,
-        max_lookup=options.max_lookup,
-        context_tokens=options.context_tokens,
-        act_on=options.act_on,
-        reuse=None,
-        url=obs.url,
-        title=obs.title,
-    )
-    try:
-        if "controls" in inspect.signature(decide).parameters:  # the agent view
-            from webagent.web.agent_view import view_snippets
-
-            snippets, view = view_snippets(obs.cleaned_html, depth=options.depth, budget_words=options.budget_words)
-            extra = dict(controls=view.controls, can_back=can_back, fill=False)  # one step repaired: no FILL
-        else:
-            from webagent.html import split_snippets
-
-            snippets = split_snippets(obs.cleaned_html, depth=options.depth, budget_words=options.budget_words)
-            extra = dict(valid_ids={i for s in snippets for i in s.ids})
-    except UserError:
-        return None, {}
-    if not snippets:
-        return None, {}
-    decision = await decide(client, snippets, **common, **extra)
-    return decision, dict(decision.times)

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from webagent.errors import UserError
-from webagent.replay import workflow as W
+from webagent.trace import workflow as W
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 

@@ -49,10 +49,10 @@ async def run_direct(
         secrets = {v for p in skill.params if p.kind == "secret" and (v := action.args.get(p.name))}
         ran = await run_skill(browser, obs, offer, action.args)
         for k, step in enumerate(ran.steps, 1):
-            value = step.get("value") or ""
+            value = step.value or ""
             shown = "********" if value in secrets else value
-            what = " ".join(x for x in (step["op"], step.get("element") or "", f'"{shown}"' if shown else "") if x)
-            say(f"{k}. {what} -> {'ok' if step['ok'] else 'failed: ' + (step.get('error') or '')}")
+            what = " ".join(x for x in (step.op, step.element or "", f'"{shown}"' if shown else "") if x)
+            say(f"{k}. {what} -> {'ok' if step.ok else 'failed: ' + (step.error or '')}")
         if not ran.result.ok:
             say(f"stopped: {ran.result.error}")
             return False

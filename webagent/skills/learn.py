@@ -16,7 +16,7 @@ Names and descriptions come from the recording itself: the name is the element t
 clicked ("Log in", "Submit New Entry"), else "Fill" and the form's first field; the
 description is its steps in order, each parameter where it goes (``model.describe``).
 
-Parameters: a value found in the task (``webagent.replay.params``), a password (only ever a
+Parameters: a value found in the task (``webagent.trace.params``), a password (only ever a
 placeholder), or, once two recordings merge, every value that differed between them.
 """
 
@@ -28,10 +28,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from webagent.errors import UserError
-from webagent.replay import workflow as W
-from webagent.replay.fingerprint import slug
-from webagent.replay.params import field_name
 from webagent.skills.model import Skill, SkillParam, SkillStart, SkillStep, describe
+from webagent.trace import workflow as W
+from webagent.trace.fingerprint import slug
+from webagent.trace.params import field_name
 
 MIN_STEPS = 2
 _SUBMIT_TYPES = ("submit", "image")

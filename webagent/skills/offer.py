@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 from webagent.browser import Observation
-from webagent.replay.fingerprint import url_pattern
-from webagent.replay.match import find
 from webagent.skills.learn import site_of
 from webagent.skills.model import Skill
+from webagent.trace.fingerprint import url_pattern
+from webagent.trace.match import find
 from webagent.web.agent_view import Control
 
 MAX_OFFERS = 8  # a page offers at most this many skills (those starting here first)
@@ -98,6 +98,14 @@ def label(skill: Skill) -> str:
     return f"skill_{skill.id}" if skill.id.isdigit() else skill.id
 
 
-def block(offered: list[Offer]) -> str:
-    """The lines the model reads after the page ("" when nothing is offered)."""
-    return "\n".join([HEADER, *(o.line() for o in offered)]) if offered else ""
+def block(offered: list[Offer], done: dict[str, int] | None = None) -> str:
+    """The lines the model reads after the page ("" when nothing is offered); a skill this run
+    already did says at which step ("you did this at step 1"), as a field the run typed into
+    does: the 1.5B logged in by a skill, then called the same log-in skill again."""
+    done = done or {}
+
+    def line(o: Offer) -> str:
+        step = done.get(o.skill.id)
+        return o.line() + (f" (you did this at step {step})" if step else "")
+
+    return "\n".join([HEADER, *(line(o) for o in offered)]) if offered else ""

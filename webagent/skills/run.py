@@ -8,16 +8,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from webagent.browser import REDACTED, Action, ActionResult, Observation
-from webagent.replay.fingerprint import short, target_of
-from webagent.replay.match import find
 from webagent.skills.offer import Offer
+from webagent.trace.fingerprint import short, target_of
+from webagent.trace.match import find
+from webagent.trace.record import InnerStep, inner_step
 
 
 @dataclass
 class SkillRun:
     result: ActionResult  # the last step's (a failed step's, with why the skill stopped)
     obs: Observation  # the page after the last step done
-    steps: list[dict] = field(default_factory=list)  # what each step did, for the trace
+    steps: list[InnerStep] = field(default_factory=list)  # what each step did, for the trace
 
 
 def _value(step, args: dict[str, str], reveal) -> str:
@@ -31,12 +32,12 @@ def _value(step, args: dict[str, str], reveal) -> str:
 
 async def run_skill(browser, obs: Observation, offer: Offer, args: dict[str, str], reveal=None) -> SkillRun:
     skill = offer.skill
-    done: list[dict] = []
+    done: list[InnerStep] = []
     steps = list(skill.steps)
     if not offer.here and (not steps or steps[0].op != "GOTO"):
         url = offer.start_url(obs.url)
         result = await browser.act(Action(op="GOTO", value=url), obs)
-        done.append({"op": "GOTO", "value": url, "ok": result.ok, "error": result.error})
+        done.append(inner_step("GOTO", result, obs, value=url))
         if not result.ok:
             return SkillRun(
                 _failed(result, skill, 0, len(steps), f"could not open its start page: {result.error}"), obs, done
@@ -54,23 +55,20 @@ async def run_skill(browser, obs: Observation, offer: Offer, args: dict[str, str
             action = Action(op=step.op, element_id=found.element_id, value=value or None, press_enter=step.press_enter)
         target = target_of(obs, action) if step.op != "GOTO" else None  # before acting: the page it was on
         result = await browser.act(action, obs)
+        # as a run's own step records it: a finished run that called a skill is learned from
+        # and replayed through these (``trace.workflow.from_trace``)
         done.append(
-            {
-                "op": step.op,
-                "element_id": action.element_id,
-                "element": short(step.target) if step.target else None,
-                "value": REDACTED if step.value == REDACTED else (action.value or ""),
-                "press_enter": step.press_enter,
-                "param": step.param,
-                "ok": result.ok,
-                "error": result.error,
-                "note": result.note,
-                # as a run's own step records it: a finished run that called a skill is learned
-                # from and replayed through these (``replay.workflow.from_trace``)
-                "target": target,
-                "url": obs.url,
-                "title": obs.title,
-            }
+            inner_step(
+                step.op,
+                result,
+                obs,
+                element_id=action.element_id,
+                element=short(step.target) if step.target else None,
+                value=REDACTED if step.value == REDACTED else (action.value or ""),
+                press_enter=step.press_enter,
+                param=step.param,
+                target=target,
+            )
         )
         if not result.ok:
             return SkillRun(_failed(result, skill, k, len(steps), result.error or "failed"), obs, done)

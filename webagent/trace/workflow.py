@@ -20,8 +20,10 @@ from pathlib import Path
 
 from webagent.browser import REDACTED
 from webagent.errors import UserError
-from webagent.replay import params as P
-from webagent.replay.fingerprint import url_pattern
+from webagent.trace import params as P
+from webagent.trace.fingerprint import url_pattern
+from webagent.trace.record import FILE as STEPS
+from webagent.trace.record import StepRecord, read_steps
 
 VERSION = 1
 ELEMENT_OPS = ("CLICK", "TYPE", "SELECT")
@@ -29,49 +31,19 @@ REPLAYABLE = (*ELEMENT_OPS, "SCROLL", "GOTO", "BACK", "DONE")
 FILE = "workflow.json"
 
 
-def _read_steps(folder: Path) -> list[dict]:
-    path = folder / "steps.jsonl"
+def read_records(folder: Path) -> list[StepRecord]:
+    """The step records of the run traced in ``folder``."""
+    path = folder / STEPS
     if not path.is_file():
-        raise UserError(f"{folder} is not a run's trace folder (no steps.jsonl)")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def _expanded(records: list[dict]) -> list[dict]:
-    """The records with each SKILL step replaced by the steps its skill did (``skills.run``),
-    and each FILL step by its fields and click (``agent.fill``), each as a step of the run:
-    replay and learning read what was done on the page."""
-    out: list[dict] = []
-    for rec in records:
-        op = str((rec.get("action") or {}).get("operation"))
-        inner = rec.get({"SKILL": "skill_steps", "FILL": "fill_steps"}.get(op, ""))
-        if not isinstance(inner, list):
-            out.append(rec)
-            continue
-        for k, sub in enumerate(inner, 1):
-            out.append(
-                {
-                    "step": f"{rec.get('step')}.{k}",
-                    "url": sub.get("url") or rec.get("url"),
-                    "title": sub.get("title") or rec.get("title"),
-                    "ok": sub.get("ok"),
-                    "target": sub.get("target"),
-                    "action_text": f"{sub.get('op')} {sub.get('element') or sub.get('value') or ''}".strip(),
-                    "action": {
-                        "operation": sub.get("op"),
-                        "element_id": sub.get("element_id") or "",
-                        "value": sub.get("value") or "",
-                        "press_enter": bool(sub.get("press_enter")),
-                    },
-                }
-            )
-    return out
+        raise UserError(f"{folder} is not a run's trace folder (no {STEPS})")
+    return read_steps(path)
 
 
 def from_trace(folder: str | Path, declared: dict[str, str] | None = None) -> dict:
     """The workflow of the run traced in ``folder``; ``declared`` parameters as given to
     ``webagent run --param`` (also read from the folder's ``params.json``)."""
     folder = Path(folder)
-    records = _read_steps(folder)
+    records = read_records(folder)
     run = json.loads((folder / "run.json").read_text(encoding="utf-8")) if (folder / "run.json").is_file() else {}
     if run.get("status") != "done":
         raise UserError(
@@ -81,34 +53,29 @@ def from_trace(folder: str | Path, declared: dict[str, str] | None = None) -> di
     saved = folder / "params.json"
     declared = {**(json.loads(saved.read_text(encoding="utf-8")) if saved.is_file() else {}), **(declared or {})}
     steps: list[dict] = []
-    for rec in _expanded(records):
-        action = rec.get("action")
-        if not action or not rec.get("ok"):
+    for rec in (done for record in records for done in record.as_done()):
+        action = rec.action
+        if action is None or not rec.ok:
             continue
-        if rec.get("dry_run"):
+        if rec.dry_run:
             raise UserError(f"the run in {folder} was a dry run: nothing was done, nothing to replay")
-        op = action.get("operation")
+        op = action.operation
         if op not in REPLAYABLE:  # steps that "changed nothing" stay: a password typed looks like nothing
             continue
         step = {
             "op": op,
-            "value": action.get("value") or "",
-            "press_enter": bool(action.get("press_enter")),
-            "page": {
-                "url": rec.get("url") or "",
-                "pattern": url_pattern(rec.get("url") or ""),
-                "title": rec.get("title") or "",
-            },
-            "text": rec.get("action_text") or "",
+            "value": action.value or "",
+            "press_enter": action.press_enter,
+            "page": {"url": rec.url, "pattern": url_pattern(rec.url), "title": rec.title},
+            "text": rec.action_text,
         }
-        if op in ELEMENT_OPS or (op == "SCROLL" and action.get("element_id")):
-            target = rec.get("target")
-            if not target:
+        if op in ELEMENT_OPS or (op == "SCROLL" and action.element_id):
+            if not rec.target:
                 raise UserError(
-                    f"step {rec.get('step')} of {folder} has no element fingerprint (the run was "
+                    f"step {rec.step} of {folder} has no element fingerprint (the run was "
                     "recorded before replay existed, or its element was gone): run it again"
                 )
-            step["target"] = target
+            step["target"] = rec.target
         if op == "TYPE" and step["value"] == REDACTED:
             step["secret"] = True
         steps.append(step)
@@ -165,7 +132,7 @@ def save(workflow: dict, folder: str | Path) -> Path:
 
 def describe_step(step: dict) -> str:
     """``TYPE "Night Trains" {search_books} into [searchbox] "Search books"`` (for hints and listings)."""
-    from webagent.replay.fingerprint import short
+    from webagent.trace.fingerprint import short
 
     op, value = step["op"], step.get("value") or ""
     shown = f' "{value}"' if value and op not in ("CLICK", "BACK") else ""

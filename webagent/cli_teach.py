@@ -44,7 +44,7 @@ async def teach_command(url, task, save_as, trace_dir, allow_domains, headless) 
     ends when the window is closed or Enter is pressed here."""
     from webagent.agent.teach import Teach
     from webagent.replay import store
-    from webagent.replay import workflow as W
+    from webagent.trace import workflow as W
 
     if save_as:
         store.check_name(save_as)
@@ -57,10 +57,10 @@ async def teach_command(url, task, save_as, trace_dir, allow_domains, headless) 
         _enter_pressed(asyncio.get_running_loop(), done)
         await teach.wait_closed(done)
         written = await teach.finish()
-    steps = W._read_steps(written)
+    steps = W.read_records(written)
     click.echo(f"recorded {len(steps)} steps: {written}")
     for record in steps:
-        click.echo(f"  {record['step']}. {record['action_text']}")
+        click.echo(f"  {record.step}. {record.action_text}")
     if save_as:
         workflow = W.from_trace(written)
         store.save(save_as, workflow, note="taught")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from webagent.replay.fingerprint import candidates, describe_element, place, short
+from webagent.trace.fingerprint import candidates, describe_element, place, short
 from webagent.web.control_name import visible_name
 
 THRESHOLD = 0.5

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from webagent.browser import REDACTED
 from webagent.errors import UserError
-from webagent.replay.fingerprint import slug
+from webagent.trace.fingerprint import slug
 
 MIN_INFERRED = 2  # shorter typed values are not taken for parameters
 

@@ -159,7 +159,7 @@ async def run_command(
     """Do TASK in a browser starting at --url: observe, remember, act, until DONE."""
     from webagent import Agent
     from webagent.agent.secrets import parse_secret_options
-    from webagent.replay.params import parse_params
+    from webagent.trace.params import parse_params
 
     if demo:
         task = task or DEMO_TASK

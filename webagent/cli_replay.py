@@ -53,7 +53,7 @@ async def replay_command(
     the model, and the repaired workflow is written for the next replay."""
     from webagent import replay
     from webagent.agent.loop import AgentOptions
-    from webagent.replay.params import parse_params
+    from webagent.trace.params import parse_params
 
     result = await replay(
         source,
@@ -138,7 +138,7 @@ def workflows_list(as_json) -> None:
 def workflows_show(name, as_json) -> None:
     """A saved workflow: task, start URL, parameters and steps."""
     from webagent.replay import store
-    from webagent.replay.workflow import describe_step
+    from webagent.trace.workflow import describe_step
 
     workflow = store.load(name)
     if as_json:

@@ -1,6 +1,7 @@
-"""A run's folder: ``steps.jsonl`` (one JSON object per step, appended as the run goes),
-``step_NN.png`` (the page before the step's action, the acted-on element outlined),
-``run.json`` (the outcome) and ``report.html`` (see ``report``).
+"""A run's folder: ``steps.jsonl`` (one ``StepRecord`` per line, appended as the run goes,
+see ``webagent.trace.record``), ``step_NN.png`` (the page before the step's action, the
+acted-on element outlined), ``run.json`` (the outcome) and ``report.html``
+(``webagent.agent.report``).
 
 Every string written passes through ``scrub``: values typed into password fields are
 replaced by ``REDACTED`` from the moment they are known, in the lines already written too.
@@ -13,6 +14,7 @@ import json
 from pathlib import Path
 
 from webagent.browser import REDACTED
+from webagent.trace.record import FILE, StepRecord, read_steps
 
 OUTLINE = (230, 30, 30)
 
@@ -52,7 +54,7 @@ class TraceWriter:
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.steps_path = self.folder / "steps.jsonl"
+        self.steps_path = self.folder / FILE
         self.steps_path.write_text("")
         self.secrets: set[str] = set()
         self._scrubbed_for = 0  # how many secrets the lines on disk were scrubbed for
@@ -63,27 +65,29 @@ class TraceWriter:
         if len(self.secrets) == self._scrubbed_for:
             return
         self._scrubbed_for = len(self.secrets)
-        lines = [json.dumps(scrub(r, self.secrets), ensure_ascii=False) + "\n" for r in self.steps()]
+        lines = [json.dumps(scrub(r.to_json(), self.secrets), ensure_ascii=False) + "\n" for r in self.steps()]
         tmp = self.steps_path.with_suffix(".jsonl.tmp")
         tmp.write_text("".join(lines), encoding="utf-8")
         tmp.replace(self.steps_path)
 
     def write_step(
-        self, record: dict, screenshot: bytes | None = None, box: tuple[float, float, float, float] | None = None
-    ) -> dict:
+        self, record: StepRecord, screenshot: bytes | None = None, box: tuple[float, float, float, float] | None = None
+    ) -> StepRecord:
+        """Append ``record`` (scrubbed of every secret known by now, with its screenshot's
+        name); the record as written."""
         self._rescrub()
-        record = scrub(record, self.secrets)
+        data = scrub(record.to_json(), self.secrets)
         if screenshot is not None:
-            name = f"step_{record['step']:02d}.png"
+            name = f"step_{record.step:02d}.png"
             (self.folder / name).write_bytes(outline_png(screenshot, box))
-            record["screenshot"] = name
+            data["screenshot"] = name
         with self.steps_path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
-        return record
+            f.write(json.dumps(data, ensure_ascii=False) + "\n")
+        return StepRecord.from_json(data)
 
     def write_run(self, summary: dict) -> None:
         self._rescrub()
         (self.folder / "run.json").write_text(json.dumps(scrub(summary, self.secrets), indent=2, ensure_ascii=False))
 
-    def steps(self) -> list[dict]:
-        return [json.loads(line) for line in self.steps_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    def steps(self) -> list[StepRecord]:
+        return read_steps(self.steps_path)
