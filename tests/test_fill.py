@@ -59,6 +59,7 @@ def test_fill_is_offered_with_two_or_more_fields_or_one_and_a_button():
     assert "FILL" not in one.operations() and "FILL" not in _branches(one)
     sent = Choices({i: CONTROLS[i] for i in ("5", "6", "9")})  # one field and its form's button: type, then click
     assert "FILL" in sent.operations() and _branches(sent)["FILL"]["properties"]["fields"]["minItems"] == 1
+    assert _branches(sent)["FILL"]["properties"]["fields"]["maxItems"] == 1  # one field: one entry at most
     ok, problem = parse_live_action(_reply(_fill([("5", "Ada")])), sent)
     assert problem is None and ok is not None and ok.element_id == "9"
     assert "FILL" not in Choices(CONTROLS, fill=False).operations()  # replay's one-step repair

@@ -185,7 +185,15 @@ def _fill_branch(choices: Choices) -> dict:
             ]
         else:
             items.append(item(_id_field(ids), {"type": "string"}))
-    fields = {"type": "array", "items": items[0] if len(items) == 1 else {"anyOf": items}, "minItems": 1}
+    # no more entries than fields to fill: a 0.5B shown two-field examples filled MiniWoB++'s one
+    # field twice (its name, then "Enter") and was refused each time
+    most = len(choices.ids("TYPE")) + len(choices.ids("SELECT"))
+    fields = {
+        "type": "array",
+        "items": items[0] if len(items) == 1 else {"anyOf": items},
+        "minItems": 1,
+        "maxItems": most,
+    }
     submit = {"type": "string", "enum": [*choices.submits(), ""]}
     return _branch("FILL", {"fields": fields, "element_id": submit}, ["fields", "element_id"])
 
