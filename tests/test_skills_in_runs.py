@@ -235,3 +235,30 @@ async def test_skills_run_does_a_skill_with_new_values_and_a_misfit_is_one_line(
         '3. CLICK [button] "Save note" -> ok',
     ]
     assert good.output.strip().endswith('("Saved: Tea (White) by ada")')  # the page confirms
+
+
+async def test_a_skill_that_cannot_start_is_not_offered_again_until_a_form_is_sent(browser, site, skills):
+    await open_page(browser, site + "notes.html?user=x")
+    broken = [s.model_copy(deep=True) for s in skills]
+    note = next(s for s in broken if s.name == "Save note")
+    note.steps[0].target = {**(note.steps[0].target or {}), "name": "Subject", "attrs": {"id": "nope", "name": "nope"}}
+    prompts: list[str] = []
+
+    def model(messages, params, purpose):
+        prompts.append(prompt_of(messages))
+        label = _skill_label(prompts[-1], "Save note")
+        if label:
+            return {"action": {"operation": "SKILL", "element_id": label, "args": {"title": "Tea", "colour": "White"}}}
+        return {"action": {"operation": "DONE", "value": ""}}
+
+    await run_agent(
+        browser,
+        fake_client(FunctionBackend(model)),
+        "Save a white note titled Tea",
+        options=AgentOptions(max_steps=3, screenshots=False),
+        skills=broken,
+    )
+    assert _skill_label(prompts[0], "Save note") and "could not" not in prompts[0]
+    # its first element is not on its start page: it cannot start here, so it is not offered
+    assert len(prompts) == 2 and _skill_label(prompts[1], "Save note") is None
+    assert 'skill "Save note" stopped at its step 1 of 3' in prompts[1]

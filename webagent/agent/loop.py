@@ -239,7 +239,8 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     )
     if dialog is not None:
         page["dialog"] = dialog.model_dump(exclude_none=True)
-    offered = skill_offers(state.skills, obs, controls) if state.skills and dialog is None else []
+    usable = [s for s in state.skills if s.id not in state.skills_unstartable]
+    offered = skill_offers(usable, obs, controls) if usable and dialog is None else []
     state.offers = {o.label: o for o in offered}
     decision: Decision | None = None
     if snippets:
@@ -329,6 +330,12 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
             state.did[did_key(control)] = f"you {DID[action.operation]} this at step {n}"
         if ok and offer is not None:  # its line says so from now on, as a typed field's does
             state.skills_done[offer.skill.id] = n
+        if offer is not None and not ok and not any(s.ok and s.op != "GOTO" for s in acted.skill_steps or []):
+            # it could not start: its first element is not on its start page (a staff page
+            # while logged out): not offered again until a form is sent (a log-in changes that)
+            state.skills_unstartable.add(offer.skill.id)
+        elif ok and _sends_form(action, control):
+            state.skills_unstartable.clear()
     no_decision: dict[str, Any] = {
         "context_words": 0,
         "lookup_skipped": None,
@@ -369,6 +376,18 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         box = elements.box(obs.raw_html, action.element_id) if action and action.element_id else None
         record = trace.write_step(record, shot, box)
     return record, {"action": action, "ok": ok, "changed": changed, "fatal": fatal, "finished": finished}
+
+
+def _sends_form(action: LiveAction, control) -> bool:
+    """Whether an action that worked sent a form (what a site's state changes by): a submit
+    button clicked, a FILL ending on its button, a field sent with Enter, a skill."""
+    op = action.operation
+    return (
+        op == "SKILL"
+        or (op == "FILL" and bool(action.element_id))
+        or (op == "TYPE" and action.press_enter)
+        or (op == "CLICK" and control is not None and control.kind == "submit button")
+    )
 
 
 def _dialog_text(dialog) -> str:
