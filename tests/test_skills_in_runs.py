@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from agent_support import prompt_of
+from agent_support import find_id, prompt_of
 from browser_support import open_page, requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
@@ -156,8 +156,7 @@ async def test_a_skills_arguments_are_typed_and_every_primitive_stays_in_the_sch
     assert parse_live_action(Reply(text="", data=missing), choices)[1] == f"skill {note.label} needs args for: colour"
 
 
-async def test_a_skill_that_cannot_go_on_hands_control_back_saying_where(browser, site, skills, tmp_path):
-    await open_page(browser, site + "notes.html?user=x")
+def _broken_save(skills):
     broken = [s.model_copy(deep=True) for s in skills]
     note = next(s for s in broken if s.name == "Save note")
     note.steps[-1].target = {
@@ -166,6 +165,11 @@ async def test_a_skill_that_cannot_go_on_hands_control_back_saying_where(browser
         "text": "Archive",
         "attrs": {"id": "nope"},
     }
+    return broken
+
+
+async def test_a_skill_that_cannot_go_on_hands_control_back_saying_where(browser, site, skills, tmp_path):
+    await open_page(browser, site + "notes.html?user=x")
     prompts: list[str] = []
 
     def model(messages, params, purpose):
@@ -174,19 +178,50 @@ async def test_a_skill_that_cannot_go_on_hands_control_back_saying_where(browser
             label = _skill_label(prompts[0], "Save note")
             args = {"title": "Tea", "colour": "White"}
             return {"action": {"operation": "SKILL", "element_id": label, "args": args}}
-        return {"action": {"operation": "DONE", "value": ""}}
+        return {"action": {"operation": "DONE", "value": ""}}  # also the repair's answer: no click
 
     result = await run_agent(
         browser,
         fake_client(FunctionBackend(model)),
         "Save a white note titled Tea",
         options=AgentOptions(max_steps=3, screenshots=False),
-        skills=broken,
+        skills=_broken_save(skills),
     )
     assert result.failed_steps == 1
+    # the model was asked to repair the step, the recorded step as its hint, and gave no click
+    assert """(a skill's step: last time: CLICK [button] "Archive"; now: no <button>""" in prompts[1]
     assert re.search(
-        r'failed: skill "Save note" stopped at its step 3 of 3 \(CLICK \[button\] "Archive"\): no <button>', prompts[1]
+        r'failed: skill "Save note" stopped at its step 3 of 3 \(CLICK \[button\] "Archive"\): no <button>', prompts[2]
     )
+
+
+async def test_a_skill_step_whose_page_changed_is_repaired_by_the_model(browser, site, skills, tmp_path):
+    await open_page(browser, site + "notes.html?user=x")
+    prompts: list[str] = []
+
+    def model(messages, params, purpose):
+        prompts.append(prompt_of(messages))
+        if "(a skill's step: last time: CLICK" in prompts[-1]:  # the repair: the button as it is named now
+            return {
+                "action": {"operation": "CLICK", "element_id": find_id(prompts[-1], "(?:submit )?button", "Save note")}
+            }
+        if "Saved:" in prompts[-1]:
+            return {"action": {"operation": "DONE", "value": ""}}
+        label = _skill_label(prompts[-1], "Save note")
+        return {"action": {"operation": "SKILL", "element_id": label, "args": {"title": "Tea", "colour": "White"}}}
+
+    trace = TraceWriter(tmp_path / "trace")
+    await run_agent(
+        browser,
+        fake_client(FunctionBackend(model)),
+        "Save a white note titled Tea",
+        options=AgentOptions(max_steps=3, screenshots=False),
+        skills=_broken_save(skills),
+        trace=trace,
+    )
+    assert await browser.page.title() == "Saved: Tea (White) by x"
+    first = json.loads((trace.folder / "steps.jsonl").read_text().splitlines()[0])
+    assert first["ok"] and [s["note"] for s in first["skill_steps"]][-1].startswith("repaired by the model")
 
 
 async def test_a_skill_called_again_with_the_same_values_is_a_loop(browser, site, skills):

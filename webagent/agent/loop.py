@@ -35,9 +35,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from webagent.agent import elements
-from webagent.agent.decide import Decision, decide
+from webagent.agent.decide import Decision, decide, decide_page
 from webagent.agent.options import AgentOptions
-from webagent.agent.outcome import act
+from webagent.agent.outcome import act, to_browser_action
 from webagent.agent.record import Recorder
 from webagent.agent.secrets import mask_task, uses_secret
 from webagent.agent.state import DID, RunState, did_key, page_key
@@ -308,7 +308,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     elif options.dry_run:
         ok, result_text = True, "not executed (dry run)"
     else:
-        acted = await act(browser, state, obs, before, action, after_step, times, held)
+        acted = await act(browser, state, obs, before, action, after_step, times, held, _repairer(step_client, state))
         executed, ok, changed, finished, result_text = (
             acted.executed,
             acted.ok,
@@ -376,6 +376,21 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         box = elements.box(obs.raw_html, action.element_id) if action and action.element_id else None
         record = trace.write_step(record, shot, box)
     return record, {"action": action, "ok": ok, "changed": changed, "fatal": fatal, "finished": finished}
+
+
+def _repairer(client, state: RunState):
+    """How a skill's step whose element is gone is repaired: one decision on the live page
+    (``decide_page``, as replay repairs a recorded step), the recorded step as a hint."""
+
+    async def repair(obs, hint: str, miss: str):
+        history = [*state.history, f"(a skill's step: {hint}; now: {miss})"]
+        decision = await decide_page(client, obs, state.task, history, state.options, can_back=False)
+        action = decision.outcome.action if decision is not None else None
+        if action is None or action.operation not in ("CLICK", "TYPE", "SELECT"):
+            return None
+        return to_browser_action(action, state.named)
+
+    return repair
 
 
 def _sends_form(action: LiveAction, control) -> bool:

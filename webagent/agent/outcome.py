@@ -59,11 +59,20 @@ class Acted:
 
 
 async def act(
-    browser, state: RunState, obs, before: list[str], action: LiveAction, after_step, times, held: str | None = None
+    browser,
+    state: RunState,
+    obs,
+    before: list[str],
+    action: LiveAction,
+    after_step,
+    times,
+    held: str | None = None,
+    repair=None,
 ) -> Acted:
     """Carry out ``action`` on ``obs``, observe the page again into ``state.obs``, and say what
     changed. ``held``: why the form check held the form a FILL would send (its fields are
-    filled, its submit button is not clicked)."""
+    filled, its submit button is not clicked); ``repair``: how a SKILL's step whose page changed
+    is asked of the model (``skills.run.Repair``)."""
     from webagent.browser.capture import CaptureError
 
     fatal = finished = None
@@ -81,7 +90,7 @@ async def act(
         executed, fill_steps = filled.result, filled.steps
     elif action.operation == "SKILL":
         ran = await run_skill(
-            browser, obs, state.offers[action.element_id], action.args, lambda v: reveal(v, state.named)
+            browser, obs, state.offers[action.element_id], action.args, lambda v: reveal(v, state.named), repair
         )
         executed, skill_steps = ran.result, ran.steps
         done = sum(1 for s in ran.steps if s.ok)

@@ -1,10 +1,14 @@
 """Running a skill inside a run: each of its steps found on the live page by its fingerprint
-(``replay.match.find``, as replay finds a recorded step) and done through the browser layer,
-the page read again after each. A step that cannot be found or done stops the skill: control
-goes back to the model, told which step failed and why. Each step done is kept for the trace."""
+(``trace.match.find``, as replay finds a recorded step) and done through the browser layer,
+the page read again after each. A step past the first whose element is not found is repaired
+by the model when the run gives a ``repair`` (one action on the live page, the recorded step
+as its hint, as replay repairs a step; it must be the same operation). A step that cannot be
+found, repaired or done stops the skill: control goes back to the model, told which step
+failed and why. Each step done is kept for the trace."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from webagent.browser import REDACTED, Action, ActionResult, Observation
@@ -30,7 +34,13 @@ def _value(step, args: dict[str, str], reveal) -> str:
     return reveal(given) if reveal else given
 
 
-async def run_skill(browser, obs: Observation, offer: Offer, args: dict[str, str], reveal=None) -> SkillRun:
+# (page, the recorded step as a hint, why it was not found) -> the model's action for it, or None
+Repair = Callable[[Observation, str, str], Awaitable[Action | None]]
+
+
+async def run_skill(
+    browser, obs: Observation, offer: Offer, args: dict[str, str], reveal=None, repair: Repair | None = None
+) -> SkillRun:
     skill = offer.skill
     done: list[InnerStep] = []
     steps = list(skill.steps)
@@ -48,34 +58,50 @@ async def run_skill(browser, obs: Observation, offer: Offer, args: dict[str, str
             action = Action(op="GOTO", value=offer.start_url(obs.url) if k == 1 else step.value)
         else:
             found = find(step.target or {}, obs.raw_html, set(obs.elements))
-            if not found.found:
-                last = ActionResult(ok=False, action=Action(op=step.op))
-                return SkillRun(_failed(last, skill, k, len(steps), found.why), obs, done)
             value = _value(step, args, reveal)
-            action = Action(op=step.op, element_id=found.element_id, value=value or None, press_enter=step.press_enter)
+            repaired = None
+            if not found.found and repair is not None and any(d.ok and d.op != "GOTO" for d in done):
+                # past its start (where a miss means "not here"), a step whose page changed
+                repaired = await repair(obs, _hint(step, args), found.why)
+            if not found.found and (repaired is None or repaired.op != step.op):
+                why = found.why + (f"; the model's repair was {repaired.op}, not {step.op}" if repaired else "")
+                last = ActionResult(ok=False, action=Action(op=step.op))
+                return SkillRun(_failed(last, skill, k, len(steps), why), obs, done)
+            action = repaired or Action(
+                op=step.op, element_id=found.element_id, value=value or None, press_enter=step.press_enter
+            )
         target = target_of(obs, action) if step.op != "GOTO" else None  # before acting: the page it was on
         result = await browser.act(action, obs)
         # as a run's own step records it: a finished run that called a skill is learned from
         # and replayed through these (``trace.workflow.from_trace``)
-        done.append(
-            inner_step(
-                step.op,
-                result,
-                obs,
-                element_id=action.element_id,
-                element=short(step.target) if step.target else None,
-                value=REDACTED if step.value == REDACTED else (action.value or ""),
-                press_enter=step.press_enter,
-                param=step.param,
-                target=target,
-            )
+        record = inner_step(
+            step.op,
+            result,
+            obs,
+            element_id=action.element_id,
+            element=short(step.target) if step.target else None,
+            value=REDACTED if step.value == REDACTED else (action.value or ""),
+            press_enter=step.press_enter,
+            param=step.param,
+            target=target,
         )
+        if repaired:
+            record.note = "; ".join(x for x in ("repaired by the model", record.note) if x)
+        done.append(record)
         if not result.ok:
             return SkillRun(_failed(result, skill, k, len(steps), result.error or "failed"), obs, done)
         if getattr(browser, "dialog", None) is not None:  # the page asks: the model answers, the skill stops
             return SkillRun(result, obs, done)
         obs = await browser.observe()
     return SkillRun(result if steps else ActionResult(ok=True, action=Action(op="BACK")), obs, done)
+
+
+def _hint(step, args: dict[str, str]) -> str:
+    """The recorded step as a repair's hint: ``last time: TYPE "kim" into [textbox] "Username"``
+    (a secret's placeholder, never its value)."""
+    value = args.get(step.param, "") if step.param else step.value
+    what = {"TYPE": f'TYPE "{value}" into', "SELECT": f'SELECT "{value}" in', "CLICK": "CLICK"}.get(step.op, step.op)
+    return f"last time: {what} {short(step.target)}"
 
 
 def _failed(result: ActionResult, skill, k: int, n: int, why: str) -> ActionResult:
