@@ -35,6 +35,12 @@ PAGES = Path(__file__).parent / "fixtures" / "agent_pages"
             {"password": "AU"},
         ),
         ("Type your password into the password field", "Type your password into the password field", {}),
+        (  # the sentence's stop is not the password's (every such log-in failed)
+            "Log in with the email alice@example.com and the password alice-pass-1.",
+            "Log in with the email alice@example.com and the password <secret:password>.",
+            {"password": "alice-pass-1"},
+        ),
+        ('The password is "Ab.c9." exactly', 'The password is "<secret:password>" exactly', {"password": "Ab.c9."}),
     ],
 )
 def test_the_task_is_masked(task, masked, secrets):

@@ -54,6 +54,12 @@ def mask_task(task: str, given: dict[str, str] | None = None) -> tuple[str, dict
     def swap(m: re.Match) -> str:
         value = next(g for g in m.groups() if g)
         start, end = m.span(m.lastindex or 0)  # the group that matched (there is always one)
+        if m.lastindex == 3:  # unquoted: a sentence's closing stop is the sentence's, not the password's
+            # ("... and the password alice-pass-1." typed "alice-pass-1." and every log-in failed);
+            # a password that ends in one is given in quotes
+            kept = value.rstrip(".!?:")
+            end -= len(value) - len(kept)
+            value = kept
         text = m.group(0)
         base = m.start(0)
         return text[: start - base] + placeholder(named(value)) + text[end - base :]
