@@ -64,13 +64,21 @@ def test_fill_is_offered_with_two_or_more_fields_or_one_and_a_button():
     assert problem is None and ok is not None and ok.element_id == "9"
     assert "FILL" not in Choices(CONTROLS, fill=False).operations()  # replay's one-step repair
     assert "FILL" not in Choices(CONTROLS, dialog="confirm").operations()
-    fill = _branches(PAGE)["FILL"]
+    fills = [
+        b
+        for b in live_action_schema(PAGE)["properties"]["action"]["anyOf"]
+        if b["properties"]["operation"]["enum"] == ["FILL"]
+    ]
+    # one branch per form: its own fields and its own buttons (a button of another form cannot be chosen)
+    assert [f["properties"]["element_id"]["enum"] for f in fills] == [["9", "10", ""], ["21", ""], [""]]
+    fill = fills[0]
     assert fill["required"] == ["operation", "fields", "element_id"]
-    assert fill["properties"]["element_id"]["enum"] == ["9", "10", "21", ""]  # buttons only, or none
     fields = fill["properties"]["fields"]
-    assert fields["minItems"] == 1  # one field with a button; one alone is refused after the reply
+    assert fields["minItems"] == 1 and fields["maxItems"] == 3  # one field with a button; one alone is refused after
     typed, select = fields["items"]["anyOf"]
-    assert typed["properties"]["element_id"]["enum"] == ["5", "7", "20", "30", "31"]  # the disabled one left out
+    assert typed["properties"]["element_id"]["enum"] == ["5", "7"]  # the disabled one left out
+    assert fills[1]["properties"]["fields"]["items"]["properties"]["element_id"]["enum"] == ["20"]
+    assert fills[2]["properties"]["fields"]["items"]["properties"]["element_id"]["enum"] == ["30", "31"]
     assert select["properties"] == {
         "element_id": {"type": "string", "enum": ["8"]},
         "value": {"type": "string", "enum": ["Standard", "Express"]},

@@ -75,14 +75,23 @@ class Choices:
         return ops + (["BACK"] if self.can_back else []) + ["DONE"]
 
     def fills(self) -> bool:
-        """Whether FILL is offered: two or more fields to fill, or one and a button to send it
-        with (type, then click: MiniWoB++'s enter-text is one field and its Submit)."""
-        fields = len(self.ids("TYPE")) + len(self.ids("SELECT"))
-        return self.fill and (fields >= 2 or (fields == 1 and bool(self.submits())))
+        """Whether FILL is offered: a form (or the fields in no form) with two or more fields to
+        fill, or one and a button to send it with (type, then click: MiniWoB++'s enter-text)."""
+        return self.fill and bool(self.fill_groups())
 
     def submits(self) -> list[str]:
         """The buttons a FILL may click after filling (``SUBMITS``)."""
         return [i for i in self.ids("CLICK") if self.controls[i].kind in SUBMITS]
+
+    def fill_groups(self) -> dict[str, tuple[list[str], list[str]]]:
+        """form id ("" for none) -> (its fields, its buttons), for the forms a FILL can fill."""
+        groups: dict[str, tuple[list[str], list[str]]] = {}
+        for i in self.ids("TYPE") + self.ids("SELECT"):
+            groups.setdefault(self.controls[i].form, ([], []))[0].append(i)
+        for i in self.submits():
+            if self.controls[i].form in groups:
+                groups[self.controls[i].form][1].append(i)
+        return {f: (ids, buttons) for f, (ids, buttons) in groups.items() if len(ids) >= 2 or (ids and buttons)}
 
 
 def _id_field(ids: list[str]) -> dict:
@@ -136,7 +145,7 @@ def live_action_schema(choices: Choices) -> dict:
                 _branch("SELECT", {"element_id": _id_field(ids), "value": {"type": "string"}}, ["element_id", "value"])
             )
     if choices.fills():
-        branches.append(_fill_branch(choices))
+        branches += _fill_branches(choices)
     if not choices.dialog:
         for label, params in choices.skills.items():
             args = {
@@ -161,10 +170,24 @@ def live_action_schema(choices: Choices) -> dict:
     }
 
 
-def _fill_branch(choices: Choices) -> dict:
-    """FILL: ``fields`` items shaped as the TYPE and SELECT branches are (a select's value one
-    of its options, per select up to ``MAX_SELECT_BRANCHES``), ``element_id`` a submit button or ""."""
+# One FILL branch per form up to this many (its fields and its buttons only: a 0.5B offered
+# every button clicked one of another form and was refused three times); beyond, one branch of
+# all, the form checked after the reply.
+MAX_FILL_FORMS = 6
 
+
+def _fill_branches(choices: Choices) -> list[dict]:
+    """FILL: ``fields`` items shaped as the TYPE and SELECT branches are (a select's value one
+    of its options, per select up to ``MAX_SELECT_BRANCHES``), at most as many as the form has
+    fields, and ``element_id`` one of that form's buttons or ""."""
+    groups = choices.fill_groups()
+    if len(groups) > MAX_FILL_FORMS:
+        fields = [i for ids, _ in groups.values() for i in ids]
+        return [_fill_branch(choices, fields, [b for _, buttons in groups.values() for b in buttons])]
+    return [_fill_branch(choices, ids, buttons) for ids, buttons in groups.values()]
+
+
+def _fill_branch(choices: Choices, field_ids: list[str], buttons: list[str]) -> dict:
     def item(element_id: dict, value: dict) -> dict:
         return {
             "type": "object",
@@ -173,28 +196,28 @@ def _fill_branch(choices: Choices) -> dict:
             "additionalProperties": False,
         }
 
-    items = [item(_id_field(ids), {"type": "string"})] if (ids := choices.ids("TYPE")) else []
-    if ids := choices.ids("SELECT"):
-        if len(ids) <= MAX_SELECT_BRANCHES:
-            items += [
-                item(
-                    {"type": "string", "enum": [i]},
-                    {"type": "string", "enum": option_names(choices.controls[i].options) or [""]},
-                )
-                for i in ids
-            ]
-        else:
-            items.append(item(_id_field(ids), {"type": "string"}))
+    typed = [i for i in field_ids if choices.controls[i].op == "TYPE"]
+    selects = [i for i in field_ids if choices.controls[i].op == "SELECT"]
+    items = [item(_id_field(typed), {"type": "string"})] if typed else []
+    if len(selects) <= MAX_SELECT_BRANCHES:
+        items += [
+            item(
+                {"type": "string", "enum": [i]},
+                {"type": "string", "enum": option_names(choices.controls[i].options) or [""]},
+            )
+            for i in selects
+        ]
+    else:
+        items.append(item(_id_field(selects), {"type": "string"}))
     # no more entries than fields to fill: a 0.5B shown two-field examples filled MiniWoB++'s one
     # field twice (its name, then "Enter") and was refused each time
-    most = len(choices.ids("TYPE")) + len(choices.ids("SELECT"))
     fields = {
         "type": "array",
         "items": items[0] if len(items) == 1 else {"anyOf": items},
         "minItems": 1,
-        "maxItems": most,
+        "maxItems": len(field_ids),
     }
-    submit = {"type": "string", "enum": [*choices.submits(), ""]}
+    submit = {"type": "string", "enum": [*buttons, ""]}
     return _branch("FILL", {"fields": fields, "element_id": submit}, ["fields", "element_id"])
 
 
