@@ -54,14 +54,12 @@ def _branches(choices: Choices) -> dict[str, dict]:
     }
 
 
-def test_fill_is_offered_with_two_or_more_fields_or_one_and_a_button():
-    one = Choices({i: CONTROLS[i] for i in ("5", "6")})  # one field enabled, one disabled, no button
+def test_fill_is_offered_for_a_form_with_two_or_more_fields():
+    one = Choices({i: CONTROLS[i] for i in ("5", "6", "9")})  # one field enabled, one disabled, its button
     assert "FILL" not in one.operations() and "FILL" not in _branches(one)
-    sent = Choices({i: CONTROLS[i] for i in ("5", "6", "9")})  # one field and its form's button: type, then click
-    assert "FILL" in sent.operations() and _branches(sent)["FILL"]["properties"]["fields"]["minItems"] == 1
-    assert _branches(sent)["FILL"]["properties"]["fields"]["maxItems"] == 1  # one field: one entry at most
-    ok, problem = parse_live_action(_reply(_fill([("5", "Ada")])), sent)
-    assert problem is None and ok is not None and ok.element_id == "9"
+    two = Choices({i: CONTROLS[i] for i in ("5", "7", "9", "20", "21")})  # f1 has two fields; f2 one
+    assert "FILL" in two.operations()
+    assert _branches(two)["FILL"]["properties"]["element_id"]["enum"] == ["9", ""]  # f1's branch only
     assert "FILL" not in Choices(CONTROLS, fill=False).operations()  # replay's one-step repair
     assert "FILL" not in Choices(CONTROLS, dialog="confirm").operations()
     fills = [
@@ -70,15 +68,14 @@ def test_fill_is_offered_with_two_or_more_fields_or_one_and_a_button():
         if b["properties"]["operation"]["enum"] == ["FILL"]
     ]
     # one branch per form: its own fields and its own buttons (a button of another form cannot be chosen)
-    assert [f["properties"]["element_id"]["enum"] for f in fills] == [["9", "10", ""], ["21", ""], [""]]
+    assert [f["properties"]["element_id"]["enum"] for f in fills] == [["9", "10", ""], [""]]  # f2: one field
     fill = fills[0]
     assert fill["required"] == ["operation", "fields", "element_id"]
     fields = fill["properties"]["fields"]
     assert fields["minItems"] == 1 and fields["maxItems"] == 3  # one field with a button; one alone is refused after
     typed, select = fields["items"]["anyOf"]
     assert typed["properties"]["element_id"]["enum"] == ["5", "7"]  # the disabled one left out
-    assert fills[1]["properties"]["fields"]["items"]["properties"]["element_id"]["enum"] == ["20"]
-    assert fills[2]["properties"]["fields"]["items"]["properties"]["element_id"]["enum"] == ["30", "31"]
+    assert fills[1]["properties"]["fields"]["items"]["properties"]["element_id"]["enum"] == ["30", "31"]
     assert select["properties"] == {
         "element_id": {"type": "string", "enum": ["8"]},
         "value": {"type": "string", "enum": ["Standard", "Express"]},

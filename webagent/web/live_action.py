@@ -76,7 +76,9 @@ class Choices:
 
     def fills(self) -> bool:
         """Whether FILL is offered: a form (or the fields in no form) with two or more fields to
-        fill, or one and a button to send it with (type, then click: MiniWoB++'s enter-text)."""
+        fill. Not one field and its button: offered that, the 1.5B searched the demo shop for
+        "Night Trains by Ada Lovelace" (the task's book and buyer in one box) and never found the
+        book, where with TYPE it searches "Night Trains"; with this, it orders in 3 steps."""
         return self.fill and bool(self.fill_groups())
 
     def submits(self) -> list[str]:
@@ -91,7 +93,7 @@ class Choices:
         for i in self.submits():
             if self.controls[i].form in groups:
                 groups[self.controls[i].form][1].append(i)
-        return {f: (ids, buttons) for f, (ids, buttons) in groups.items() if len(ids) >= 2 or (ids and buttons)}
+        return {f: (ids, buttons) for f, (ids, buttons) in groups.items() if len(ids) >= 2}
 
 
 def _id_field(ids: list[str]) -> dict:
