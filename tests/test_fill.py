@@ -54,9 +54,13 @@ def _branches(choices: Choices) -> dict[str, dict]:
     }
 
 
-def test_fill_is_offered_for_a_form_with_two_or_more_fields():
+def test_fill_is_offered_for_two_or_more_fields_or_a_field_in_no_form_and_a_button():
     one = Choices({i: CONTROLS[i] for i in ("5", "6", "9")})  # one field enabled, one disabled, its button
-    assert "FILL" not in one.operations() and "FILL" not in _branches(one)
+    assert "FILL" not in one.operations() and "FILL" not in _branches(one)  # a form's lone field: Enter sends it
+    loose = Choices(
+        {"30": CONTROLS["30"], "40": Control("40", "CLICK", "button", "Submit")}
+    )  # no <form>: no Enter to send it, the button is clicked
+    assert _branches(loose)["FILL"]["properties"]["element_id"]["enum"] == ["40", ""]
     two = Choices({i: CONTROLS[i] for i in ("5", "7", "9", "20", "21")})  # f1 has two fields; f2 one
     assert "FILL" in two.operations()
     assert _branches(two)["FILL"]["properties"]["element_id"]["enum"] == ["9", ""]  # f1's branch only

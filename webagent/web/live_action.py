@@ -76,9 +76,11 @@ class Choices:
 
     def fills(self) -> bool:
         """Whether FILL is offered: a form (or the fields in no form) with two or more fields to
-        fill. Not one field and its button: offered that, the 1.5B searched the demo shop for
-        "Night Trains by Ada Lovelace" (the task's book and buyer in one box) and never found the
-        book, where with TYPE it searches "Night Trains"; with this, it orders in 3 steps."""
+        fill, or a field in no <form> and a button. A lone field of a <form> is sent by Enter
+        (TYPE with press_enter): offered FILL there too, the 1.5B searched the demo shop for
+        "Night Trains by Ada Lovelace" (book and buyer in one box) and never found the book. A
+        field in no form has no Enter to send it: its button must be clicked (MiniWoB++'s
+        enter-text: the 0.5B typed with Enter three times and was stuck)."""
         return self.fill and bool(self.fill_groups())
 
     def submits(self) -> list[str]:
@@ -93,7 +95,7 @@ class Choices:
         for i in self.submits():
             if self.controls[i].form in groups:
                 groups[self.controls[i].form][1].append(i)
-        return {f: (ids, buttons) for f, (ids, buttons) in groups.items() if len(ids) >= 2}
+        return {f: (ids, buttons) for f, (ids, buttons) in groups.items() if len(ids) >= 2 or (not f and buttons)}
 
 
 def _id_field(ids: list[str]) -> dict:
