@@ -46,6 +46,7 @@ from webagent.errors import UserError
 from webagent.llm.client import LLMClient
 from webagent.skills.offer import block as skill_block
 from webagent.skills.offer import offers as skill_offers
+from webagent.skills.run import started
 from webagent.trace.record import InnerStep, StepRecord, step_record
 from webagent.trace.writer import TraceWriter, scrub
 from webagent.web.form_check import check_form, form_fields
@@ -330,7 +331,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
             state.did[did_key(control)] = f"you {DID[action.operation]} this at step {n}"
         if ok and offer is not None:  # its line says so from now on, as a typed field's does
             state.skills_done[offer.skill.id] = n
-        if offer is not None and not ok and not any(s.ok and s.op != "GOTO" for s in acted.skill_steps or []):
+        if offer is not None and not ok and not started(acted.skill_steps or []):
             # it could not start: its first element is not on its start page (a staff page
             # while logged out): not offered again until a form is sent (a log-in changes that)
             state.skills_unstartable.add(offer.skill.id)

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from webagent.errors import UserError
 from webagent.llm.client import Reply
 from webagent.skills import store
-from webagent.skills.offer import offers
+from webagent.skills.offer import offers, start_on
 from webagent.skills.run import run_skill
 from webagent.web.agent_view import build_view
 from webagent.web.live_action import Choices, parse_live_action
@@ -30,7 +30,7 @@ async def run_direct(
     skill = next((s for s in store.load(site) if s.id == skill_id), None)
     if skill is None:
         raise UserError(f"no skill {skill_id!r} for {site} (see `webagent skills list`)")
-    start = url or f"{urlsplit(skill.start.url).scheme or 'http'}://{site}{_path_and_query(skill.start.url)}"
+    start = url or start_on(skill, f"{urlsplit(skill.start.url).scheme or 'http'}://{site}/")
     host = urlsplit(start).hostname or ""
     async with BrowserSession(headed=headed, allowed_domains=[host]) as browser:
         opened = await browser.open(start)
@@ -59,8 +59,3 @@ async def run_direct(
         page = await browser.observe()
         say(f'done: now on {page.url} ("{page.title}")')
         return True
-
-
-def _path_and_query(url: str) -> str:
-    parts = urlsplit(url)
-    return parts.path + (f"?{parts.query}" if parts.query else "")

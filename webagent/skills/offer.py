@@ -37,9 +37,13 @@ class Offer:
         return self.skill.line(self.label) + ("" if self.here else f" (opens {self.skill.start.pattern} first)")
 
     def start_url(self, current_url: str) -> str:
-        """The start page on the site the run is on (the host and port of ``current_url``)."""
-        now, then = urlsplit(current_url), urlsplit(self.skill.start.url)
-        return urlunsplit((now.scheme, now.netloc, then.path, then.query, ""))
+        return start_on(self.skill, current_url)
+
+
+def start_on(skill: Skill, url: str) -> str:
+    """The skill's start page on the site of ``url`` (its host and port)."""
+    now, then = urlsplit(url), urlsplit(skill.start.url)
+    return urlunsplit((now.scheme, now.netloc, then.path, then.query, ""))
 
 
 def _path(pattern: str) -> str:

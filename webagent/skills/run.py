@@ -25,6 +25,12 @@ class SkillRun:
     steps: list[InnerStep] = field(default_factory=list)  # what each step did, for the trace
 
 
+def started(done: list[InnerStep]) -> bool:
+    """Whether a skill got past its start: one of its element steps was done (a miss before
+    that means it is not on its start page, not that the page changed)."""
+    return any(d.ok and d.op != "GOTO" for d in done)
+
+
 def _value(step, args: dict[str, str], reveal) -> str:
     """The value to use: the recorded one, or the argument given for the step's parameter (a
     placeholder revealed; the trace keeps ``REDACTED`` for a secret step, see ``run_skill``)."""
@@ -60,7 +66,7 @@ async def run_skill(
             found = find(step.target or {}, obs.raw_html, set(obs.elements))
             value = _value(step, args, reveal)
             repaired = None
-            if not found.found and repair is not None and any(d.ok and d.op != "GOTO" for d in done):
+            if not found.found and repair is not None and started(done):
                 # past its start (where a miss means "not here"), a step whose page changed
                 repaired = await repair(obs, _hint(step, args), found.why)
             if not found.found and (repaired is None or repaired.op != step.op):
