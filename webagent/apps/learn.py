@@ -58,13 +58,15 @@ def learn_from(folders: list[Path]) -> list[Skill]:
     """The skills of the recordings, merged (recordings with no skill in them are skipped)."""
     from webagent.skills.learn import merge
 
-    skills: list[Skill] = []
-    for folder in folders:
-        try:
-            skills += from_recording(folder)
-        except UserError:
-            continue  # a demonstration of a single click or a look-up: nothing to reuse
-    return merge(skills)
+    return merge([s for folder in folders for s in skills_of(folder)])
+
+
+def skills_of(folder: Path) -> list[Skill]:
+    """The skills of one recording; none from a recording of a single click or a look-up."""
+    try:
+        return from_recording(folder)
+    except UserError:
+        return []
 
 
 async def learn_app(app: App, out: Path, say: Callable[[str], None] = print) -> tuple[int, list[Skill], list[Skill]]:

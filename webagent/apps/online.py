@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from webagent.errors import UserError
-from webagent.skills.learn import from_recording, merge
+from webagent.apps.learn import skills_of
+from webagent.skills.learn import merge
 from webagent.skills.model import Skill
 from webagent.skills.store import write_file
 
@@ -28,10 +28,7 @@ def learn_from_pass(first: Path, rows: list[dict]) -> dict[str, list[Skill]]:
         folder = Path(row.get("trace_dir") or "")
         if not row.get("success") or not (folder / "run.json").is_file():
             continue
-        try:
-            skills = from_recording(folder)
-        except UserError:
-            continue  # a confirmed run of one click or an answer read off a page: nothing to reuse
+        skills = skills_of(folder)  # none from a confirmed run of one click or an answer read off a page
         learned.setdefault(row["app"], []).extend(s.model_copy(update={"sources": [str(folder)]}) for s in skills)
     write_file(first / ONLINE_FILE, [s for skills in learned.values() for s in skills])
     return learned
