@@ -4,9 +4,10 @@ need skills in a combination no demonstration showed).
 
 A skill covers a task when each of the skill's element steps has a step of the task's gold
 path on an element of the same name (the role and accessible name the gold path names, the
-recorded fingerprint's name); a task's combination is the set of skills covering it; a
-demonstration showed a combination when every skill of it was learned from that one
-recording. Reads the skills kept by `webagent apps learn` (run it first).
+recorded fingerprint's name); a task's combination is the set of skills covering it, less
+those another of them holds (a log-in reached by its link holds the log-in alone: either does
+it, so the task does not need both); a demonstration showed a combination when every skill of
+it was learned from that one recording. Reads the skills kept by `webagent apps learn` (run it first).
 
     .venv/bin/python bench/skills_coverage.py [--out DIR]
 """
@@ -35,6 +36,21 @@ def covers(skill, task) -> bool:
     return bool(steps) and all((s.op, visible_name((s.target or {}).get("name") or "")) in gold for s in steps)
 
 
+def _steps(skill) -> set:
+    return {(s.op, visible_name((s.target or {}).get("name") or "")) for s in skill.steps if s.target}
+
+
+def needed(combo: list) -> list:
+    """The covering skills no other covering skill holds (of two that do the same, the first)."""
+    kept = []
+    for k, skill in enumerate(combo):
+        mine = _steps(skill)
+        held = any(mine < _steps(other) or (mine == _steps(other) and j < k) for j, other in enumerate(combo) if j != k)
+        if not held:
+            kept.append(skill)
+    return kept
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "skills"))
@@ -46,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{app.name}: no skills kept: run `webagent apps learn --app {app.name}` first", file=sys.stderr)
             return 2
         for task in app.tasks:
-            combo = [s for s in skills if covers(s, task)]
+            combo = needed([s for s in skills if covers(s, task)])
             together = any(all(src in s.sources for s in combo) for src in {x for s in combo for x in s.sources})
             new = len(combo) >= 2 and not together
             rows.append({"app": app.name, "task": task.id, "skills": [s.id for s in combo], "new_combination": new})

@@ -16,10 +16,11 @@ from agent_support import prompt_of
 from browser_support import requires_chromium
 from click.testing import CliRunner
 
-from webagent.apps.learn import learn_app
+from webagent.apps.learn import app_site, learn_app
 from webagent.apps.spec import load_app
 from webagent.cli import main
 from webagent.llm.testing import FunctionBackend, fake_client
+from webagent.skills import store
 
 pytestmark = [pytest.mark.browser, requires_chromium]
 NOTES = Path(__file__).parent / "fixtures" / "apps" / "notes"
@@ -51,6 +52,27 @@ def test_apps_learn_records_the_demonstrations_and_keeps_their_skills(tmp_path, 
         assert "ann-secret-7" not in recorded  # the task told the password: the recording scrubs it
     listed = CliRunner().invoke(main, ["skills", "list"])
     assert listed.output.count(" skill ") == 2
+
+
+def test_a_demonstrations_setup_is_done_before_the_recording_starts_and_never_recorded(tmp_path, apps_home):
+    import shutil
+
+    folder = tmp_path / "notes"
+    shutil.copytree(NOTES, folder)
+    demos = json.loads((folder / "demos.json").read_text())
+    demos[1]["setup"], demos[1]["gold"] = demos[1]["gold"][:3], demos[1]["gold"][3:]  # already logged in
+    (folder / "demos.json").write_text(json.dumps(demos))
+    result = CliRunner().invoke(
+        main, ["apps", "learn", "--app", "notes", "--app-dir", str(folder), "--out", str(tmp_path / "demos")]
+    )
+    assert result.exit_code == 0, result.output
+    recorded = tmp_path / "demos" / "notes" / "demo-notes-new-yellow"
+    steps = [json.loads(line) for line in (recorded / "steps.jsonl").read_text().splitlines()]
+    assert [s["action"]["operation"] for s in steps] == ["CLICK", "TYPE", "SELECT", "CLICK"]  # no log-in
+    assert "ann-secret-7" not in (recorded / "steps.jsonl").read_text() + (recorded / "run.json").read_text()
+    skills = {s.id: s for s in store.load(app_site(load_app(folder)))}
+    assert [Path(p).name for p in skills["log_in"].sources] == ["demo-notes-login"]
+    assert [Path(p).name for p in skills["save_note"].sources] == ["demo-notes-new-yellow"]
 
 
 @pytest.mark.asyncio

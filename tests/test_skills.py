@@ -94,6 +94,27 @@ def test_two_recordings_of_one_form_merge_and_what_differed_becomes_a_parameter(
     assert len(merge([first, login, second])) == 2
 
 
+def test_one_form_met_on_two_pages_is_one_skill_started_at_the_plainer_address():
+    def search(page: str, url: str, value: str) -> list[dict]:
+        steps = [
+            _step("TYPE", "Search", value=value, page=page, param="query"),
+            _step("CLICK", "Go", tag="button", kind="submit", page=page),
+        ]
+        for step in steps:  # the search box sends to /search/ from every page it is on
+            step["target"]["form"] = {"action": "/search/"}
+            step["page"] = {**step["page"], "url": f"http://127.0.0.1:8000{url}"}
+        return steps
+
+    params = {"query": {"default": "x", "source": "task"}}
+    after_login = skill_of(search("/?@ok_message", "/?@ok_message=Welcome+alice", "x"), params, "a", "demonstration")
+    profile = skill_of(search("/profile/", "/profile/", "y"), params, "b", "demonstration")
+    home = skill_of(search("/", "/", "z"), params, "c", "demonstration")
+    (one,) = merge([after_login, profile, home])
+    assert one.sources == ["a", "b", "c"] and one.start.url == "http://127.0.0.1:8000/"
+    other_form = [dict(s, target={**s["target"], "form": {"action": "/issues/"}}) for s in search("/", "/", "q")]
+    assert len(merge([one, skill_of(other_form, params, "d", "run")])) == 2  # another form: another skill
+
+
 def test_the_store_keeps_lists_removes_exports_and_imports(tmp_path):
     runner = CliRunner()
     store.add([skill_of(LOGIN, PARAMS, "trace-a", "demonstration"), skill_of(cut(NEW_ISSUE)[0], PARAMS, "t", "run")])

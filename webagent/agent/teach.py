@@ -116,6 +116,16 @@ class Teach:
         for task in pending:
             task.cancel()
 
+    async def restart(self) -> None:
+        """The recording starts here: what was done so far (a log-in before the person pressed
+        record) is dropped. A password typed before stays a secret the trace is scrubbed of."""
+        assert self.recorder is not None
+        await self.recorder.flush()
+        await asyncio.sleep(0.3)  # a held click still on its way
+        await self.recorder.settle()
+        self.recorder.events.clear()
+        self.started = time.time()
+
     async def stop(self) -> list[RecordedEvent]:
         """The recording ends: fields still being edited are read, and the events are final."""
         assert self.recorder is not None

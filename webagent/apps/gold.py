@@ -18,11 +18,12 @@ import difflib
 import re
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from webagent.apps.instance import AppInstance
-from webagent.apps.spec import GoldStep, Task, load_apps, url_regex
+from webagent.apps.spec import Demo, GoldStep, Task, load_apps, url_regex
 
 STEP_TIMEOUT_MS = 10_000
 NAMES_TIMEOUT_S = 5.0
@@ -196,17 +197,19 @@ async def do_step(page, step: GoldStep) -> None:
     await page.wait_for_load_state("load", timeout=STEP_TIMEOUT_MS)
 
 
-async def follow(context, start_url: str, task: Task) -> GoldRun:
-    """Open ``start_url`` in a new page of ``context`` and follow ``task``'s gold path."""
+async def follow(context, start_url: str, task: Task, setup: Sequence[GoldStep] = ()) -> GoldRun:
+    """Open ``start_url`` in a new page of ``context`` and follow ``task``'s gold path (after a
+    demonstration's ``setup`` steps)."""
+    path = [*setup, *task.gold]
     run = GoldRun(ok=False)
     t0 = time.perf_counter()
     page = await context.new_page()
     page.on("request", lambda request: run.hosts.add(urlsplit(request.url).hostname or urlsplit(request.url).scheme))
     try:
         await page.goto(start_url, wait_until="load", timeout=STEP_TIMEOUT_MS)
-        for k, step in enumerate(task.gold):
-            if k + 1 < len(task.gold) and task.gold[k + 1].op == "dialog":
-                answer_next_dialog(page, task.gold[k + 1].value)
+        for k, step in enumerate(path):
+            if k + 1 < len(path) and path[k + 1].op == "dialog":
+                answer_next_dialog(page, path[k + 1].value)
             await do_step(page, step)
             run.steps += 1
         run.ok = True
@@ -291,12 +294,12 @@ class DemoVerdict:
         return f"{mark} {self.demo_id}: " + "; ".join(detail)
 
 
-async def verify_demo(instance: AppInstance, browser, demo: Task) -> DemoVerdict:
-    """Fresh instance, the demonstration's gold path followed (a demonstration has no check)."""
+async def verify_demo(instance: AppInstance, browser, demo: Demo) -> DemoVerdict:
+    """Fresh instance, the demonstration's setup and gold path followed (a demonstration has no check)."""
     reset_s = instance.reset()
     context = await browser.new_context()
     try:
-        run = await follow(context, instance.url(demo.start), demo)
+        run = await follow(context, instance.url(demo.start), demo, demo.setup)
     finally:
         await context.close()
     return DemoVerdict(demo.id, run, reset_s)
@@ -308,6 +311,7 @@ async def _main(app_name: str, task_ids: list[str], app_dirs: list[str], demos: 
     from webagent.errors import UserError
 
     (app,) = load_apps([app_name], extra=app_dirs)
+    tasks: list[Task] | list[Demo]
     if demos:
         tasks = [app.demo(t) for t in task_ids] if task_ids else list(app.demos)
         if not tasks:
@@ -320,7 +324,11 @@ async def _main(app_name: str, task_ids: list[str], app_dirs: list[str], demos: 
         async with async_playwright() as pw:
             browser = await launch_browser(pw)
             for task in tasks:
-                verdict = await (verify_demo if demos else verify_task)(instance, browser, task)
+                verdict: GoldVerdict | DemoVerdict
+                if isinstance(task, Demo):
+                    verdict = await verify_demo(instance, browser, task)
+                else:
+                    verdict = await verify_task(instance, browser, task)
                 failed += not verdict.ok
                 print(verdict.line(), flush=True)
             await browser.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from webagent.apps.gold import answer_next_dialog, do_step
 from webagent.apps.instance import AppInstance, named_port, stable_port
-from webagent.apps.spec import App
+from webagent.apps.spec import App, GoldStep
 from webagent.errors import UserError
 from webagent.skills.learn import from_recording, site_of
 from webagent.skills.model import Skill
@@ -36,22 +36,30 @@ async def record_demos(app: App, out: Path, say: Callable[[str], None] = print) 
             async with Teach(
                 instance.url(demo.start), demo.task, folder, headed=False, allowed_domains=["127.0.0.1"]
             ) as teach:
-                page = teach.page
-                for k, step in enumerate(demo.gold):
-                    if k + 1 < len(demo.gold) and demo.gold[k + 1].op == "dialog":
-                        answer_next_dialog(page, demo.gold[k + 1].value)
-                    try:
-                        await do_step(page, step)
-                        await teach.settle()
-                    except Exception as exc:  # noqa: BLE001 - a demonstration that cannot be done: one line
-                        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                        raise UserError(
-                            f"{app.name} demonstration {demo.id}, step {k + 1} ({step.describe()}): {first}"
-                        ) from None
-                await page.wait_for_load_state("load")
+                if demo.setup:  # done before the person presses record (already logged in)
+                    await _do(teach, app, demo.id, demo.setup, "setup step")
+                    await teach.restart()
+                await _do(teach, app, demo.id, demo.gold, "step")
+                await teach.page.wait_for_load_state("load")
                 folders.append(await teach.finish())
             say(f"recorded {demo.id}: {len(read_records(folder))} steps")
     return folders
+
+
+async def _do(teach, app: App, demo_id: str, steps: list[GoldStep], what: str) -> None:
+    """``steps`` done in the teach browser, as a person would; a step that cannot be done is one line."""
+    page = teach.page
+    for k, step in enumerate(steps):
+        if k + 1 < len(steps) and steps[k + 1].op == "dialog":
+            answer_next_dialog(page, steps[k + 1].value)
+        try:
+            await do_step(page, step)
+            await teach.settle()
+        except Exception as exc:  # noqa: BLE001 - a demonstration that cannot be done: one line
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise UserError(
+                f"{app.name} demonstration {demo_id}, {what} {k + 1} ({step.describe()}): {first}"
+            ) from None
 
 
 def learn_from(folders: list[Path]) -> list[Skill]:

@@ -151,13 +151,27 @@ class Task(BaseModel):
         return last.value if last.op == "done" and last.value else None
 
 
+class Demo(Task):
+    """A demonstration (demos.json): a task's fields, and ``setup``: steps done before the
+    recording starts, as a person already logged in when they press record. They are done on
+    the same browser and never recorded, so nothing is learned from them."""
+
+    setup: list[GoldStep] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _setup_acts(self):
+        if any(s.op == "done" for s in self.setup):
+            raise ValueError("a setup step may not be done")
+        return self
+
+
 @dataclass(frozen=True)
 class App:
     folder: Path
     config: AppConfig
     tasks: tuple[Task, ...]
     # Demonstrations (demos.json): gold paths to learn skills from, never the evaluation's tasks.
-    demos: tuple[Task, ...] = ()
+    demos: tuple[Demo, ...] = ()
 
     @property
     def name(self) -> str:
@@ -169,7 +183,7 @@ class App:
                 return t
         raise UserError(f"app {self.name} has no task {task_id!r} (see `webagent apps list --tasks`)")
 
-    def demo(self, demo_id: str) -> Task:
+    def demo(self, demo_id: str) -> Demo:
         for d in self.demos:
             if d.id == demo_id:
                 return d
@@ -200,7 +214,7 @@ def load_app(folder: str | Path) -> App:
         raise DataError(toml_path, f"name {config.name!r} differs from the folder's name {folder.name!r}", field="name")
     tasks = _load_tasks(tasks_path)
     demos_path = folder / DEMOS_FILE
-    demos = _load_tasks(demos_path) if demos_path.is_file() else []
+    demos = _load_tasks(demos_path, Demo) if demos_path.is_file() else []
     evaluation = {t.id for t in tasks}
     for demo in demos:
         if demo.id in evaluation:
@@ -208,7 +222,7 @@ def load_app(folder: str | Path) -> App:
     return App(folder, config, tuple(tasks), tuple(demos))
 
 
-def _load_tasks(path: Path) -> list[Task]:
+def _load_tasks(path: Path, model: type[Task] = Task) -> list:
     """The tasks of ``path`` (tasks.json or demos.json), each validated; a bad one is a
     DataError naming the file, the record and the field."""
     try:
@@ -221,7 +235,7 @@ def _load_tasks(path: Path) -> list[Task]:
     for i, item in enumerate(raw):
         record = item.get("id", i) if isinstance(item, dict) else i
         try:
-            task = Task.model_validate(item)
+            task = model.model_validate(item)
         except ValidationError as exc:
             where, msg = _first_error(exc)
             raise DataError(path, msg, record=record, field=where) from None

@@ -220,6 +220,9 @@ def merge(skills: list[Skill]) -> list[Skill]:
             merged[key] = skill.model_copy(deep=True)
             continue
         kept = merged[key]
+        if len(skill.start.url) < len(kept.start.url):
+            # the plainer address of the start page (``/``, not ``/?@ok_message=Welcome+alice``)
+            kept.start = skill.start.model_copy()
         names = {p.name for p in kept.params}
         for mine, theirs in zip(kept.steps, skill.steps):
             if mine.op in ("TYPE", "SELECT") and mine.param is None and mine.value != theirs.value:

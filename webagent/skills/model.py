@@ -7,6 +7,7 @@ written by another version is refused with one line."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -56,14 +57,27 @@ class Skill(BaseModel):
     learned_from: list[Literal["demonstration", "run"]] = Field(default_factory=list)
 
     def signature(self) -> tuple:
-        """What makes two recordings the same skill: the start page and each step's operation
-        on the same element (by its role, name and form attributes)."""
-        return (self.start.pattern, tuple((s.op, _identity(s.target)) for s in self.steps))
+        """What makes two recordings the same skill: the start page's path and each step's
+        operation on the same element (by its role, name and form attributes). The query is left
+        out: it tells how the page was reached (``/?@ok_message=Welcome`` after a log-in is the
+        list page ``/``), and the same form learned there and on ``/`` is one skill. A skill that
+        starts in a form is that form wherever it was met (a search box on every page)."""
+        first = next((s.target for s in self.steps if s.target), None) or {}
+        form = first.get("form") or {}
+        action = page_path(str(form.get("action") or ""))
+        where = ("form", action, form.get("id")) if action else page_path(self.start.pattern)
+        return (where, tuple((s.op, _identity(s.target)) for s in self.steps))
 
     def line(self, label: str) -> str:
         """The view's line: ``[S1] skill "Log in" (username, password): Username=<username>, ...``."""
         params = ", ".join(p.name for p in self.params)
         return f'[{label}] skill "{self.name}" ({params}): {self.description}'
+
+
+def page_path(pattern: str) -> str:
+    """A page's path, a record's number as any number (``/tickets/N/``: every ticket's page);
+    the query's names differ with how the page was reached (a search, a GET form)."""
+    return re.sub(r"\d+", "N", pattern.split("?", 1)[0])
 
 
 def describe(steps: list[SkillStep]) -> str:

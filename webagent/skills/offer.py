@@ -8,13 +8,12 @@ offered on the skill's own page takes the select's live options as its only valu
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 from webagent.browser import Observation
 from webagent.skills.learn import site_of
-from webagent.skills.model import Skill
+from webagent.skills.model import Skill, page_path
 from webagent.trace.fingerprint import url_pattern
 from webagent.trace.match import find
 from webagent.web.agent_view import Control
@@ -46,12 +45,6 @@ def start_on(skill: Skill, url: str) -> str:
     return urlunsplit((now.scheme, now.netloc, then.path, then.query, ""))
 
 
-def _path(pattern: str) -> str:
-    """A page's path, a record's number as any number (``/tickets/N/``: every ticket's page);
-    the query's names differ with how the page was reached (a search, a GET form)."""
-    return re.sub(r"\d+", "N", pattern.split("?", 1)[0])
-
-
 def _first_element(skill: Skill, obs: Observation) -> str | None:
     step = next((s for s in skill.steps if s.target), None)
     if step is None:
@@ -76,12 +69,12 @@ def offers(skills: list[Skill], obs: Observation, controls: dict[str, Control]) 
     page, then those that open their page first. Each is labelled by its id, a name the model
     reads ("log_in"), not its place: a 0.5B shown a worked example answering "S1" answered S1
     on every page, and shown one answering "S2", S2."""
-    site, path = site_of(obs.url), _path(url_pattern(obs.url))
+    site, path = site_of(obs.url), page_path(url_pattern(obs.url))
     here, elsewhere = [], []
     for skill in skills:
         if skill.site != site:
             continue
-        if _path(skill.start.pattern) == path and _first_element(skill, obs) is not None:
+        if page_path(skill.start.pattern) == path and _first_element(skill, obs) is not None:
             here.append(skill)
         elif skill.start.reachable:
             elsewhere.append(skill)
