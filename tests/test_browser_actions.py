@@ -93,6 +93,15 @@ async def test_type_text_date_and_enter(browser, site):
     await browser.page.fill("#notes", "old text")
     typed = await browser.act(Action(op="TYPE", element_id=notes, value="new text"), obs)
     assert typed.ok and await browser.page.input_value("#notes") == "new text"  # replaced, not appended
+    # a field that puts the caret at its end when focused (a search box of a table widget did):
+    # the selection is lost before the text goes in, and the old text stays in front of it
+    await browser.page.evaluate(
+        "() => document.querySelector('#notes').addEventListener('focus', e => setTimeout(() =>"
+        " e.target.setSelectionRange(e.target.value.length, e.target.value.length), 0))"
+    )
+    await browser.page.evaluate("() => document.querySelector('#notes').blur()")
+    again = await browser.act(Action(op="TYPE", element_id=notes, value="4471"), obs)
+    assert again.ok and await browser.page.input_value("#notes") == "4471"
     date = await browser.act(Action(op="TYPE", element_id=one_id(obs, "//input[@id='when']"), value="2024-05-17"), obs)
     assert date.ok and date.method == "set-value"
     assert await browser.page.input_value("#when") == "2024-05-17"

@@ -508,6 +508,7 @@ async def _type(session, cdp, ref, object_id, action: Action, result: ActionResu
         await _call(cdp, object_id, _SET_VALUE, value)
         result.method = "set-value"
     else:
+        before = await _call(cdp, object_id, "function() { return this.value ?? null; }")
         await _call(cdp, object_id, _FOCUS_SELECT)
         keyboard = session.page.keyboard
         if value:
@@ -515,5 +516,11 @@ async def _type(session, cdp, ref, object_id, action: Action, result: ActionResu
         else:
             await keyboard.press("Delete")
         result.method = "keyboard"
+        now = await _call(cdp, object_id, "function() { return this.value ?? null; }")
+        if before and value and now == before + value:
+            # the page moved the caret to the end when the field was focused, so the old text
+            # stayed in front of the new: the value is set as a whole instead
+            await _call(cdp, object_id, _SET_VALUE, value)
+            result.method = "keyboard, then set-value (the old text had stayed)"
     if action.press_enter:
         await session.page.keyboard.press("Enter")
