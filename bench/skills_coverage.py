@@ -9,7 +9,10 @@ those another of them holds (a log-in reached by its link holds the log-in alone
 it, so the task does not need both); a demonstration showed a combination when every skill of
 it was learned from that one recording. Reads the skills kept by `webagent apps learn` (run it first).
 
-    .venv/bin/python bench/skills_coverage.py [--out DIR]
+With ``--run DIR`` (an ``apps eval`` results folder, repeatable) it also reports each run's
+success on the tasks that need a new combination apart from the rest.
+
+    .venv/bin/python bench/skills_coverage.py [--out DIR] [--run RESULTS_DIR ...]
 """
 
 from __future__ import annotations
@@ -51,9 +54,30 @@ def needed(combo: list) -> list:
     return kept
 
 
+def by_combination(run: Path, new: set[str]) -> str:
+    """A run's success on the tasks needing a new combination, and on the others it ran."""
+    path = run / "episodes.jsonl"
+    if not path.is_file():
+        return f"{run}: no episodes.jsonl"
+    rows = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            rows[row["task"]] = row  # a re-run row replaces the earlier one, as the report reads them
+    parts = []
+    for label, chosen in (
+        ("new combination", [r for t, r in rows.items() if t in new]),
+        ("the others", [r for t, r in rows.items() if t not in new]),
+    ):
+        ok = sum(bool(r.get("success")) for r in chosen)
+        parts.append(f"{label} {ok}/{len(chosen)}")
+    return f"{run}: " + "; ".join(parts)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "skills"))
+    parser.add_argument("--run", action="append", default=[], help="an apps eval results folder (repeatable)")
     args = parser.parse_args(argv)
     rows, lines = [], ["| task | skills that cover it | one demonstration showed them together |", "|---|---|---|"]
     for app in load_apps(["roundup", "oscar", "helpdesk"]):
@@ -75,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(new)} need two or more skills in a combination no single demonstration showed."
     )
     print(summary)
+    for run in args.run:
+        print(by_combination(Path(run), {r["task"] for r in new}))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "coverage.json").write_text(json.dumps({"summary": summary, "tasks": rows}, indent=1))
