@@ -65,7 +65,9 @@ async def main() -> int:
                     fake_client(FunctionBackend(policy)),
                     "add one",
                     trace=trace,
-                    options=AgentOptions(max_steps=STEPS, lookup="always", budget_words=60, screenshots=False),
+                    options=AgentOptions(
+                        max_steps=STEPS, lookup="always", budget_words=60, screenshots=False, form_check=False
+                    ),
                 )
         finally:
             stop()

@@ -43,7 +43,11 @@ async def one_layout(client, base: str, layout: str, steps: int, folder: Path) -
         assert (await browser.open(base + "long_shop.html")).ok
         trace = TraceWriter(folder / layout)
         await run_agent(
-            browser, client, TASK, options=AgentOptions(max_steps=steps, prompt=layout, screenshots=False), trace=trace
+            browser,
+            client,
+            TASK,
+            options=AgentOptions(max_steps=steps, prompt=layout, screenshots=False, form_check=False),
+            trace=trace,
         )
         rows = []
         for step in trace.steps():

@@ -43,6 +43,8 @@ def find_id(context: str, kind: str, name: str = "") -> str:
 def demo_policy(messages, params, purpose):
     """A fake model that knows the demo shop: search, pick the book, fill the form, submit, DONE."""
     prompt = prompt_of(messages)
+    if purpose == "form_check":  # the form as the task wants it (the check is on by default)
+        return {"fix": "", "ready": True}
     if purpose == "gist":  # keep the snippet (ids included): the look-up can then find things
         return prompt.split("Snippet:", 1)[-1].strip()[:2000]
     if purpose == "lookup":

@@ -57,6 +57,8 @@ def demo_policy(messages, params, purpose):
     """The demo order (search, pick the book, name, shipping, submit, DONE), in either
     rendering of the page."""
     prompt = prompt_of(messages)
+    if purpose == "form_check":  # the form as the task wants it (the check is on by default)
+        return {"fix": "", "ready": True}
     if purpose == "gist":
         return prompt.split("Snippet:", 1)[-1].strip()[:2000]
     if purpose == "lookup":
@@ -93,6 +95,8 @@ def demo_policy(messages, params, purpose):
 def confirm_button_policy(messages, params, purpose):
     """Repairs the changed shop's one changed step: the order button, now "Confirm purchase"."""
     prompt = prompt_of(messages)
+    if purpose == "form_check":  # the form as the task wants it (the check is on by default)
+        return {"fix": "", "ready": True}
     assert purpose == "action", purpose
     assert 'last time: CLICK [button] "Place order"' in prompt, prompt[-800:]
     return {"operation": "CLICK", "element_id": id_of(prompt, '"Confirm purchase"', r"[^>]*>\s*Confirm purchase")}

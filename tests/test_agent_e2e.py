@@ -66,7 +66,8 @@ async def test_fake_model_completes_the_demo_flow(browser, site, tmp_path, looku
     assert not demo_task_done(site + "index.html", site)
     assert not demo_task_done(browser.page.url.replace("express", "standard"), site)
     purposes = {r["purpose"] for r in backend.requests}
-    assert purposes == ({"gist", "lookup", "action"} if lookup == "always" else {"action"})
+    # the form check (on by default) asked once before the order was sent
+    assert purposes == ({"gist", "lookup", "action", "form_check"} if lookup == "always" else {"action", "form_check"})
 
     steps = [json.loads(line) for line in (trace.folder / "steps.jsonl").read_text().splitlines()]
     assert [s["action"]["operation"] for s in steps] == ["TYPE", "CLICK", "TYPE", "SELECT", "CLICK", "DONE"]

@@ -214,6 +214,8 @@ async def test_a_clock_ticking_is_no_change_and_nothing_is_withheld(browser, sit
 
     def policy(messages, params, purpose):
         time.sleep(0.3)  # the model thinks; the clock ticks
+        if purpose == "form_check":
+            return {"fix": "", "ready": True}
         context, n = context_of(prompt_of(messages)), len(calls)
         calls.append(n)
         if n == 0:
@@ -233,7 +235,7 @@ async def test_a_clock_ticking_is_no_change_and_nothing_is_withheld(browser, sit
     assert [s["changed"] for s in steps] == [False, False, True, True]
     nothing = steps[0]["action"]["element_id"]
     select = steps[1]["action"]["element_id"]
-    schemas = [_schema_of(r) for r in backend.requests]
+    schemas = [_schema_of(r) for r in backend.requests if r["purpose"] == "action"]
     assert all(nothing in _offered(schema, "CLICK") for schema in schemas)
     assert all(_offered(schema, "SELECT")[select] == ["Red", "Green", "Blue"] for schema in schemas)
     assert "the page now shows" in steps[2]["result_text"]
@@ -269,6 +271,8 @@ async def test_a_reload_of_the_same_page_keeps_its_ids(browser, site, tmp_path):
     again, and an action on a kept id reaches the new document's element."""
 
     def policy(messages, params, purpose):
+        if purpose == "form_check":
+            return {"fix": "", "ready": True}
         context = context_of(prompt_of(messages))
         seen.append((find_id(context, "link", "Show All"), find_id(context, "text field", "Filter")))
         last.append(str(messages[-1]["content"]))

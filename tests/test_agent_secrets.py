@@ -75,6 +75,8 @@ async def test_a_password_typed_twice_from_its_placeholder_never_reaches_the_mod
         def policy(messages, params, purpose):
             prompt = prompt_of(messages)
             prompts.append("\n".join(str(m["content"]) for m in messages))
+            if purpose == "form_check":  # it reads the form too: the password as "(hidden, filled in)"
+                return {"fix": "", "ready": True}
             context, done = context_of(prompt), history_of(prompt).count("-> ok")
             steps = [
                 ("TYPE", "text field", "Username", "ada"),
@@ -129,6 +131,8 @@ async def test_a_password_typed_again_with_another_value_is_a_change(browser, tm
         values = ["ada", "<secret:password>", "<secret:password>"]  # one value per step
 
         def policy(messages, params, purpose):
+            if purpose == "form_check":
+                return {"fix": "", "ready": True}
             context = context_of(prompt_of(messages))
             value = values.pop(0) if len(values) > 1 else values[0]
             return {

@@ -29,6 +29,9 @@ TASK = "Log in as grace with the password s3cret-1"
 
 def login_policy(messages, params, purpose):
     prompt = prompt_of(messages)
+    if purpose == "form_check":  # it sees the password as "(hidden, filled in)", never its value
+        assert "s3cret-1" not in prompt
+        return {"fix": "", "ready": True}
     history, url = history_of(prompt), url_of(prompt)
     if "welcome.html" in url:
         return {"operation": "DONE", "element_id": "", "value": "logged in"}

@@ -128,7 +128,7 @@ class Agent:
         gguf: str | None = None,
         llm: LLMClient | None = None,
         allow_domains: Sequence[str] = (),
-        max_steps: int = 15,
+        max_steps: int | None = None,
         trace_dir: str | Path | None = None,
         save_as: str | None = None,
         params: Mapping[str, str] | None = None,
@@ -155,9 +155,20 @@ class Agent:
         self.record_dir = Path(record_dir) if record_dir else None
         self.live: LiveRun | None = None  # the LiveRun, after run()
 
+    def agent_options(self) -> AgentOptions:
+        """The options the run uses: ``options`` if given, else ``AgentOptions``' own defaults
+        (``webagent.agent.options``, those of ``webagent run``) with ``max_steps`` if given."""
+        from webagent.agent.options import AgentOptions
+
+        if self.options is not None:
+            return self.options
+        options = AgentOptions()
+        if self.max_steps is not None:
+            options.max_steps = self.max_steps
+        return options
+
     async def run(self, progress: Progress | None = None) -> RunResult:
         from webagent.agent.live import LiveRun, check_url
-        from webagent.agent.loop import AgentOptions
         from webagent.demo_site import DEMO_TASK
         from webagent.errors import UserError
 
@@ -172,7 +183,7 @@ class Agent:
             check_name(self.save_as)
         if self.url:  # a run refused before it starts leaves no trace folder behind
             check_url(self.url)
-        options = self.options or AgentOptions(max_steps=self.max_steps)
+        options = self.agent_options()
         self.trace_dir.mkdir(parents=True, exist_ok=True)
         if self.params:  # declared parameters, read when the trace becomes a workflow
             (self.trace_dir / "params.json").write_text(json.dumps(self.params, ensure_ascii=False), encoding="utf-8")

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import click
 
-from webagent.cli_common import endpoint_options, model_options, run_async, user_errors
+from webagent.cli_common import agent_options, endpoint_options, model_options, options_from, run_async, user_errors
 
 
 def _progress(message: str) -> None:
@@ -37,22 +37,19 @@ def _progress(message: str) -> None:
     type=click.Path(file_okay=False),
     help="Folder for the replay's trace (default: runs/replay/<time>-<name>).",
 )
-@click.option(
-    "--max-steps", type=click.IntRange(min=1), default=15, show_default=True, help="Most model actions for repairs."
-)
 @click.option("--headed", is_flag=True, help="Show the browser window.")
 @click.option("--cdp-url", help="Attach to a running Chromium instead of launching one.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@agent_options
 @model_options
 @run_async
 async def replay_command(
-    source, url, demo, params, no_model, allow_domains, trace_dir, max_steps, headed, cdp_url, as_json, **kwargs
+    source, url, demo, params, no_model, allow_domains, trace_dir, headed, cdp_url, as_json, **kwargs
 ) -> None:
     """Replay a finished run (its trace folder, or a workflow saved with `run --save-as NAME`)
     in a fresh browser without the model; only steps whose page or element changed go to
     the model, and the repaired workflow is written for the next replay."""
     from webagent import replay
-    from webagent.agent.loop import AgentOptions
     from webagent.trace.params import parse_params
 
     result = await replay(
@@ -65,7 +62,7 @@ async def replay_command(
         trace_dir=trace_dir,
         headed=headed,
         cdp_url=cdp_url,
-        options=AgentOptions(max_steps=max_steps),
+        options=options_from(kwargs),  # the repairs decide as `webagent run` does
         endpoint=endpoint_options(kwargs),
         progress=_progress,
     )

@@ -6,67 +6,10 @@ import json
 
 import click
 
-from webagent.agent.decide import LOOKUPS
-from webagent.agent.loop import AgentOptions
 from webagent.api import RunResult
-from webagent.cli_common import endpoint_options, model_options, run_async
+from webagent.cli_common import browser_options, endpoint_options, model_options, options_from, run_async
 from webagent.demo_site import DEMO_TASK
 from webagent.errors import UserError
-
-
-def agent_options(func):
-    """Options every agent command shares."""
-    for opt in reversed(
-        [
-            click.option("--max-steps", type=click.IntRange(min=1), default=15, show_default=True, help="Most steps."),
-            click.option(
-                "--lookup",
-                type=click.Choice(LOOKUPS),
-                default="auto",
-                show_default=True,
-                help="auto: a page that fits the context whole is read without gists and look-up.",
-            ),
-            click.option(
-                "--max-lookup",
-                type=click.IntRange(min=1),
-                default=3,
-                show_default=True,
-                help="Most snippets the look-up may read again.",
-            ),
-            click.option(
-                "--context-tokens",
-                type=click.IntRange(min=512),
-                default=8192,
-                show_default=True,
-                help="The model's context window.",
-            ),
-            click.option(
-                "--form-check/--no-form-check",
-                default=True,
-                show_default=True,
-                help="Before a form is sent, a short model call checks its fields against the task; what it "
-                "finds is told to the model (the form is sent the next time it is asked).",
-            ),
-            click.option("--headed", is_flag=True, help="Show the browser window."),
-            click.option(
-                "--cdp-url",
-                help="Attach to a running Chromium (ws://... or http://host:port) instead of launching one.",
-            ),
-        ]
-    ):
-        func = opt(func)
-    return func
-
-
-def _options(max_steps, lookup, max_lookup, context_tokens, form_check=True, **extra) -> AgentOptions:
-    return AgentOptions(
-        max_steps=max_steps,
-        lookup=lookup,
-        max_lookup=max_lookup,
-        context_tokens=context_tokens,
-        form_check=form_check,
-        **extra,
-    )
 
 
 def _progress(message: str) -> None:
@@ -130,7 +73,7 @@ def _progress(message: str) -> None:
     metavar="KEY=VALUE",
     help='Name a typed value as a parameter of the saved workflow (e.g. name="Ada Lovelace"); repeatable.',
 )
-@agent_options
+@browser_options
 @model_options
 @run_async
 async def run_command(
@@ -147,11 +90,6 @@ async def run_command(
     save_as,
     no_skills,
     params,
-    max_steps,
-    lookup,
-    max_lookup,
-    context_tokens,
-    form_check,
     headed,
     cdp_url,
     **kwargs,
@@ -167,7 +105,7 @@ async def run_command(
         raise UserError("give --url URL (where the run starts), or --demo")
     if not task or not task.strip():
         raise UserError("the task is empty")
-    options = _options(max_steps, lookup, max_lookup, context_tokens, form_check, dry_run=dry_run, skills=not no_skills)
+    options = options_from(kwargs, dry_run=dry_run, skills=not no_skills)
     agent = Agent(
         task,
         url=url,

@@ -19,8 +19,6 @@ from webagent.web.live_action import Choices, LiveOutcome, predict_live_action
 from webagent.web.live_chat import LiveChat
 from webagent.web.memory import GistReuse, act_on_memory, build_web_memory, context_overflow, fits, look_up
 
-LOOKUPS = ("auto", "always")
-
 
 def memory_text(memory, expanded: list[int]) -> str:
     """The live agent's memory as plain lines: a snippet read again in full, the others as

@@ -36,7 +36,7 @@ from typing import Any
 
 from webagent.agent import elements
 from webagent.agent.decide import Decision, decide, decide_page
-from webagent.agent.options import AgentOptions
+from webagent.agent.options import AgentOptions, RunStatus
 from webagent.agent.outcome import act, to_browser_action
 from webagent.agent.record import Recorder
 from webagent.agent.secrets import mask_task, uses_secret
@@ -53,7 +53,6 @@ from webagent.web.form_check import check_form, form_fields
 from webagent.web.live_action import LiveAction
 from webagent.web.live_chat import LiveChat
 
-STATUSES = ("done", "max_steps", "stuck", "error")
 STUCK_REPEATS = 3
 # The conversation (after the fixed instructions and examples) restarts beyond this many
 # words per context token: words run about 1.5 tokens here, and the reply needs room.
@@ -62,7 +61,7 @@ CHAT_SHARE = 0.4
 
 @dataclass
 class AgentResult:
-    status: str
+    status: RunStatus
     answer: str | None = None
     steps: int = 0
     trace_dir: str | None = None

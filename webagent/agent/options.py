@@ -1,22 +1,67 @@
 """The live agent's options (``AgentOptions``): what a run may do and how it reads pages.
-The CLI's defaults are in ``webagent.cli_run``."""
+
+The defaults live here and only here: the Python API (``Agent``, ``run_agent``), ``webagent
+run``, ``replay``'s repairs, ``apps eval`` and ``miniwob`` all start from them.
+The options a user may set from the command line carry their flag and help in the field's
+metadata (``cli``); ``webagent.cli_common.agent_options`` turns them into click options, so a
+flag's default is the field's default."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, get_args
+
+from webagent.web.memory import ACT_ON, ActOn  # which ids an action may name after a look-up
+
+Lookup = Literal["auto", "always"]  # auto: a page that fits the context whole skips gists and look-up
+PromptLayout = Literal["chat", "full"]  # chat: one growing conversation (prompt cache); full: each step whole
+RunStatus = Literal["done", "max_steps", "stuck", "error", "interrupted"]  # how a run ended (AgentResult.status)
+
+LOOKUPS: tuple[str, ...] = get_args(Lookup)
+
+
+def cli(flag: str, help: str, *, minimum: int | None = None, negative: str | None = None) -> dict[str, Any]:
+    """A field's command-line flag: ``--max-steps``; a bool's ``negative`` makes it ``--x/--no-x``."""
+    return {"cli": {"flag": flag, "help": help, "min": minimum, "negative": negative}}
 
 
 @dataclass
 class AgentOptions:
-    max_steps: int = 15
-    lookup: str = "auto"  # "auto": skip gists and look-up when the whole page fits; "always"
-    max_lookup: int = 3
-    context_tokens: int = 8192
-    act_on: str = "looked-up"
+    max_steps: int = field(default=15, metadata=cli("--max-steps", "Most steps.", minimum=1))
+    lookup: Lookup = field(
+        default="auto",
+        metadata=cli("--lookup", "auto: a page that fits the context whole is read without gists and look-up."),
+    )
+    max_lookup: int = field(
+        default=3, metadata=cli("--max-lookup", "Most snippets the look-up may read again.", minimum=1)
+    )
+    context_tokens: int = field(
+        default=8192, metadata=cli("--context-tokens", "The model's context window.", minimum=512)
+    )
+    act_on: ActOn = "looked-up"
     depth: int | str = "auto"
     budget_words: int = 300
     dry_run: bool = False
     screenshots: bool = True
-    prompt: str = "chat"  # "chat": one growing conversation (prompt cache); "full": each step whole
-    form_check: bool = False  # a short model call before a form is sent (webagent.web.form_check; the CLI's default)
+    prompt: PromptLayout = "chat"
+    # a short model call before a form is sent (webagent.web.form_check)
+    form_check: bool = field(
+        default=True,
+        metadata=cli(
+            "--form-check",
+            "Before a form is sent, a short model call checks its fields against the task; what it finds is "
+            "told to the model (the form is sent the next time it is asked).",
+            negative="--no-form-check",
+        ),
+    )
     skills: bool = True  # offer the start site's skills (webagent.skills) beside the page's controls
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("lookup", LOOKUPS), ("act_on", ACT_ON), ("prompt", get_args(PromptLayout))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)} (got {getattr(self, name)!r})")
+
+
+def cli_fields() -> list:
+    """The ``AgentOptions`` fields a command line sets, in their order."""
+    return [f for f in fields(AgentOptions) if "cli" in f.metadata]

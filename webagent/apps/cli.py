@@ -9,8 +9,16 @@ from pathlib import Path
 
 import click
 
-from webagent.cli_common import endpoint_options, model_options, parse_shard, run_async, status, user_errors
-from webagent.cli_run import _options, agent_options
+from webagent.cli_common import (
+    browser_options,
+    endpoint_options,
+    model_options,
+    options_from,
+    parse_shard,
+    run_async,
+    status,
+    user_errors,
+)
 from webagent.errors import UserError
 
 app_dir_option = click.option(
@@ -110,7 +118,7 @@ def start_command(app, port, app_dirs) -> None:
     "checks confirmed (never a task's own run).",
 )
 @app_dir_option
-@agent_options
+@browser_options
 @model_options
 @run_async
 async def eval_command(
@@ -125,14 +133,7 @@ async def eval_command(
 
     if headed or cdp_url:
         raise UserError("apps eval starts its own headless browser per task (--headed/--cdp-url are for `run`)")
-    options = _options(
-        kwargs.pop("max_steps"),
-        kwargs.pop("lookup"),
-        kwargs.pop("max_lookup"),
-        kwargs.pop("context_tokens"),
-        kwargs.pop("form_check"),
-        skills=skills or learn,  # an evaluation offers skills only when asked (--skills, --learn)
-    )
+    options = options_from(kwargs, skills=skills or learn)  # an evaluation offers skills only when asked
     endpoint = endpoint_options(kwargs)
     apps = load_apps(list(app_names), extra=app_dirs)
     out = Path(out)

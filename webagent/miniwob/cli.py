@@ -7,9 +7,7 @@ from pathlib import Path
 
 import click
 
-from webagent.agent.decide import LOOKUPS
-from webagent.agent.loop import AgentOptions
-from webagent.cli_common import endpoint_options, model_options, run_async
+from webagent.cli_common import agent_options, endpoint_options, model_options, options_from, run_async
 from webagent.errors import UserError
 
 
@@ -62,36 +60,8 @@ def _episode_concurrency(func):
     help="Load the task page afresh for every episode (default: "
     "further episodes of a task start on its loaded page, as MiniWoB's own harness does).",
 )
-@click.option("--max-steps", type=click.IntRange(min=1), default=10, show_default=True, help="Most steps per episode.")
-@click.option(
-    "--lookup",
-    type=click.Choice(LOOKUPS),
-    default="auto",
-    show_default=True,
-    help="auto: skip gists and look-up when the whole page fits the context; always: use the gist memory.",
-)
-@click.option(
-    "--max-lookup",
-    type=click.IntRange(min=1),
-    default=3,
-    show_default=True,
-    help="Most snippets looked up per step (ReadAgent-P).",
-)
-@click.option(
-    "--context-tokens",
-    type=click.IntRange(min=512),
-    default=8192,
-    show_default=True,
-    help="The model's context; looked-up snippets that would overflow it stay gists.",
-)
-@click.option(
-    "--form-check/--no-form-check",
-    default=True,
-    show_default=True,
-    help="Before a form is sent, a short model call checks its fields against the task; what it "
-    "finds is told to the model (the form is sent the next time it is asked).",
-)
 @click.option("--cdp-url", help="Attach to a running Chromium instead of launching one.")
+@agent_options
 @_episode_concurrency
 @run_async
 async def miniwob_command(
@@ -101,11 +71,6 @@ async def miniwob_command(
     out,
     no_traces,
     reload_each_episode,
-    max_steps,
-    lookup,
-    max_lookup,
-    context_tokens,
-    form_check,
     cdp_url,
     episodes_in_parallel,
     model_concurrency,
@@ -123,29 +88,22 @@ async def miniwob_command(
     if not names:
         raise UserError("--tasks is empty")
     kwargs["concurrency"] = model_concurrency
+    # a benchmark run: nothing learned elsewhere is offered
+    options = options_from(kwargs, screenshots=not no_traces, skills=False)
     endpoint = endpoint_options(kwargs)
-    options = AgentOptions(
-        max_steps=max_steps,
-        lookup=lookup,
-        max_lookup=max_lookup,
-        context_tokens=context_tokens,
-        screenshots=not no_traces,
-        form_check=form_check,
-        skills=False,  # a benchmark run: nothing learned elsewhere is offered
-    )
     out_dir = Path(out)
     started = time.perf_counter()
     async with _client(endpoint) as client:
         config = MiniWoBConfig(
             model=client.model_name,
-            max_steps=max_steps,
-            lookup=lookup,
-            max_lookup=max_lookup,
-            context_tokens=context_tokens,
+            max_steps=options.max_steps,
+            lookup=options.lookup,
+            max_lookup=options.max_lookup,
+            context_tokens=options.context_tokens,
             seed=seed,
             structured=endpoint.structured,
             reuse_page=not reload_each_episode,
-            form_check=form_check,
+            form_check=options.form_check,
         )
         rows = await run_miniwob(
             client,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, overload
+from typing import Any, Generic, Literal, Protocol, TypeVar, get_args, overload
 
 from webagent.html import Snippet
 from webagent.llm.cache import content_hash
@@ -29,7 +29,8 @@ from webagent.memory import GistMemory, LookupResult, Page, lookup_parallel
 from webagent.memory.gist import gist_page
 from webagent.web.action import ActionOutcome, predict_action, visible_ids
 
-ACT_ON = ("looked-up", "context")
+ActOn = Literal["looked-up", "context"]
+ACT_ON: tuple[str, ...] = get_args(ActOn)
 # Rendered HTML runs at roughly 2 characters per token or more; estimating with 2 keeps the
 # prompt inside the window without a tokenizer for every endpoint.
 CHARS_PER_TOKEN = 2
