@@ -69,26 +69,46 @@ def test_usable_replies(text, expected):
 
 
 @pytest.mark.parametrize(
-    "text, choices, problem",
+    "text, choices, problem, kind",
     [
-        ('{"operation": "CLICK", "element_id": ""}', LATER, "needs the element_id"),
-        ('{"operation": "CLICK", "element_id": "99"}', LATER, "element id 99 is not on this page"),
-        ('{"operation": "CLICK", "element_id": "9"}', LATER, "[9] button 'Pay' is disabled"),
-        ('{"operation": "SELECT", "element_id": "7", "value": "x"}', LATER, "it takes TYPE, not SELECT"),
-        ('{"operation": "CLICK", "element_id": "7", "value": "Night Trains"}', LATER, "it takes TYPE, not CLICK"),
-        ('{"operation": "TYPE", "element_id": "12", "value": "x"}', LATER, "it takes CLICK, not TYPE"),
-        ('{"operation": "SELECT", "element_id": "4", "value": ""}', LATER, "needs a value"),
-        ('{"operation": "SELECT", "element_id": "4", "value": "Overnight"}', LATER, "not an option of [4]"),
-        ('{"operation": "GOTO", "value": "http://x.test/"}', LATER, "not possible now"),
-        ('{"operation": "SCROLL", "value": "left"}', LATER, 'up" or "down'),
-        ('{"operation": "HOVER", "element_id": "7"}', LATER, "no valid operation"),
-        ('{"operation": "BACK"}', FIRST, "no earlier page"),
-        ("no idea", LATER, "no LiveAction found"),
+        ('{"operation": "CLICK", "element_id": ""}', LATER, "needs the element_id", "unreadable"),
+        ('{"operation": "CLICK", "element_id": "99"}', LATER, "element id 99 is not on this page", "not_offered"),
+        ('{"operation": "CLICK", "element_id": "9"}', LATER, "[9] button 'Pay' is disabled", "disabled"),
+        (
+            '{"operation": "SELECT", "element_id": "7", "value": "x"}',
+            LATER,
+            "it takes TYPE, not SELECT",
+            "wrong_operation",
+        ),
+        (
+            '{"operation": "CLICK", "element_id": "7", "value": "Night Trains"}',
+            LATER,
+            "it takes TYPE, not CLICK",
+            "wrong_operation",
+        ),
+        (
+            '{"operation": "TYPE", "element_id": "12", "value": "x"}',
+            LATER,
+            "it takes CLICK, not TYPE",
+            "wrong_operation",
+        ),
+        ('{"operation": "SELECT", "element_id": "4", "value": ""}', LATER, "needs a value", "bad_value"),
+        (
+            '{"operation": "SELECT", "element_id": "4", "value": "Overnight"}',
+            LATER,
+            "not an option of [4]",
+            "bad_value",
+        ),
+        ('{"operation": "GOTO", "value": "http://x.test/"}', LATER, "not possible now", "not_offered"),
+        ('{"operation": "SCROLL", "value": "left"}', LATER, 'up" or "down', "bad_value"),
+        ('{"operation": "HOVER", "element_id": "7"}', LATER, "no valid operation", "unreadable"),
+        ('{"operation": "BACK"}', FIRST, "no earlier page", "not_offered"),
+        ("no idea", LATER, "no LiveAction found", "unreadable"),
     ],
 )
-def test_unusable_replies_say_why(text, choices, problem):
+def test_unusable_replies_say_why(text, choices, problem, kind):
     action, found = parse_live_action(_reply(text), choices)
-    assert action is None and problem in found
+    assert action is None and found is not None and problem in found.message and found.kind == kind
 
 
 def _branches(choices: Choices) -> dict[str, list[dict]]:

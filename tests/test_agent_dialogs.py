@@ -168,15 +168,16 @@ async def test_while_a_dialog_is_open_only_its_answers_and_done_are_choices():
         return parse_live_action(Reply(text=json.dumps(data), data=data), choices)
 
     action, problem = parse({"action": {"operation": "CLICK", "element_id": "5"}}, confirm)
-    assert action is None and "answer it first" in problem and "DIALOG, DONE" in problem
+    assert action is None and problem is not None and problem.kind == "not_offered"
+    assert "answer it first" in problem.message and "DIALOG, DONE" in problem.message
     action, problem = parse({"operation": "DIALOG", "value": "Accept"}, confirm)
     assert problem is None and (action.value, action.describe()) == ("accept", "DIALOG accept")
     action, problem = parse({"operation": "DIALOG", "value": "maybe"}, confirm)
-    assert action is None and "accept" in problem
+    assert action is None and problem is not None and problem.kind == "bad_value" and "accept" in problem.message
     action, problem = parse({"operation": "DIALOG", "value": "accept", "text": "Ann"}, prompt)
     assert problem is None and action.text == "Ann" and action.describe() == 'DIALOG accept "Ann"'
     action, problem = parse({"operation": "DIALOG", "value": "accept"}, Choices(controls))
-    assert action is None and "no dialog is open" in problem
+    assert action is None and problem is not None and "no dialog is open" in problem.message
 
 
 # -- the live agent ----------------------------------------------------------------------------

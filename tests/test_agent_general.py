@@ -350,8 +350,9 @@ def _refusal(text: str, controls) -> str:
     from webagent.web.live_action import Choices, parse_live_action
 
     action, problem = parse_live_action(Reply(text=text, data=extract_json(text)), Choices(controls))
-    assert action is None, f"{text} was accepted as {action}"
-    return problem or ""
+    assert action is None and problem is not None, f"{text} was accepted as {action}"
+    assert problem.kind in ("wrong_operation", "not_offered"), problem
+    return problem.message
 
 
 async def _controls(browser, site):

@@ -48,7 +48,7 @@ def test_the_api_starts_from_the_same_defaults_and_takes_max_steps():
 
 
 def test_a_flag_changes_only_its_own_option(tmp_path):
-    from webagent.cli_common import options_from
+    from webagent.agent.cli_options import options_from
 
     kwargs = {f.name: getattr(AgentOptions(), f.name) for f in cli_fields()} | {"max_steps": 10, "other": 1}
     options = options_from(kwargs, skills=False)

@@ -99,25 +99,45 @@ def test_a_valid_fill_is_kept_with_each_option_as_the_select_names_it():
 
 
 @pytest.mark.parametrize(
-    "fill, problem",
+    "fill, problem, kind",
     [
-        (_fill([("5", "Ada"), ("8", "Overnight")]), "field 2 ([8]): 'Overnight' is not an option of [8]"),
-        (_fill([("5", "Ada"), ("20", "tea")]), "field 2 ([20]): it is not in the same form as field 1 ([5])"),
-        (_fill([("5", "Ada"), ("30", "hi")]), "field 2 ([30]): it is not in the same form as field 1"),
-        (_fill([("6", "Ada"), ("5", "Ada")]), "field 1 ([6]): [6] text field 'Old name' is disabled"),
-        (_fill([("5", "Ada"), ("99", "x")]), "field 2 ([99]): element id 99 is not on this page"),
-        (_fill([("5", "Ada"), ("9", "x")]), "field 2 ([9]): [9] is a submit button: it takes CLICK, not FILL"),
-        (_fill([("5", "Ada"), ("5", "Bo")]), "field 2 ([5]): [5] is already field 1"),
-        (_fill([("5", "Ada"), ("8", "")]), "field 2 ([8]): SELECT needs a value"),
-        (_fill([("5", "Ada"), ("8", "Express")], submit="21"), "submit button [21]: it is not in the same form"),
-        (_fill([("5", "Ada"), ("8", "Express")], submit="30"), "submit button [30]: [30] is a text field"),
-        (_fill([("5", "Ada"), ("8", "Express")], submit="5"), "submit button [5]: [5] is a text field"),
-        (_fill([("5", "Ada")], submit=""), "FILL needs 2 or more fields, or one and the button"),
+        (_fill([("5", "Ada"), ("8", "Overnight")]), "field 2 ([8]): 'Overnight' is not an option of [8]", "bad_value"),
+        (
+            _fill([("5", "Ada"), ("20", "tea")]),
+            "field 2 ([20]): it is not in the same form as field 1 ([5])",
+            "bad_fill",
+        ),
+        (_fill([("5", "Ada"), ("30", "hi")]), "field 2 ([30]): it is not in the same form as field 1", "bad_fill"),
+        (_fill([("6", "Ada"), ("5", "Ada")]), "field 1 ([6]): [6] text field 'Old name' is disabled", "disabled"),
+        (_fill([("5", "Ada"), ("99", "x")]), "field 2 ([99]): element id 99 is not on this page", "not_offered"),
+        (
+            _fill([("5", "Ada"), ("9", "x")]),
+            "field 2 ([9]): [9] is a submit button: it takes CLICK, not FILL",
+            "wrong_operation",
+        ),
+        (_fill([("5", "Ada"), ("5", "Bo")]), "field 2 ([5]): [5] is already field 1", "bad_fill"),
+        (_fill([("5", "Ada"), ("8", "")]), "field 2 ([8]): SELECT needs a value", "bad_value"),
+        (
+            _fill([("5", "Ada"), ("8", "Express")], submit="21"),
+            "submit button [21]: it is not in the same form",
+            "bad_fill",
+        ),
+        (
+            _fill([("5", "Ada"), ("8", "Express")], submit="30"),
+            "submit button [30]: [30] is a text field",
+            "wrong_operation",
+        ),
+        (
+            _fill([("5", "Ada"), ("8", "Express")], submit="5"),
+            "submit button [5]: [5] is a text field",
+            "wrong_operation",
+        ),
+        (_fill([("5", "Ada")], submit=""), "FILL needs 2 or more fields, or one and the button", "bad_fill"),
     ],
 )
-def test_one_bad_part_refuses_the_whole_fill_naming_it(fill, problem):
+def test_one_bad_part_refuses_the_whole_fill_naming_it(fill, problem, kind):
     action, found = parse_live_action(_reply(fill), PAGE)
-    assert action is None and found is not None and found.startswith(problem), found
+    assert action is None and found is not None and found.message.startswith(problem) and found.kind == kind, found
 
 
 def test_the_history_line_says_what_was_filled_a_password_hidden():

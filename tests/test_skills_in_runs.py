@@ -151,9 +151,12 @@ async def test_a_skills_arguments_are_typed_and_every_primitive_stays_in_the_sch
     assert {"CLICK", "TYPE", "SELECT", "SKILL", "DONE"} <= ops
     bad = {"operation": "SKILL", "element_id": note.label, "args": {"title": "Eggs", "colour": "Green"}}
     action, problem = parse_live_action(Reply(text=json.dumps(bad), data=bad), choices)
-    assert action is None and problem == "'Green' is not an option of colour; choose one of: White, Yellow, Pink"
+    assert action is None and problem is not None and problem.kind == "bad_skill_args"
+    assert problem.message == "'Green' is not an option of colour; choose one of: White, Yellow, Pink"
     missing = {"operation": "SKILL", "element_id": note.label, "args": {"title": "Eggs"}}
-    assert parse_live_action(Reply(text="", data=missing), choices)[1] == f"skill {note.label} needs args for: colour"
+    assert (
+        str(parse_live_action(Reply(text="", data=missing), choices)[1]) == f"skill {note.label} needs args for: colour"
+    )
 
 
 def _broken_save(skills):

@@ -1,16 +1,13 @@
-"""What both CLIs share: model options, the agent's options, and turning user errors into one
-line + exit code."""
+"""What both CLIs share: model options, and turning user errors into one line + exit code."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 import sys
-from typing import get_args, get_type_hints
 
 import click
 
-from webagent.agent.options import AgentOptions, cli_fields
 from webagent.errors import UserError
 from webagent.llm.endpoint import EndpointOptions
 
@@ -25,45 +22,6 @@ def embedded_option():
         help=f"Registry model for the embedded server, pulled on first use ({', '.join(MODELS)}; "
         f"default {default_model()}; see `webagent models list`).",
     )
-
-
-def agent_options(func):
-    """One click option per ``AgentOptions`` field a command line sets, its default the
-    field's (``webagent.agent.options``): every agent command starts from the same defaults."""
-    hints = get_type_hints(AgentOptions)
-    for f in reversed(cli_fields()):
-        spec = f.metadata["cli"]
-        kind = hints[f.name]
-        if kind is bool:
-            flag = f"{spec['flag']}/{spec['negative']}" if spec["negative"] else spec["flag"]
-            func = click.option(flag, f.name, default=f.default, show_default=True, help=spec["help"])(func)
-            continue
-        choices = get_args(kind)
-        kind_of = click.Choice(choices) if choices else click.IntRange(min=spec["min"]) if kind is int else str
-        func = click.option(
-            spec["flag"], f.name, type=kind_of, default=f.default, show_default=True, help=spec["help"]
-        )(func)
-    return func
-
-
-def browser_options(func):
-    """The agent's options (``cli_common.agent_options``) and the browser's: --headed, --cdp-url."""
-    for opt in reversed(
-        [
-            click.option("--headed", is_flag=True, help="Show the browser window."),
-            click.option(
-                "--cdp-url",
-                help="Attach to a running Chromium (ws://... or http://host:port) instead of launching one.",
-            ),
-        ]
-    ):
-        func = opt(func)
-    return agent_options(func)
-
-
-def options_from(kwargs: dict, **extra) -> AgentOptions:
-    """The ``AgentOptions`` of a command's arguments (taken out of ``kwargs``), with ``extra`` settings."""
-    return AgentOptions(**{f.name: kwargs.pop(f.name) for f in cli_fields()}, **extra)
 
 
 def model_options(func):

@@ -6,8 +6,9 @@ import json
 
 import click
 
+from webagent.agent.cli_options import browser_options, options_from
 from webagent.api import RunResult
-from webagent.cli_common import browser_options, endpoint_options, model_options, options_from, run_async
+from webagent.cli_common import endpoint_options, model_options, run_async
 from webagent.demo_site import DEMO_TASK
 from webagent.errors import UserError
 

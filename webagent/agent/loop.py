@@ -44,6 +44,7 @@ from webagent.agent.state import DID, RunState, did_key, page_key
 from webagent.browser import ActionResult
 from webagent.errors import UserError
 from webagent.llm.client import LLMClient
+from webagent.problems import ProblemKind
 from webagent.skills.offer import block as skill_block
 from webagent.skills.offer import offers as skill_offers
 from webagent.skills.run import started
@@ -220,8 +221,10 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     t0 = time.perf_counter()
     snippets, view = state.view(obs)
     problem = None if snippets else "the page shows nothing to act on"
+    problem_kind: ProblemKind | None = None if snippets else "nothing_to_act_on"
     if isinstance(view, UserError):
         problem, view = f"the page has nothing to act on: {view}", None
+        problem_kind = "nothing_to_act_on"
     times["view_s"] = time.perf_counter() - t0
     before = state.lines(obs)
     if not state.page:
@@ -265,7 +268,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
             skill_params={o.label: {p.name: o.options.get(p.name, ()) for p in o.skill.params} for o in offered},
         )
         times.update(decision.times)
-        problem = decision.outcome.problem
+        problem, problem_kind = decision.outcome.problem, decision.outcome.problem_kind
     action = decision.outcome.action if decision else None
     secret = bool(action and action.operation == "TYPE" and _secret(state, obs, action.element_id, action.value))
     if secret and action and action.value:
@@ -356,6 +359,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         obs=obs,
         description=description,
         problem=problem,
+        problem_kind=problem_kind,
         executed=executed,
         result_text=result_text,
         ok=ok,

@@ -3,7 +3,7 @@
 The defaults live here and only here: the Python API (``Agent``, ``run_agent``), ``webagent
 run``, ``replay``'s repairs, ``apps eval`` and ``miniwob`` all start from them.
 The options a user may set from the command line carry their flag and help in the field's
-metadata (``cli``); ``webagent.cli_common.agent_options`` turns them into click options, so a
+metadata (``cli``); ``webagent.agent.cli_options.agent_options`` turns them into click options, so a
 flag's default is the field's default."""
 
 from __future__ import annotations

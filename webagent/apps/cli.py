@@ -9,11 +9,10 @@ from pathlib import Path
 
 import click
 
+from webagent.agent.cli_options import browser_options, options_from
 from webagent.cli_common import (
-    browser_options,
     endpoint_options,
     model_options,
-    options_from,
     parse_shard,
     run_async,
     status,

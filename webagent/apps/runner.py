@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,22 +33,8 @@ from webagent.apps.learn import for_instance
 from webagent.apps.online import for_task
 from webagent.apps.spec import App, Task
 from webagent.errors import UserError
+from webagent.problems import REFUSED
 from webagent.trace.record import StepRecord
-
-# The agent's refusals, as its problem messages read (webagent.web.live_action).
-REFUSALS = (
-    "is not one you may act on",
-    "is not possible now",
-    "is not an option of",
-    "is the name of",
-    "takes CLICK",
-    "takes TYPE",
-    "takes SELECT",
-    "is not in the same form as",
-    "is already field",
-    "not a submit button",
-    "FILL needs at least",
-)
 
 
 class EvalConfig(BaseModel):
@@ -108,7 +95,7 @@ def failure_cause(status: str, success: bool, steps: list[StepRecord]) -> str | 
         return None
     refused = any(_refused(s) for s in steps)
     if status == "error":
-        return "model error" if any("endpoint" in (s.problem or "") for s in steps) else "error"
+        return "model error" if any(s.problem_kind == "endpoint" for s in steps) else "error"
     if status == "stuck":
         return "stuck (after refusals)" if refused else "stuck"
     if status == "max_steps":
@@ -119,8 +106,9 @@ def failure_cause(status: str, success: bool, steps: list[StepRecord]) -> str | 
 
 
 def _refused(step: StepRecord) -> bool:
-    """Whether the agent refused the step's answer (``webagent.web.live_action``'s problems)."""
-    return any(r in (step.problem or "") for r in REFUSALS)
+    """Whether the agent refused the step's answer: one it could read that named something the
+    page does not allow (``webagent.problems.REFUSED``; counted by kind, never by wording)."""
+    return step.problem_kind in REFUSED
 
 
 def _acted_after(steps: list[StepRecord], goal_step: int) -> int:
@@ -208,6 +196,7 @@ async def run_task(
             usage=result.usage,
             cause=failure_cause(result.status, ok, steps),
             refusals=sum(_refused(s) for s in steps),
+            problems=dict(Counter(s.problem_kind for s in steps if s.problem_kind)),  # unusable replies, by kind
             goal_step=goal_step,
             went_on=None if goal_step is None else max(0, _acted_after(steps, goal_step)),
             prompt_tokens=result.usage.get("prompt_tokens", 0),

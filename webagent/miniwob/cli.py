@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from webagent.cli_common import agent_options, endpoint_options, model_options, options_from, run_async
+from webagent.agent.cli_options import agent_options, options_from
+from webagent.cli_common import endpoint_options, model_options, run_async
 from webagent.errors import UserError
 
 

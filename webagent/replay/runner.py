@@ -443,6 +443,7 @@ class Replay:
             "miss": miss,
             "replies": decision.outcome.replies if decision else [],
             "problem": problem,
+            "problem_kind": decision.outcome.problem_kind if decision is not None else "nothing_to_act_on",
             "usage": client.usage.to_dict(),
         }
         if decision is not None and decision.endpoint_failed:

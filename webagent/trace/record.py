@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from webagent.browser import REDACTED, ActionResult, Observation
 from webagent.errors import UserError
+from webagent.problems import ProblemKind
 from webagent.trace.fingerprint import target_of
 from webagent.web.live_action import LiveAction
 
@@ -108,6 +109,7 @@ class StepRecord(_Record):
     action_text: str = ""
     element: str | None = None
     problem: str | None = None  # why the model's reply gave no usable action (or the reply's problem)
+    problem_kind: ProblemKind | None = None  # its kind, what reports count (``webagent.problems``)
     result: dict[str, Any] | None = None  # the browser's ``ActionResult``
     result_text: str = ""
     ok: bool = False
@@ -199,6 +201,7 @@ def step_record(
     obs: Observation | None = None,
     description: str = "",
     problem: str | None = None,
+    problem_kind: ProblemKind | None = None,
     executed: ActionResult | None = None,
     secret: bool = False,
     hidden: Collection[str] = (),
@@ -229,6 +232,7 @@ def step_record(
         else f"no usable action ({problem})",
         "element": description or None,
         "problem": problem,
+        "problem_kind": problem_kind if problem else None,
         "result": executed.model_dump() if executed is not None else None,
         "result_text": result_text,
         "ok": ok,

@@ -33,6 +33,7 @@ from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 from webagent.llm.client import LLMClient, Reply
 from webagent.llm.reask import REASK_PREFIX, ask_until_usable
 from webagent.llm.replies import read_reply
+from webagent.problems import Problem, ProblemKind
 from webagent.prompts import load_prompt, render_prompt
 from webagent.web.action import MAX_ENUM_IDS, _action_from_text
 from webagent.web.agent_view import Control, grouped_options, matching_option, option_names
@@ -344,14 +345,17 @@ def _live_action_from_text(text: str) -> dict | None:
     return fields or None
 
 
-def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None, str | None]:
+Checked = tuple[LiveAction | None, Problem | None]
+
+
+def parse_live_action(reply: Reply, choices: Choices) -> Checked:
     """(action, problem): the reply checked against what ``choices`` allow."""
-    action, problem = read_reply(unwrap(reply), LiveAction, _live_action_from_text)
+    action, unread = read_reply(unwrap(reply), LiveAction, _live_action_from_text)
     allowed_ops = choices.operations()
     if action is None:
-        if problem and problem.startswith("operation"):
-            problem = f"no valid operation ({problem}); use one of {', '.join(allowed_ops)}"
-        return None, problem
+        if unread and unread.startswith("operation"):
+            unread = f"no valid operation ({unread}); use one of {', '.join(allowed_ops)}"
+        return None, Problem("unreadable", unread or "no action in the reply")
     op = action.operation
     if op not in allowed_ops:
         why = {
@@ -361,7 +365,7 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
             op,
             "the page holds a dialog open: answer it first" if choices.dialog else "it is not available on this page",
         )
-        return None, f"{op} is not possible now ({why}); use one of {', '.join(allowed_ops)}"
+        return None, Problem("not_offered", f"{op} is not possible now ({why}); use one of {', '.join(allowed_ops)}")
     if op != "FILL" and action.fields:
         action = action.model_copy(update={"fields": []})
     if op in NEEDS_ELEMENT:
@@ -373,11 +377,11 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
     if op == "DIALOG":
         answer = action.value.lower()
         if answer not in DIALOG_ANSWERS:
-            return None, 'DIALOG takes the value "accept" or "dismiss"'
+            return None, Problem("bad_value", 'DIALOG takes the value "accept" or "dismiss"')
         text = action.text if choices.dialog == "prompt" and answer == "accept" else ""
         return action.model_copy(update={"element_id": "", "press_enter": False, "value": answer, "text": text}), None
     if op == "SCROLL" and action.value.lower() not in ("", "up", "down"):
-        return None, 'SCROLL takes the value "up" or "down"'
+        return None, Problem("bad_value", 'SCROLL takes the value "up" or "down"')
     return action.model_copy(
         update={
             "element_id": "",
@@ -388,43 +392,49 @@ def parse_live_action(reply: Reply, choices: Choices) -> tuple[LiveAction | None
     ), None
 
 
-def _element_action(action: LiveAction, choices: Choices) -> tuple[LiveAction | None, str | None]:
+def _element_action(action: LiveAction, choices: Choices) -> Checked:
     """A CLICK, TYPE or SELECT checked against the control it names."""
     op = action.operation
     control = choices.controls.get(action.element_id)
     if not action.element_id:
-        return None, f"{op} needs the element_id of the element to act on"
+        return None, Problem("unreadable", f"{op} needs the element_id of the element to act on")
     if control is None:
-        return None, f"element id {action.element_id} is not on this page"
+        return None, Problem("not_offered", f"element id {action.element_id} is not on this page")
     if control.disabled:
-        return None, f"[{action.element_id}] {control.kind} {control.name!r} is disabled"
+        return None, Problem("disabled", f"[{action.element_id}] {control.kind} {control.name!r} is disabled")
     if control.op != op:
-        return None, f"[{action.element_id}] is a {control.kind}: it takes {control.op}, not {op}"
+        return None, Problem(
+            "wrong_operation", f"[{action.element_id}] is a {control.kind}: it takes {control.op}, not {op}"
+        )
     if op == "CLICK":
         return action.model_copy(update={"value": "", "press_enter": False}), None
     if op == "SELECT" and not action.value:
-        return None, "SELECT needs a value (the option to choose)"
+        return None, Problem("bad_value", "SELECT needs a value (the option to choose)")
     if op == "SELECT":
         option = matching_option(control.options, action.value)
         if option is None and len(several := grouped_options(control.options, action.value)) > 1:
-            return None, (
+            return None, Problem(
+                "bad_value",
                 f"{action.value!r} is an option of several groups of [{action.element_id}]; choose one of: "
-                + ", ".join(several)
+                + ", ".join(several),
             )
         if option is None:
-            return None, (
+            return None, Problem(
+                "bad_value",
                 f"{action.value!r} is not an option of [{action.element_id}]; choose one of: "
-                + ", ".join(control.options)
+                + ", ".join(control.options),
             )
         return action.model_copy(update={"value": option, "press_enter": False}), None
     return action, None
 
 
-def _fill_action(action: LiveAction, choices: Choices) -> tuple[LiveAction | None, str | None]:
+def _fill_action(action: LiveAction, choices: Choices) -> Checked:
     """A FILL checked part by part: each field as that TYPE or SELECT alone, none twice, the
     submit button (if any) a submit button, all of one form; the first bad part refuses it all."""
     if not action.fields or (len(action.fields) == 1 and not action.element_id):
-        return None, "FILL needs 2 or more fields, or one and the button to click after it (else use TYPE or SELECT)"
+        return None, Problem(
+            "bad_fill", "FILL needs 2 or more fields, or one and the button to click after it (else use TYPE or SELECT)"
+        )
     fields: list[FillField] = []
     forms: list[tuple[str, str]] = []  # (the part, its form)
     for k, f in enumerate(action.fields, 1):
@@ -432,44 +442,50 @@ def _fill_action(action: LiveAction, choices: Choices) -> tuple[LiveAction | Non
         control = choices.controls.get(f.element_id)
         op: Literal["TYPE", "SELECT"] = "SELECT" if control is not None and control.op == "SELECT" else "TYPE"
         if control is not None and control.op not in FILLABLE:
-            return None, f"{part}: [{f.element_id}] is a {control.kind}: it takes {control.op}, not FILL"
+            return None, Problem(
+                "wrong_operation", f"{part}: [{f.element_id}] is a {control.kind}: it takes {control.op}, not FILL"
+            )
         checked, problem = _element_action(LiveAction(operation=op, element_id=f.element_id, value=f.value), choices)
         if checked is None or control is None:
-            return None, f"{part}: {problem}"
+            return None, (problem or Problem("not_offered", "not on this page")).within(part)
         if earlier := next((j for j, g in enumerate(fields, 1) if g.element_id == f.element_id), None):
-            return None, f"{part}: [{f.element_id}] is already field {earlier}"
+            return None, Problem("bad_fill", f"{part}: [{f.element_id}] is already field {earlier}")
         fields.append(FillField(element_id=f.element_id, value=checked.value))
         forms.append((part, control.form))
     if action.element_id:
         part = f"submit button [{action.element_id}]"
         checked, problem = _element_action(LiveAction(operation="CLICK", element_id=action.element_id), choices)
         if checked is None:
-            return None, f"{part}: {problem}"
+            return None, (problem or Problem("not_offered", "not on this page")).within(part)
         button = choices.controls[action.element_id]
         if button.kind not in SUBMITS:
-            return None, f'{part}: it is a {button.kind}, not a button (or give "" to click none)'
+            return None, Problem("bad_fill", f'{part}: it is a {button.kind}, not a button (or give "" to click none)')
         forms.append((part, button.form))
     # A field outside any <form> shares none with one inside: all of one form, or all of none.
     if other := next(((part, form) for part, form in forms if form != forms[0][1]), None):
-        return None, f"{other[0]}: it is not in the same form as field 1 ([{fields[0].element_id}])"
+        return None, Problem(
+            "bad_fill", f"{other[0]}: it is not in the same form as field 1 ([{fields[0].element_id}])"
+        )
     update = {"fields": fields, "value": "", "press_enter": False, "text": "", "args": {}}
     return action.model_copy(update=update), None
 
 
-def _skill_action(action: LiveAction, choices: Choices) -> tuple[LiveAction | None, str | None]:
+def _skill_action(action: LiveAction, choices: Choices) -> Checked:
     """A SKILL reply checked against the skills offered: the label, then each parameter (all
     given, none unknown, a select's value one of its live options)."""
     params = choices.skills.get(action.element_id)
     if params is None:
         offered = ", ".join(choices.skills) or "none"
-        return None, f"skill {action.element_id or '(no label)'} is not offered on this page (offered: {offered})"
+        return None, Problem(
+            "not_offered", f"skill {action.element_id or '(no label)'} is not offered on this page (offered: {offered})"
+        )
     missing = [p for p in params if not action.args.get(p)]
     if missing:
-        return None, f"skill {action.element_id} needs args for: {', '.join(missing)}"
+        return None, Problem("bad_skill_args", f"skill {action.element_id} needs args for: {', '.join(missing)}")
     unknown = [p for p in action.args if p not in params]
     if unknown:
-        return (
-            None,
+        return None, Problem(
+            "bad_skill_args",
             f"skill {action.element_id} takes no parameter {', '.join(unknown)} (it takes: {', '.join(params)})",
         )
     args = dict(action.args)
@@ -477,7 +493,9 @@ def _skill_action(action: LiveAction, choices: Choices) -> tuple[LiveAction | No
         if options:
             option = matching_option(options, args[name])
             if option is None:
-                return None, f"{args[name]!r} is not an option of {name}; choose one of: " + ", ".join(options)
+                return None, Problem(
+                    "bad_skill_args", f"{args[name]!r} is not an option of {name}; choose one of: " + ", ".join(options)
+                )
             args[name] = option
     return action.model_copy(update={"value": "", "press_enter": False, "text": "", "args": args}), None
 
@@ -488,6 +506,7 @@ class LiveOutcome:
     calls: int = 0
     failures: int = 0
     problem: str | None = None
+    problem_kind: ProblemKind | None = None
     replies: list[str] = field(default_factory=list)
     endpoint_failed: bool = False
 
@@ -585,10 +604,16 @@ async def predict_live_action(
         ]
     outcome = LiveOutcome()
     ops = choices.operations()
+    last: list[Problem | None] = [None]  # the last reply's problem, its kind kept for the reports
+
+    def parse(reply: Reply) -> tuple[LiveAction | None, str | None]:
+        action, last[0] = parse_live_action(reply, choices)
+        return action, None if last[0] is None else str(last[0])
+
     outcome.action = await ask_until_usable(
         client,
         prompt,
-        parse=lambda reply: parse_live_action(reply, choices),
+        parse=parse,
         schema=live_action_schema(choices),
         # a skill's arguments and a FILL's fields take more words
         max_tokens=256 if choices.fills() else 200 if choices.skills else 96,
@@ -596,6 +621,8 @@ async def predict_live_action(
         tally=outcome,
         instruction=f"Answer again with one JSON action; operation is one of {', '.join(ops)}.",
     )
+    if outcome.action is None:
+        outcome.problem_kind = "endpoint" if outcome.endpoint_failed or last[0] is None else last[0].kind
     if chat is not None:
         chat.commit(
             user, _as_reply(outcome.action), outcome.replies[-1] if outcome.replies else "", url=url, context=context
