@@ -205,6 +205,20 @@ def _summary_config(s: dict) -> str:
     )
 
 
+@renderer("methods")
+def render_methods(paths: list[Path], opts: dict[str, str]) -> Table:
+    """The methods of an evaluation, from its ``REGISTRY`` (``webagent.variant.Registry``): PATH is
+    the module that lists them (``webagent/docqa/methods/__init__.py``, ``mind2web/methods.py``)."""
+    import importlib
+
+    rows: list[list[Any]] = []
+    for path in paths:
+        root = Path(__file__).resolve().parents[1]
+        module = ".".join(path.resolve().relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+        rows += importlib.import_module(module).REGISTRY.rows()
+    return Table(["method", "what the model reads"], rows)
+
+
 @renderer("apps-summary")
 def render_apps_summary(paths: list[Path], opts: dict[str, str]) -> Table:
     """``summary.json`` of ``webagent apps eval`` (``meta.json`` beside it for the command).

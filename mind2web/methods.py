@@ -1,13 +1,6 @@
-"""The methods compared on Mind2Web, all on the same snippets and the same model.
-
-raw          the whole rendered page, truncated to --context-tokens
-bm25@k       the top-k snippets by BM25 (query: task + previous actions)
-neural@k     the top-k snippets by all-MiniLM-L6-v2 cosine similarity
-ranker@k     the top-k snippets by MindAct's candidate ranker (needs --scores): a snippet
-             scores as its best-ranked candidate
-gistmem      the gists of all snippets only
-readagent-p@k  gists, then ReadAgent-P look-up of 1..k snippets, expanded in place; the
-             action then picks among the looked-up snippets' ids (act_on="looked-up")
+"""The methods compared on Mind2Web, all on the same snippets and the same model, each listed
+once in ``REGISTRY`` (raw, bm25@k, neural@k, ranker@k, gistmem, readagent-p@k: what each
+reads is its summary there; docs/mind2web.md's table is rendered from it).
 
 The web memory itself (gists, look-up, context control, acting) lives in webagent.web and
 is shared with the live agent; this module only configures it per method.
@@ -28,6 +21,7 @@ from webagent.html import Snippet, render_page
 from webagent.llm.client import LLMClient
 from webagent.memory import word_count
 from webagent.retrieval import NeuralRanker, bm25_top_k, top_k_in_order
+from webagent.variant import Method, Registry
 from webagent.variant import Variant as BaseVariant
 from webagent.web.action import ActionOutcome, predict_action, visible_ids
 from webagent.web.agent_view import Control
@@ -41,17 +35,54 @@ from webagent.web.memory import (
 )
 from webagent.web.typed_action import page_controls
 
-METHODS = ("raw", "bm25", "neural", "ranker", "gistmem", "readagent-p")
-TOP_K_METHODS = ("bm25", "neural", "ranker", "readagent-p")
-# `all` runs these; ranker only when scores are given.
-DEFAULT_METHODS = ("raw", "bm25", "neural", "gistmem", "readagent-p")
+_HERE = "mind2web.methods"
+REGISTRY = Registry(
+    [
+        Method(
+            "raw", "the whole rendered page, truncated to `--context-tokens` (default 8192)", run=f"{_HERE}:predict_raw"
+        ),
+        Method(
+            "bm25",
+            "the top-k snippets by BM25, query = task + previous actions (`--top-k 1,5`)",
+            numbered=True,
+            run=f"{_HERE}:predict_retrieved",
+        ),
+        Method(
+            "neural",
+            "the top-k snippets by all-MiniLM-L6-v2 (the `neural` extra)",
+            numbered=True,
+            run=f"{_HERE}:predict_retrieved",
+        ),
+        Method(
+            "ranker",
+            "the top-k snippets by MindAct's candidate ranker (`--scores scores_all_data.pkl`): a snippet "
+            "scores as its best-ranked candidate",
+            numbered=True,
+            in_all=False,
+            run=f"{_HERE}:predict_retrieved",
+        ),
+        Method(
+            "gistmem",
+            'the gists of all snippets, as `{"index": i, "content": gist}` lines',
+            run=f"{_HERE}:predict_from_memory",
+        ),
+        Method(
+            "readagent-p",
+            "the gists, then 1..k snippets looked up and expanded in place (`--max-lookup 1,5`); the action "
+            "picks among the looked-up snippets' ids",
+            numbered=True,
+            run=f"{_HERE}:predict_from_memory",
+        ),
+    ]
+)
 
 
 class Variant(BaseVariant):
     @classmethod
     def parse(cls, text: str) -> Variant:
-        method, k = cls.split(text, METHODS, TOP_K_METHODS)
-        if method in TOP_K_METHODS and k is None:
+        numbered = REGISTRY.numbered()
+        method, k = cls.split(text, REGISTRY.names(), numbered)
+        if method in numbered and k is None:
             raise UserError(f"method {method!r} needs a positive k, e.g. {method}@5 (got {text!r})")
         return cls(method, k)
 
@@ -59,10 +90,10 @@ class Variant(BaseVariant):
 def expand_variants(methods: list[str], top_k: list[int], max_lookup: list[int]) -> list[Variant]:
     """`bm25` with top_k [1, 5] → bm25@1, bm25@5; `readagent-p` takes max_lookup;
     `all` → every default method."""
-    names = list(DEFAULT_METHODS) if methods == ["all"] else methods
+    names = list(REGISTRY.in_all()) if methods == ["all"] else methods
     out: list[Variant] = []
     for name in names:
-        if name in TOP_K_METHODS:  # a bare top-k method: one variant per k
+        if name in REGISTRY.numbered():  # a bare top-k method: one variant per k
             ks = max_lookup if name == "readagent-p" else top_k
             out += [Variant.parse(f"{name}@{k}") for k in ks]
         else:
@@ -135,35 +166,52 @@ async def predict(
     act_on: str = "looked-up",
     typed_actions: bool = False,
 ) -> StepPrediction:
-    """One method's prediction for one step. The baselines act on the ids visible in their
-    context; gistmem and readagent-p go through the shared web memory (webagent.web)."""
+    """One method's prediction for one step (the method's ``run`` in ``REGISTRY``). The baselines
+    act on the ids visible in their context; gistmem and readagent-p go through the shared web
+    memory (webagent.web)."""
     controls = (await asyncio.to_thread(lambda: step.controls)) if typed_actions else None
-    if variant.method in ("gistmem", "readagent-p"):
-        return await _predict_with_memory(
-            client, variant, step, context_tokens=context_tokens, act_on=act_on, controls=controls
-        )
-    act = functools.partial(
+    run = REGISTRY.runner(variant.method)
+    return await run(client, variant, step, context_tokens=context_tokens, act_on=act_on, controls=controls)
+
+
+def _act(client: LLMClient, step: StepInput, controls: dict[str, Control] | None):
+    return functools.partial(
         predict_action, client, task=step.task, previous_actions=step.previous_actions, controls=controls
     )
-    if variant.method == "raw":
-        page = render_page(step.cleaned_html)
-        # Characters per token vary with the tokenizer; if the endpoint still says the
-        # prompt is too long, cut the page further rather than lose the step.
-        for _ in range(4):
-            context = truncate_for_context(page, context_tokens)
-            outcome = await act(context=context, allowed_ids=visible_ids(context, step.valid_ids))
-            if not context_overflow(outcome.problem):
-                break
-            context_tokens = int(context_tokens * 0.7)
-    else:
-        if variant.method == "ranker":
-            chosen = ranker_top_k(step.snippets, step.candidate_scores, variant.top_k)
-        else:
-            rank = bm25_top_k if variant.method == "bm25" else NeuralRanker.top_k
-            chosen = await asyncio.to_thread(rank, [s.text for s in step.snippets], step.query, variant.top_k)
-        context = "\n".join(step.snippets[i].text for i in chosen)
+
+
+async def predict_raw(
+    client: LLMClient, variant: Variant, step: StepInput, *, context_tokens: int, act_on: str, controls=None
+) -> StepPrediction:
+    """The whole rendered page, cut to the context."""
+    act = _act(client, step, controls)
+    page = render_page(step.cleaned_html)
+    # Characters per token vary with the tokenizer; if the endpoint still says the
+    # prompt is too long, cut the page further rather than lose the step.
+    for _ in range(4):
+        context = truncate_for_context(page, context_tokens)
         outcome = await act(context=context, allowed_ids=visible_ids(context, step.valid_ids))
+        if not context_overflow(outcome.problem):
+            break
+        context_tokens = int(context_tokens * 0.7)
     return _prediction(outcome, context_words=word_count(context))
+
+
+async def predict_retrieved(
+    client: LLMClient, variant: Variant, step: StepInput, *, context_tokens: int, act_on: str, controls=None
+) -> StepPrediction:
+    """The top-k snippets by the method's ranking (BM25, the neural ranker, MindAct's scores)."""
+    rank = RETRIEVERS.get(variant.method)
+    if rank is None:  # ranker: MindAct's scores, given per step
+        chosen = ranker_top_k(step.snippets, step.candidate_scores, variant.top_k)
+    else:
+        chosen = await asyncio.to_thread(rank, [s.text for s in step.snippets], step.query, variant.top_k)
+    context = "\n".join(step.snippets[i].text for i in chosen)
+    outcome = await _act(client, step, controls)(context=context, allowed_ids=visible_ids(context, step.valid_ids))
+    return _prediction(outcome, context_words=word_count(context))
+
+
+RETRIEVERS = {"bm25": bm25_top_k, "neural": NeuralRanker.top_k}  # ranker: MindAct's scores, given per step
 
 
 def _prediction(outcome: ActionOutcome, **fields) -> StepPrediction:
@@ -181,7 +229,7 @@ def _prediction(outcome: ActionOutcome, **fields) -> StepPrediction:
     )
 
 
-async def _predict_with_memory(
+async def predict_from_memory(
     client: LLMClient,
     variant: Variant,
     step: StepInput,
@@ -190,12 +238,14 @@ async def _predict_with_memory(
     act_on: str,
     controls: dict[str, Control] | None = None,
 ) -> StepPrediction:
+    """The gists of all snippets; with @k (readagent-p), 1..k snippets looked up and expanded."""
+    looks_up = variant.k is not None
     memory = await build_web_memory(client, step.snippets)
     failures, endpoint_failed = len(memory.fallback_pages), memory.endpoint_failed
     gist_memory_words = memory.context_words()
     lookups: list[int] = []
     lookup_calls = lookup_failures = 0
-    if variant.method == "readagent-p":
+    if looks_up:
         found = await look_up(
             client, memory, task=step.task, previous_actions=step.previous_actions, max_pages=variant.top_k
         )
@@ -238,5 +288,5 @@ async def _predict_with_memory(
         failures=failures,
         endpoint_failed=endpoint_failed,
         gist_memory_words=gist_memory_words,
-        act_on=act_on if variant.method == "readagent-p" else "context",
+        act_on=act_on if looks_up else "context",
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mind2web.methods import METHODS
+from mind2web.methods import REGISTRY
 from mind2web.metrics import StepResult, aggregate
 from mind2web.rows import Manifest, PlannedTask, StepRow
 
@@ -87,7 +87,8 @@ def summarise(rows: list[StepRow], manifest: Manifest) -> dict:
 
 def _variant_key(name: str) -> tuple[int, int, str]:
     method, _, k = name.partition("@")
-    order = METHODS.index(method) if method in METHODS else len(METHODS)
+    names = REGISTRY.names()
+    order = names.index(method) if method in names else len(names)
     return order, int(k) if k.isdigit() else 0, name
 
 

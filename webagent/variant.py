@@ -1,12 +1,67 @@
 """A method as the evaluation CLIs name it: ``bm25@5`` is BM25 with k = 5, ``gistmem``
 has no number. Mind2Web (``mind2web.methods``) and document QA (``webagent.docqa.methods``)
-each subclass ``Variant`` with their own method table and defaults."""
+each list their methods once, as ``Method`` records in a ``Registry`` (name, one-line
+summary, whether it takes @k and its default, whether ``all`` runs it, where it runs), and
+subclass ``Variant`` to parse their names."""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from webagent.errors import UserError
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    summary: str  # one line: what the model reads (the docs' and --help's table)
+    numbered: bool = False  # takes @k
+    default_k: int | None = None  # k when none is given (None: the caller's default, or required)
+    in_all: bool = True  # ``all`` runs it
+    run: str = ""  # "module:function" that runs it, imported only when it runs
+
+
+class Registry:
+    """The methods of one evaluation, in their order: listed once, read by the parser, the
+    runner, ``all`` and the docs table."""
+
+    def __init__(self, methods: Sequence[Method]):
+        self.methods = tuple(methods)
+        self.by_name = {m.name: m for m in self.methods}
+        if len(self.by_name) != len(self.methods):
+            raise ValueError("two methods share a name")
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.by_name)
+
+    def numbered(self) -> dict[str, int | None]:
+        return {m.name: m.default_k for m in self.methods if m.numbered}
+
+    def in_all(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.methods if m.in_all)
+
+    def get(self, name: str) -> Method:
+        method = self.by_name.get(name)
+        if method is None:
+            raise UserError(f"unknown method {name!r}; choose from {', '.join(self.by_name)} (or 'all')")
+        return method
+
+    def runner(self, name: str) -> Any:
+        """The function that runs ``name`` (its module imported now: a method's dependencies
+        load only when it runs)."""
+        module, _, function = self.get(name).run.partition(":")
+        return getattr(importlib.import_module(module), function)
+
+    def rows(self) -> list[list[str]]:
+        """(method, what the model reads) per method: the docs' table (``bench/render_docs.py``'s
+        ``methods`` renderer)."""
+        return [
+            [f"`{m.name}@k`" if m.numbered else f"`{m.name}`", m.summary + ("" if m.in_all else " (not in `all`)")]
+            for m in self.methods
+        ]
 
 
 @dataclass(frozen=True)

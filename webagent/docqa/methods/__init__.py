@@ -1,21 +1,10 @@
 """Reading methods for document QA, all on the same pages with the same model.
 
-Every method is `async run(client, state, question, variant, opts) -> MethodResult`,
-registered here by name. A name may carry a number after "@": the most pages to look up
-(readagent-p/s), pages retrieved (bm25, neural) or words kept (truncate-first/last).
-
-readagent-p@k     gists, then 1..k pages looked up in one call and expanded in place
-                  (NarrativeQA: asked in order of importance, added while they fit)
-readagent-s@k     gists, then 1..k pages looked up one at a time until STOP
-gistmem           the gists only
-full              the whole text, cut to the context when it does not fit (reported as cut)
-truncate-first@N  the first N words (default: the context size)
-truncate-last@N   the last N words
-bm25@k, neural@k  the top-k pages by BM25 (bm25s) / all-MiniLM-L6-v2, in document order
-memwalker         MemWalker: a tree of summaries navigated from the root
-summary-tree      a left-heavy binary summary tree; the model refines a cut
-kv-memory         the model reads chunk by chunk with list-keys / read / write tools
-kv-memory-rolling the same tools, one rolling "current-summary" key
+Every method is `async run(client, state, question, variant, opts) -> MethodResult`, listed
+once in ``REGISTRY`` below (its name, what the model reads, its @k and default, whether
+`all` runs it, where it runs); the parser, the runner, `all` and docs/docqa.md's table read
+it. A name may carry a number after "@": the most pages to look up (readagent-p/s), pages
+retrieved (bm25, neural) or words kept (truncate-first/last).
 """
 
 from __future__ import annotations
@@ -24,51 +13,94 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from webagent.errors import UserError
+from webagent.variant import Method, Registry
 from webagent.variant import Variant as BaseVariant
 
-METHODS = (
-    "readagent-p",
-    "readagent-s",
-    "gistmem",
-    "full",
-    "truncate-first",
-    "truncate-last",
-    "bm25",
-    "neural",
-    "memwalker",
-    "summary-tree",
-    "kv-memory",
-    "kv-memory-rolling",
-)
-NUMBERED = {"readagent-p": 5, "readagent-s": 5, "bm25": 3, "neural": 3, "truncate-first": None, "truncate-last": None}
-# `all` runs these (neural needs the optional extra; name it to run it).
-DEFAULT_METHODS = (
-    "readagent-p",
-    "readagent-s",
-    "gistmem",
-    "full",
-    "truncate-first",
-    "truncate-last",
-    "bm25",
-    "memwalker",
-    "summary-tree",
-    "kv-memory",
-    "kv-memory-rolling",
+_HERE = "webagent.docqa.methods"
+REGISTRY = Registry(
+    [
+        Method(
+            "readagent-p",
+            "the gists, then 1..k pages looked up in one call and expanded in place; on NarrativeQA the "
+            "look-up names pages by importance and pages are added while they fit `--context-words`",
+            numbered=True,
+            default_k=5,
+            run=f"{_HERE}.readagent:run",
+        ),
+        Method(
+            "readagent-s",
+            "the gists, then 1..k pages looked up one at a time until STOP, expanded in place",
+            numbered=True,
+            default_k=5,
+            run=f"{_HERE}.readagent:run",
+        ),
+        Method("gistmem", "the gists only", run=f"{_HERE}.readagent:run"),
+        Method("full", "the whole text, cut at `--context-words` (reported as cut)", run=f"{_HERE}.baselines:run"),
+        Method(
+            "truncate-first",
+            "the first k words (default: the context size)",
+            numbered=True,
+            run=f"{_HERE}.baselines:run",
+        ),
+        Method(
+            "truncate-last",
+            "the last k words (default: the context size)",
+            numbered=True,
+            run=f"{_HERE}.baselines:run",
+        ),
+        Method(
+            "bm25",
+            "the top-k pages by BM25 (bm25s), in document order",
+            numbered=True,
+            default_k=3,
+            run=f"{_HERE}.baselines:run",
+        ),
+        Method(
+            "neural",
+            "the top-k pages by all-MiniLM-L6-v2, in document order (the `neural` extra)",
+            numbered=True,
+            default_k=3,
+            in_all=False,
+            run=f"{_HERE}.baselines:run",
+        ),
+        Method(
+            "memwalker",
+            "a tree of summaries (`--max-children`, default 8), navigated from the root with revert and working memory",
+            run=f"{_HERE}.memwalker:run",
+        ),
+        Method(
+            "summary-tree",
+            'a left-heavy binary tree of pairwise summaries; the model refines a cut with "INSUFFICIENT '
+            'DETAIL n" (at most `--max-refinements`, default 8)',
+            run=f"{_HERE}.summary_tree:run",
+        ),
+        Method(
+            "kv-memory",
+            "notes the model wrote while reading chunk by chunk with `[list-keys]`, `[read]`, `[write]` tools",
+            run=f"{_HERE}.kv_memory:run",
+        ),
+        Method(
+            "kv-memory-rolling",
+            'the same tools, one rolling "current-summary" key',
+            run=f"{_HERE}.kv_memory:run",
+        ),
+    ]
 )
 
 
 class Variant(BaseVariant):
     @classmethod
     def parse(cls, text: str, max_pages: int | None = None) -> Variant:
-        method, k = cls.split(text, METHODS, NUMBERED)
-        if k is not None or method not in NUMBERED:
+        numbered = REGISTRY.numbered()
+        method, k = cls.split(text, REGISTRY.names(), numbered)
+        if k is not None or method not in numbered:
             return cls(method, k)
-        default = max_pages if max_pages and method.startswith("readagent") else NUMBERED[method]
+        default = max_pages if max_pages and method.startswith("readagent") else numbered[method]
         return cls(method, default)
 
 
 def parse_methods(text: str, max_pages: int | None = None) -> list[Variant]:
-    names = list(DEFAULT_METHODS) if text.strip() == "all" else [t for t in text.split(",") if t.strip()]
+    names = list(REGISTRY.in_all()) if text.strip() == "all" else [t for t in text.split(",") if t.strip()]
     if not names:
         raise UserError("--method is empty")
     return list(dict.fromkeys(Variant.parse(n, max_pages) for n in names))
@@ -101,14 +133,5 @@ Runner = Callable[..., Awaitable[MethodResult]]
 
 
 def runner_for(method: str) -> Runner:
-    if method in ("readagent-p", "readagent-s", "gistmem"):
-        from webagent.docqa.methods.readagent import run
-    elif method in ("full", "truncate-first", "truncate-last", "bm25", "neural"):
-        from webagent.docqa.methods.baselines import run
-    elif method == "memwalker":
-        from webagent.docqa.methods.memwalker import run
-    elif method == "summary-tree":
-        from webagent.docqa.methods.summary_tree import run
-    else:
-        from webagent.docqa.methods.kv_memory import run
-    return run
+    """The ``run`` of ``method``; an unknown name is one clear line (``UserError``)."""
+    return REGISTRY.runner(method)
