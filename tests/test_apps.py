@@ -221,7 +221,7 @@ def test_merge_joins_shards_of_one_configuration_and_refuses_mixed_ones(tmp_path
     (shards[1] / "config.json").write_text(config.replace(',\n  "stop_at_goal": true', ""))
     assert merge(shards, tmp_path / "older") == 3
     (shards[0] / "episodes.jsonl").write_text("not json\n")
-    with pytest.raises(UserError, match=r"s0/episodes.jsonl, line 1: not an episode row"):
+    with pytest.raises(UserError, match=r"s0/episodes.jsonl, line 1: not a row of an apps eval run"):
         read_rows(shards[0])
 
 

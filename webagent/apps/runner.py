@@ -18,7 +18,6 @@ app reset to pristine), a trace per task, success by the app's own database chec
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections import Counter
@@ -27,12 +26,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from webagent import harness
 from webagent.apps.ceiling import GoldModel
 from webagent.apps.instance import AppError, AppInstance, stable_port
 from webagent.apps.learn import for_instance
 from webagent.apps.online import for_task
 from webagent.apps.spec import App, Task
 from webagent.errors import UserError
+from webagent.harness import ResultsFolder
 from webagent.problems import REFUSED
 from webagent.trace.record import StepRecord
 
@@ -55,38 +56,21 @@ def select_tasks(apps: list[App], task_ids: list[str], shard: tuple[int, int]) -
         missing = [t for t in task_ids if t not in known]
         if missing:
             raise UserError(f"unknown task {missing[0]!r} (see `webagent apps list --tasks`)")
-    i, n = shard
-    return [pair for k, pair in enumerate(chosen) if k % n == i]
+    return harness.shard(chosen, *shard)
+
+
+def results(out: Path) -> ResultsFolder[EvalConfig]:
+    """An apps eval results folder (``webagent.harness``): rows keyed by task."""
+    return ResultsFolder(out, EvalConfig, key=lambda row: row["task"], what="an apps eval run")
 
 
 def check_config(out: Path, config: EvalConfig) -> None:
-    path = out / "config.json"
-    if path.is_file():
-        try:  # a setting added since the folder was written reads as its default
-            old = EvalConfig.model_validate(json.loads(path.read_text())).model_dump()
-        except (ValueError, TypeError):
-            raise UserError(f"{path}: not an apps eval configuration (the file is damaged)") from None
-        if old != config.model_dump():
-            diff = ", ".join(f"{k}: {old.get(k)!r} -> {v!r}" for k, v in config.model_dump().items() if old.get(k) != v)
-            raise UserError(f"{out} holds an apps run with another configuration ({diff}); use another --out")
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(config.model_dump(), indent=2))
+    results(out).pin(config)
 
 
 def read_rows(out: Path) -> dict[str, dict]:
     """The last row of each task in ``episodes.jsonl``."""
-    rows: dict[str, dict] = {}
-    path = out / "episodes.jsonl"
-    if path.is_file():
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                try:
-                    row = json.loads(line)
-                    rows[row["task"]] = row
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    raise UserError(f"{path}, line {n}: not an episode row (the file is damaged)") from None
-    return rows
+    return results(out).rows()  # type: ignore[return-value]
 
 
 def failure_cause(status: str, success: bool, steps: list[StepRecord]) -> str | None:
@@ -239,10 +223,12 @@ async def evaluate(
     to every task but the one each was learned from."""
     from webagent.llm.testing import fake_client
 
-    check_config(out, config)
+    folder = results(out)
+    folder.pin(config)
     pairs = select_tasks(apps, task_ids, shard)
     rows = read_rows(out)
-    todo = [(a, t) for a, t in pairs if rows.get(t.id, {}).get("status", "error") == "error"]
+    done = folder.done()
+    todo = [(a, t) for a, t in pairs if t.id not in done]
     say(f"{len(pairs)} tasks, {len(pairs) - len(todo)} already in {out / 'episodes.jsonl'}")
     done_before = len(pairs) - len(todo)
     by_app: dict[str, list[Task]] = {}
@@ -271,8 +257,7 @@ async def evaluate(
                     skills,
                 )
                 rows[task.id] = row
-                with open(out / "episodes.jsonl", "a", encoding="utf-8") as f:
-                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
+                folder.append(row)
                 k += 1
                 verdict = "success" if row["success"] else f"failed: {row['cause']}"
                 say(
@@ -295,24 +280,4 @@ def _skills_for(app: App, instance: AppInstance) -> list:
 
 def merge(shards: list[Path], out: Path) -> int:
     """Join the rows of shard folders (same configuration) into ``out``; returns the row count."""
-    try:
-        configs = {
-            json.dumps(EvalConfig.model_validate(json.loads((s / "config.json").read_text())).model_dump(), indent=2)
-            for s in shards
-            if (s / "config.json").is_file()
-        }
-    except ValueError as exc:  # a damaged config.json (JSON or its fields)
-        raise UserError(
-            f"a shard's config.json is not an apps eval configuration: {str(exc).splitlines()[0]}"
-        ) from None
-    if len(configs) != 1 or not all((s / "config.json").is_file() for s in shards):
-        raise UserError("the shards were not run with one configuration (or a folder has no config.json)")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(configs.pop())
-    rows: dict[str, dict] = {}
-    for s in shards:
-        rows.update(read_rows(s))
-    with open(out / "episodes.jsonl", "w", encoding="utf-8") as f:
-        for row in rows.values():
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return len(rows)
+    return harness.merge(shards, out, results(out))

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from webagent.agent.cli_options import agent_options, options_from
-from webagent.cli_common import endpoint_options, model_options, run_async
+from webagent.cli_common import endpoint_options, model_options, run_async, user_errors
 from webagent.errors import UserError
 
 
@@ -38,7 +38,7 @@ def _episode_concurrency(func):
     )(func)
 
 
-@click.command("miniwob")
+@click.group("miniwob", invoke_without_command=True)
 @click.option(
     "--tasks",
     default=",".join(("click-button", "enter-text", "login-user", "choose-list", "click-checkboxes", "book-flight")),
@@ -62,6 +62,7 @@ def _episode_concurrency(func):
     "further episodes of a task start on its loaded page, as MiniWoB's own harness does).",
 )
 @click.option("--cdp-url", help="Attach to a running Chromium instead of launching one.")
+@click.option("--shard", help="i/n: run every n-th (task, seed) from the i-th (0-based); join with `miniwob merge`.")
 @agent_options
 @_episode_concurrency
 @run_async
@@ -73,6 +74,7 @@ async def miniwob_command(
     no_traces,
     reload_each_episode,
     cdp_url,
+    shard,
     episodes_in_parallel,
     model_concurrency,
     **kwargs,
@@ -82,9 +84,13 @@ async def miniwob_command(
     `--model fake:scripted` is a scripted model that knows the right actions of
     click-button, enter-text, login-user, choose-list and click-checkboxes (the harness check).
     """
+    from webagent.cli_common import parse_shard
     from webagent.miniwob.report import write_reports
     from webagent.miniwob.runner import MiniWoBConfig, run_miniwob
 
+    if click.get_current_context().invoked_subcommand:  # `miniwob merge`: nothing to run here
+        return
+    shard_of = parse_shard(shard)
     names = [t.strip() for t in tasks.split(",") if t.strip()]
     if not names:
         raise UserError("--tasks is empty")
@@ -117,6 +123,7 @@ async def miniwob_command(
             cdp_url=cdp_url,
             traces=not no_traces,
             progress=_progress,
+            shard=shard_of,
         )
     summary = write_reports(out_dir, rows, names, config.model_dump(), time.perf_counter() - started)
     for name, s in [*summary["tasks"].items(), ("overall", summary["overall"])]:
@@ -145,3 +152,20 @@ def _client(endpoint):
 
         return scripted()
     return open_client(endpoint)
+
+
+@miniwob_command.command("merge")
+@click.argument("shards", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), required=True)
+@user_errors
+def merge_command(shards, out) -> None:
+    """Join shard folders of one `miniwob` run into OUT and write its report."""
+    from webagent.miniwob.report import write_reports
+    from webagent.miniwob.runner import merge, read_rows, results
+
+    n = merge([Path(s) for s in shards], Path(out))
+    rows = list(read_rows(Path(out)).values())
+    config = results(Path(out)).stored_config()
+    tasks = list(dict.fromkeys(r["task"] for r in rows))
+    write_reports(Path(out), rows, tasks, config.model_dump() if config else {})
+    click.echo(f"{n} episodes; report: {Path(out) / 'report.md'}")

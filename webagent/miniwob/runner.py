@@ -21,16 +21,17 @@ written for the episodes that finished, and the error goes on.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from webagent import harness
 from webagent.agent.live import uncached
 from webagent.agent.loop import AgentOptions, run_agent
 from webagent.agent.report import write_report
 from webagent.errors import UserError
+from webagent.harness import ResultsFolder
 from webagent.miniwob.browser import ReusingEnv, context_session, shared_browser
 from webagent.trace.writer import TraceWriter
 
@@ -53,28 +54,23 @@ class MiniWoBConfig(BaseModel):
     form_check: bool = False  # a short model call before a form is sent (the CLI's default is on)
 
 
+def results(out: Path) -> ResultsFolder[MiniWoBConfig]:
+    """A MiniWoB++ results folder (``webagent.harness``): rows keyed by task and seed."""
+    return ResultsFolder(out, MiniWoBConfig, key=lambda row: (row["task"], row["seed"]), what="a MiniWoB run")
+
+
 def check_config(out: Path, config: MiniWoBConfig) -> None:
-    path = out / "config.json"
-    if path.is_file():
-        old = json.loads(path.read_text())
-        if old != config.model_dump():
-            diff = ", ".join(f"{k}: {old.get(k)!r} -> {v!r}" for k, v in config.model_dump().items() if old.get(k) != v)
-            raise UserError(f"{out} holds a MiniWoB run with another configuration ({diff}); use another --out")
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(config.model_dump(), indent=2))
+    results(out).pin(config)
 
 
 def read_rows(out: Path) -> dict[tuple[str, int], dict]:
     """The last row of each (task, seed) in ``episodes.jsonl``."""
-    rows: dict[tuple[str, int], dict] = {}
-    path = out / "episodes.jsonl"
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                rows[(row["task"], row["seed"])] = row
-    return rows
+    return results(out).rows()  # type: ignore[return-value]
+
+
+def merge(shards: list[Path], out: Path) -> int:
+    """Join the rows of shard folders (same configuration) into ``out``; returns the row count."""
+    return harness.merge(shards, out, results(out))
 
 
 async def run_episode(
@@ -174,19 +170,23 @@ async def run_miniwob(
     browser=None,
     traces: bool = True,
     progress=None,
+    shard: tuple[int, int] = (0, 1),
 ) -> list[dict]:
-    """Run the pending episodes; returns every row of the run (old and new). The browser:
-    attached at ``cdp_url``, else ``browser`` (a shared Playwright Browser), else one launched here."""
+    """Run the pending episodes (of ``shard`` i/n: every n-th (task, seed) from the i-th);
+    returns every row of the run (old and new). The browser: attached at ``cdp_url``, else
+    ``browser`` (a shared Playwright Browser), else one launched here."""
     from webagent.browser import BrowserSession
     from webagent.miniwob import list_tasks
 
     unknown = sorted(set(tasks) - set(list_tasks()))
     if unknown:
         raise UserError(f"unknown MiniWoB task(s): {', '.join(unknown)}")
-    check_config(out, config)
+    folder = results(out)
+    folder.pin(config)
     done = read_rows(out)
-    keys = [(t, config.seed + i) for i in range(episodes) for t in tasks]
-    pending = [k for k in keys if k not in done or done[k]["status"] == "error"]
+    finished = folder.done()
+    keys = harness.shard([(t, config.seed + i) for i in range(episodes) for t in tasks], *shard)
+    pending = [k for k in keys if k not in finished]
     if progress and len(pending) < len(keys):
         progress(f"resuming: {len(keys) - len(pending)} of {len(keys)} episodes already done")
     # Seeds waiting per task: a worker stays on its task while it has seeds (its page is loaded).
@@ -203,7 +203,6 @@ async def run_miniwob(
         return task, waiting[task].pop(0)
 
     lock = asyncio.Lock()
-    path = out / "episodes.jsonl"
 
     async def worker(shared) -> None:
         episode = next_episode(None)
@@ -216,8 +215,7 @@ async def run_miniwob(
                 trace_dir = out / "traces" / f"{task}-{seed}" if traces else None
                 row = await run_episode(browser, env, client, task, seed, options, trace_dir)
                 async with lock:
-                    with path.open("a", encoding="utf-8") as f:
-                        f.write(json.dumps(row) + "\n")
+                    folder.append(row)
                     done[(task, seed)] = row
                 if progress:
                     progress(
@@ -257,4 +255,4 @@ async def run_miniwob(
     return [done[k] for k in keys if k in done]
 
 
-__all__ = ["DEFAULT_TASKS", "MiniWoBConfig", "run_miniwob", "shared_browser", "read_rows"]
+__all__ = ["DEFAULT_TASKS", "MiniWoBConfig", "merge", "run_miniwob", "shared_browser", "read_rows"]

@@ -1,0 +1,137 @@
+"""One results folder for every evaluator (issue 35, item 1): ``OUT/config.json`` pins what
+decides the results and a run with another configuration is refused, listing what differs;
+``OUT/<rows>.jsonl`` gets one line per finished item at once, so a killed run loses at most
+the item in flight and a rerun resumes (an ``error`` row is run again; a torn last line, a
+run killed mid-write, is dropped); ``shard`` takes every n-th item, and ``merge`` joins the
+folders of shards run with one configuration.
+
+Each evaluator names its configuration model (pydantic), its rows file and the key of a row
+(apps: the task; MiniWoB++: task and seed)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from webagent.errors import UserError
+
+C = TypeVar("C", bound=BaseModel)
+T = TypeVar("T")
+CONFIG_FILE = "config.json"
+
+
+def shard(items: Sequence[T], i: int, n: int) -> list[T]:
+    """Every n-th item from the i-th (0-based): ``--shard i/n``."""
+    return [item for k, item in enumerate(items) if k % n == i]
+
+
+class ResultsFolder(Generic[C]):
+    """One evaluation's results folder (see the module docstring)."""
+
+    def __init__(
+        self,
+        out: Path,
+        config_type: type[C],
+        key: Callable[[dict], Hashable],
+        *,
+        rows_file: str = "episodes.jsonl",
+        what: str = "an evaluation",
+    ):
+        self.out, self.config_type, self.key = Path(out), config_type, key
+        self.rows_path = self.out / rows_file
+        self.what = what  # "an apps eval run": how a refusal names what the folder holds
+
+    def stored_config(self) -> C | None:
+        """The pinned configuration (a setting added since the folder was written reads as its
+        default); ``None`` when nothing is pinned yet."""
+        path = self.out / CONFIG_FILE
+        if not path.is_file():
+            return None
+        try:
+            return self.config_type.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, ValidationError):
+            raise UserError(f"{path}: not the configuration of {self.what} (the file is damaged)") from None
+
+    def pin(self, config: C) -> None:
+        """Write ``config.json``, or refuse a folder holding another configuration."""
+        old = self.stored_config()
+        if old is None:
+            self.out.mkdir(parents=True, exist_ok=True)
+            (self.out / CONFIG_FILE).write_text(json.dumps(config.model_dump(mode="json"), indent=2))
+            return
+        before, now = old.model_dump(mode="json"), config.model_dump(mode="json")
+        if before != now:
+            diff = ", ".join(f"{k}: {before.get(k)!r} -> {v!r}" for k, v in now.items() if before.get(k) != v)
+            raise UserError(f"{self.out} holds {self.what} with another configuration ({diff}); use another --out")
+
+    def rows(self) -> dict[Hashable, dict]:
+        """The last row of each key; a torn last line (killed mid-write) is dropped, a damaged
+        line before it is one error naming the file and the line."""
+        rows: dict[Hashable, dict] = {}
+        if not self.rows_path.is_file():
+            return rows
+        text = self.rows_path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                rows[self.key(row)] = row
+            except (json.JSONDecodeError, KeyError, TypeError):
+                if n == len(lines) and not text.endswith("\n"):
+                    break  # the row being written when the run was killed: that item runs again
+                raise UserError(f"{self.rows_path}, line {n}: not a row of {self.what} (the file is damaged)") from None
+        return rows
+
+    def done(self) -> set[Hashable]:
+        """The keys whose last row is not an error (an error row is run again)."""
+        return {k for k, row in self.rows().items() if row.get("status", "error") != "error"}
+
+    def append(self, row: dict) -> None:
+        """One row, written at once (a torn tail left by a killed run is cut first)."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        _cut_torn_tail(self.rows_path)
+        with open(self.rows_path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def _cut_torn_tail(path: Path) -> None:
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    with open(path, "rb+") as f:
+        data = f.read()
+        if not data.endswith(b"\n"):
+            f.truncate(data.rfind(b"\n") + 1)
+
+
+def merge(shards: Sequence[Path], out: Path, like: ResultsFolder) -> int:
+    """Join the rows of shard folders run with one configuration into ``out`` (a folder of the
+    same kind as ``like``); returns the row count. Another configuration, or a folder with
+    none, is one clear line and nothing is written."""
+    folders = [
+        ResultsFolder(s, like.config_type, like.key, rows_file=like.rows_path.name, what=like.what) for s in shards
+    ]
+    configs = []
+    for folder in folders:
+        config = folder.stored_config()
+        if config is None:
+            raise UserError(f"{folder.out} has no {CONFIG_FILE}: not a results folder of {like.what}")
+        configs.append(config)
+    first = configs[0].model_dump(mode="json")
+    for folder, config in zip(folders[1:], configs[1:]):
+        if config.model_dump(mode="json") != first:
+            raise UserError(
+                f"{folder.out} has another configuration than {folders[0].out}: merge only shards of one configuration"
+            )
+    rows: dict[Hashable, dict] = {}
+    for folder in folders:
+        rows.update(folder.rows())
+    target = ResultsFolder(out, like.config_type, like.key, rows_file=like.rows_path.name, what=like.what)
+    target.pin(configs[0])
+    target.rows_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows.values()))
+    return len(rows)
