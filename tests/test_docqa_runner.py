@@ -241,7 +241,7 @@ def test_cli_refuses_a_changed_configuration_before_starting_a_model(tmp_path):
     # no --model: the embedded model would be started; the refusal must come first, in one line
     proc = run_cli(*base, "--method", "full", home=tmp_path)
     assert proc.returncode == 2 and proc.stderr.strip().endswith(
-        "holds results of another configuration (changed: methods); use another --out or delete it"
+        "holds a qa-eval run with another configuration (methods: ['gistmem'] -> ['full']); use another --out"
     )
 
 
@@ -305,7 +305,7 @@ def test_cli_reads_a_narrativeqa_folder_by_split(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert {json.loads(line)["doc_id"] for line in (out / "results.jsonl").read_text().splitlines()} == {"t4e5s6"}
     proc = run_cli(*base, "--split", "train", "--out", str(out), home=tmp_path)  # another split: another run
-    assert proc.returncode == 2 and "changed: split" in proc.stderr
+    assert proc.returncode == 2 and "another configuration (split: 'test' -> 'train')" in proc.stderr
 
 
 async def test_a_rating_lost_to_the_endpoint_is_rerun_on_resume_and_the_report_counts_scored_questions(tmp_path):
@@ -347,3 +347,29 @@ async def test_a_rating_lost_to_the_endpoint_is_rerun_on_resume_and_the_report_c
     assert report["methods"]["full"]["rated"] == 2 and report["methods"]["full"]["questions"] == 2
     md = (out / "report.md").read_text()
     assert "| Method | scored |" in md and "| full | 2 of 2 |" in md
+
+
+def test_shards_merge_into_the_whole_run(tmp_path):
+    """qa-eval shards and merges as apps eval and miniwob do (webagent.harness)."""
+    base = ["qa-eval", "--dataset", "qmsum", "--data", str(FIX / "qmsum_val_sample.jsonl"), "--limit", "4"]
+    base += ["--no-rater", "--method", "gistmem", "--model", "fake:heuristic"]
+    rows = []
+    for i in range(2):
+        proc = run_cli(*base, "--shard", f"{i}/2", "--out", str(tmp_path / f"s{i}"), home=tmp_path)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        rows.append({json.loads(line)["qid"] for line in (tmp_path / f"s{i}" / "results.jsonl").open()})
+    assert rows[0] and rows[1] and not rows[0] & rows[1]
+    merged = run_cli(
+        "qa-eval", "merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "all"), home=tmp_path
+    )
+    assert merged.returncode == 0 and "method-questions" in merged.stdout, merged.stderr[-2000:]
+    assert {json.loads(line)["qid"] for line in (tmp_path / "all" / "results.jsonl").open()} == rows[0] | rows[1]
+    assert (tmp_path / "all" / "report.md").is_file() and (tmp_path / "all" / "documents.jsonl").read_text()
+    other = run_cli(
+        *base[:-2], "--model", "fake:heuristic", "--method", "full", "--out", str(tmp_path / "s1"), home=tmp_path
+    )
+    assert other.returncode == 2  # s1 now holds another configuration: refused
+    mixed = run_cli(
+        "qa-eval", "merge", str(tmp_path / "s0"), str(tmp_path / "o"), "--out", str(tmp_path / "m"), home=tmp_path
+    )
+    assert mixed.returncode != 0

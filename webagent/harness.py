@@ -40,10 +40,13 @@ class ResultsFolder(Generic[C]):
         *,
         rows_file: str = "episodes.jsonl",
         what: str = "an evaluation",
+        finished: Callable[[dict], bool] | None = None,
     ):
         self.out, self.config_type, self.key = Path(out), config_type, key
         self.rows_path = self.out / rows_file
         self.what = what  # "an apps eval run": how a refusal names what the folder holds
+        # whether a row's item is done (default: its status is not "error"; an undone item runs again)
+        self.finished = finished or (lambda row: row.get("status", "error") != "error")
 
     def stored_config(self) -> C | None:
         """The pinned configuration (a setting added since the folder was written reads as its
@@ -56,17 +59,27 @@ class ResultsFolder(Generic[C]):
         except (ValueError, ValidationError):
             raise UserError(f"{path}: not the configuration of {self.what} (the file is damaged)") from None
 
-    def pin(self, config: C) -> None:
-        """Write ``config.json``, or refuse a folder holding another configuration."""
+    def check(self, config: C, ignore: tuple[str, ...] = ()) -> None:
+        """Refuse a folder holding another configuration (fields in ``ignore`` aside: a CLI
+        checks before the model, whose name it does not know yet, is started)."""
         old = self.stored_config()
         if old is None:
-            self.out.mkdir(parents=True, exist_ok=True)
-            (self.out / CONFIG_FILE).write_text(json.dumps(config.model_dump(mode="json"), indent=2))
             return
         before, now = old.model_dump(mode="json"), config.model_dump(mode="json")
-        if before != now:
-            diff = ", ".join(f"{k}: {before.get(k)!r} -> {v!r}" for k, v in now.items() if before.get(k) != v)
+        diff = ", ".join(
+            f"{k}: {_short(before.get(k))} -> {_short(v)}"
+            for k, v in now.items()
+            if k not in ignore and before.get(k) != v
+        )
+        if diff:
             raise UserError(f"{self.out} holds {self.what} with another configuration ({diff}); use another --out")
+
+    def pin(self, config: C) -> None:
+        """Write ``config.json``, or refuse a folder holding another configuration."""
+        self.check(config)
+        if self.stored_config() is None:
+            self.out.mkdir(parents=True, exist_ok=True)
+            (self.out / CONFIG_FILE).write_text(json.dumps(config.model_dump(mode="json"), indent=2))
 
     def rows(self) -> dict[Hashable, dict]:
         """The last row of each key; a torn last line (killed mid-write) is dropped, a damaged
@@ -89,18 +102,30 @@ class ResultsFolder(Generic[C]):
         return rows
 
     def done(self) -> set[Hashable]:
-        """The keys whose last row is not an error (an error row is run again)."""
-        return {k for k, row in self.rows().items() if row.get("status", "error") != "error"}
+        """The keys whose last row is finished (an error row is run again)."""
+        return {k for k, row in self.rows().items() if self.finished(row)}
+
+    def at(self, out: Path) -> ResultsFolder[C]:
+        """A folder of the same kind at ``out`` (a shard, a merge's target)."""
+        return ResultsFolder(
+            out, self.config_type, self.key, rows_file=self.rows_path.name, what=self.what, finished=self.finished
+        )
 
     def append(self, row: dict) -> None:
         """One row, written at once (a torn tail left by a killed run is cut first)."""
         self.out.mkdir(parents=True, exist_ok=True)
-        _cut_torn_tail(self.rows_path)
+        cut_torn_tail(self.rows_path)
         with open(self.rows_path, "a", encoding="utf-8") as f:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def _cut_torn_tail(path: Path) -> None:
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def cut_torn_tail(path: Path) -> None:
+    """Cut a last line left without its newline (a run killed mid-write)."""
     if not path.is_file() or path.stat().st_size == 0:
         return
     with open(path, "rb+") as f:
@@ -131,7 +156,7 @@ def merge(shards: Sequence[Path], out: Path, like: ResultsFolder) -> int:
     rows: dict[Hashable, dict] = {}
     for folder in folders:
         rows.update(folder.rows())
-    target = ResultsFolder(out, like.config_type, like.key, rows_file=like.rows_path.name, what=like.what)
+    target = like.at(out)
     target.pin(configs[0])
     target.rows_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows.values()))
     return len(rows)

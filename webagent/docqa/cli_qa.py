@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from webagent.cli_common import endpoint_options, model_options, run_async, status
+from webagent.cli_common import endpoint_options, model_options, run_async, status, user_errors
 from webagent.docqa.data import DATASETS, DEFAULT_NARRATIVEQA_SPLIT, NARRATIVEQA_SPLITS, load
 from webagent.docqa.methods import MethodOptions, parse_methods
 from webagent.docqa.reading import ReadSettings
@@ -17,10 +17,10 @@ from webagent.errors import UserError
 PAGE_WORDS = {"quality": (280, 600), "qmsum": (280, 600), "narrativeqa": (500, 3000)}
 
 
-@click.command("qa-eval")
-@click.option("--dataset", type=click.Choice(DATASETS), required=True)
+@click.group("qa-eval", invoke_without_command=True)
+@click.option("--dataset", type=click.Choice(DATASETS), help="Required to run (not for `qa-eval merge`).")
 @click.option(
-    "--data", required=True, help="QuALITY/QMSum JSONL file, NarrativeQA folder (or hf:deepmind/narrativeqa)."
+    "--data", help="QuALITY/QMSum JSONL file, NarrativeQA folder (or hf:deepmind/narrativeqa); required to run."
 )
 @click.option(
     "--split",
@@ -97,6 +97,11 @@ async def qa_eval_command(
     """Evaluate reading methods on a long-document QA dataset; writes OUT/report.md, report.json and a PNG."""
     import signal
 
+    if click.get_current_context().invoked_subcommand:  # `qa-eval merge`: nothing to run here
+        return
+    if not dataset or not data:
+        raise click.UsageError("Missing option '--dataset' or '--data' (both are needed to run an evaluation).")
+
     from webagent.cli_common import parse_shard
     from webagent.docqa.report import write_report
     from webagent.docqa.runner import check_out_dir, make_config, run_eval, select
@@ -169,6 +174,20 @@ async def qa_eval_command(
         f"wrote {out_dir / 'report.md'}, report.json, accuracy_vs_compression.png ({report['questions']} questions)"
     )
     click.echo(usage_line)
+
+
+@qa_eval_command.command("merge")
+@click.argument("shards", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), required=True)
+@user_errors
+def merge_command(shards, out) -> None:
+    """Join shard folders of one `qa-eval` (--shard i/n) into OUT and write its report."""
+    from webagent.docqa.report import write_report
+    from webagent.docqa.runner import merge
+
+    n = merge([Path(s) for s in shards], Path(out))
+    report = write_report(Path(out))
+    click.echo(f"{n} method-questions ({report['questions']} questions); report: {Path(out) / 'report.md'}")
 
 
 async def ask_with_method(

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from webagent import harness
 from webagent.docqa.accounting import CountingClient
 from webagent.docqa.data import Document, Question
 from webagent.docqa.methods import MethodOptions, Variant, runner_for
 from webagent.docqa.metrics import rate_answer, rouge
 from webagent.docqa.reading import DocumentState, ReadSettings
-from webagent.errors import UserError
+from webagent.harness import ResultsFolder, cut_torn_tail
 from webagent.llm.client import EndpointUnavailable, LLMClient
 from webagent.memory import compression_rate, word_count
 from webagent.prompts import load_prompt, prompt_hash
@@ -32,21 +34,31 @@ DOCS_FILE = "documents.jsonl"
 CONFIG_FILE = "config.json"
 
 
-@dataclass(frozen=True)
-class EvalConfig:
+class QAConfig(BaseModel):
+    """What decides a qa-eval's results (pinned in OUT/config.json)."""
+
+    model_config = ConfigDict(extra="forbid")
     dataset: str
     data: str
-    methods: tuple[str, ...]
+    methods: list[str]
     model: str
     settings: dict
     options: dict
     prompts: dict  # prompt file hashes: an edited prompt is another configuration
     split: str | None = None  # NarrativeQA: the split read (valid, test, train)
 
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["methods"] = list(self.methods)
-        return d
+
+def results(out: Path) -> ResultsFolder[QAConfig]:
+    """A qa-eval results folder (``webagent.harness``): a row per (method, question), written
+    only when it finished (a question the endpoint failed is left for a resume)."""
+    return ResultsFolder(
+        out,
+        QAConfig,
+        key=lambda row: (row["method"], row["qid"]),
+        rows_file=RESULTS_FILE,
+        what="a qa-eval run",
+        finished=lambda row: True,
+    )
 
 
 def make_config(
@@ -57,7 +69,7 @@ def make_config(
     settings: ReadSettings,
     opts: MethodOptions,
     split: str | None = None,
-) -> EvalConfig:
+) -> QAConfig:
     import importlib.resources
 
     names = sorted(
@@ -65,15 +77,15 @@ def make_config(
         for p in importlib.resources.files("webagent_prompts").iterdir()
         if p.name.endswith(".md") and not p.name.startswith("web_")
     )
-    return EvalConfig(
-        dataset,
-        data,
-        tuple(v.name for v in variants),
-        model,
-        settings.to_dict(),
-        asdict(opts),
-        {n: prompt_hash(n) for n in names if load_prompt(n)},
-        split,
+    return QAConfig(
+        dataset=dataset,
+        data=data,
+        methods=[v.name for v in variants],
+        model=model,
+        settings=settings.to_dict(),
+        options=asdict(opts),
+        prompts={n: prompt_hash(n) for n in names if load_prompt(n)},
+        split=split,
     )
 
 
@@ -90,41 +102,29 @@ def read_jsonl(path: Path) -> list[dict]:
     return rows
 
 
-def _drop_torn_tail(path: Path) -> None:
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with open(path, "rb+") as f:
-        data = f.read()
-        if not data.endswith(b"\n"):
-            f.truncate(data.rfind(b"\n") + 1)
-
-
-def check_out_dir(out: Path, config: EvalConfig, ignore: tuple[str, ...] = ()) -> None:
+def check_out_dir(out: Path, config: QAConfig, ignore: tuple[str, ...] = ()) -> None:
     """Refuse a folder holding results of another configuration (fields in `ignore` aside:
     the CLI checks before the model, whose name it does not know yet, is started)."""
-    cfg_path = out / CONFIG_FILE
-    if not cfg_path.exists():
-        return
-    mine = json.loads(json.dumps(config.to_dict()))
-    existing = json.loads(cfg_path.read_text(encoding="utf-8"))
-    changed = sorted(k for k in mine if k not in ignore and existing.get(k) != mine[k])
-    if changed:
-        raise UserError(
-            f"{out} holds results of another configuration (changed: {', '.join(changed)}); "
-            "use another --out or delete it"
-        )
+    results(out).check(config, ignore)
 
 
-def prepare_out_dir(out: Path, config: EvalConfig) -> set[tuple[str, str]]:
-    out.mkdir(parents=True, exist_ok=True)
-    cfg_path = out / CONFIG_FILE
-    check_out_dir(out, config)
-    if not cfg_path.exists():
-        mine = json.loads(json.dumps(config.to_dict()))
-        cfg_path.write_text(json.dumps(mine, indent=2), encoding="utf-8")
-    for name in (RESULTS_FILE, DOCS_FILE):
-        _drop_torn_tail(out / name)
-    return {(r["method"], r["qid"]) for r in read_jsonl(out / RESULTS_FILE)}
+def prepare_out_dir(out: Path, config: QAConfig) -> set[tuple[str, str]]:
+    folder = results(out)
+    folder.pin(config)
+    cut_torn_tail(out / DOCS_FILE)
+    return folder.done()  # type: ignore[return-value]
+
+
+def merge(shards: list[Path], out: Path) -> int:
+    """Join shard folders of one configuration into ``out`` (their rows, and each document's
+    building cost once); returns the row count."""
+    n = harness.merge(shards, out, results(out))
+    documents: dict[str, dict] = {}
+    for shard in shards:
+        for row in read_jsonl(shard / DOCS_FILE):
+            documents[row["doc_id"]] = row
+    (out / DOCS_FILE).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in documents.values()))
+    return n
 
 
 def select(documents: list[Document], limit: int | None, shard: tuple[int, int]) -> list[Document]:
@@ -208,7 +208,7 @@ async def run_eval(
     documents: list[Document],
     variants: list[Variant],
     out: Path,
-    config: EvalConfig,
+    config: QAConfig,
     settings: ReadSettings,
     opts: MethodOptions,
     *,
