@@ -143,7 +143,7 @@ async def _run_case(browser, site, case: str, tmp_path):
     gold = GoldModel(task, browser)
     backend = FunctionBackend(_typing_what_the_task_shows(gold, task.task), name="fake:gold")  # recorded
 
-    async def page_says_done() -> str | None:
+    async def page_says_done(step: int) -> str | None:
         if task.answer is not None:  # an answer task ends with DONE
             return None
         return "the page shows the result" if await _page_result(browser) == "ok" else None
@@ -243,7 +243,7 @@ async def test_a_button_whose_effect_comes_later_can_be_pressed_again(browser, s
             "element_id": re.search(rf'^\[([A-Za-z0-9_-]+)\] [^"\n]*"{target}"', page, re.MULTILINE).group(1),
         }
 
-    async def page_says_done():
+    async def page_says_done(step: int):
         return "booked" if await _page_result(browser) == "ok" else None
 
     backend = FunctionBackend(policy)

@@ -96,7 +96,7 @@ async def test_a_password_typed_twice_from_its_placeholder_never_reaches_the_mod
 
         trace = TraceWriter(tmp_path / "trace")
 
-        async def created():
+        async def created(step: int):
             return "created" if await browser.page.evaluate("document.body.dataset.result || ''") else None
 
         result = await run_agent(

@@ -186,7 +186,7 @@ async def _run_case(browser, site, case: str, tmp_path):
     lost: list[str] = []
     backend = FunctionBackend(_gold_policy(task, lost), name="fake:gold-path")
 
-    async def page_says_done() -> str | None:
+    async def page_says_done(step: int) -> str | None:
         return "the page shows the result" if await _page_result(browser) == "ok" else None
 
     trace = TraceWriter(tmp_path / "trace")

@@ -86,7 +86,7 @@ async def _run(browser, site, tmp_path, accessible_names: bool):
     gold = GoldModel(TASK, browser)
     browser.capture_options["accessible_names"] = accessible_names
 
-    async def page_says_done():
+    async def page_says_done(step: int):
         return "ok" if await browser.page.evaluate(RESULT_JS) == "ok" else None
 
     try:

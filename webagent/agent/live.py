@@ -141,7 +141,7 @@ def _shop_check(shop, task: str):
     if shop is None or shop.confirms(task) is None:
         return None
 
-    async def confirmed() -> str | None:
+    async def confirmed(step: int) -> str | None:
         return "the shop confirmed the order" if shop.confirms(task) else None
 
     return confirmed

@@ -108,12 +108,13 @@ async def run_agent(
     trace: TraceWriter | None = None,
     recorder: Recorder | None = None,
     progress: Callable[[str], None] | None = None,
-    after_step: Callable[[], Awaitable[str | None]] | None = None,
+    after_step: Callable[[int], Awaitable[str | None]] | None = None,
     secrets: dict[str, str] | None = None,
     skills: list | None = None,
 ) -> AgentResult:
-    """Run ``task`` from the browser's current page. ``after_step`` (MiniWoB) may end the
-    run after an executed action by returning a reason (the run is then ``done``).
+    """Run ``task`` from the browser's current page. ``after_step(n)`` (the site's word:
+    MiniWoB's reward, an app's check, the demo shop's order), called after the action of step
+    ``n``, may end the run by returning a reason (the run is then ``done``).
     ``secrets`` (name -> value), with those in the task, reach the model only as
     placeholders (``webagent.agent.secrets``)."""
     started = time.perf_counter()
@@ -311,7 +312,8 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     elif options.dry_run:
         ok, result_text = True, "not executed (dry run)"
     else:
-        acted = await act(browser, state, obs, before, action, after_step, times, held, _repairer(step_client, state))
+        check = (lambda: after_step(n)) if after_step is not None else None
+        acted = await act(browser, state, obs, before, action, check, times, held, _repairer(step_client, state))
         executed, ok, changed, finished, result_text = (
             acted.executed,
             acted.ok,

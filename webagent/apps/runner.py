@@ -139,13 +139,13 @@ async def run_task(
 
     goal_step: int | None = None
 
-    async def app_says_done() -> str | None:
+    async def app_says_done(step: int) -> str | None:
         nonlocal goal_step
         if task.answer is not None:  # judged on the answer, at DONE
             return None
         ok, why = instance.check(task.id)
-        if ok and goal_step is None:  # this step's record is written after this call
-            goal_step = 1 + (len(trace.steps()) if trace and trace.steps_path.is_file() else 0)
+        if ok and goal_step is None:
+            goal_step = step
         return f"the app's database shows the task done ({why})" if ok and stop_at_goal else None
 
     if trace_dir is not None:

@@ -103,7 +103,7 @@ async def run_episode(
         return row
     row["utterance"] = episode.utterance
 
-    async def episode_over() -> str | None:
+    async def episode_over(step: int) -> str | None:
         try:
             status = await env.status()
         except Exception:  # noqa: BLE001 - mid-navigation: judged again after the next step
