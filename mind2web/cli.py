@@ -337,6 +337,7 @@ def merge_command(runs, out) -> None:
     from mind2web.report import summary_lines, write_report
     from mind2web.rows import STEPS_FILE, Manifest, read_manifest, read_rows, write_manifest
     from mind2web.runner import CONFIG_FILE, EvalConfig, read_config
+    from webagent.harness import differences
 
     configs: list[EvalConfig] = []
     rows: dict = {}
@@ -351,9 +352,10 @@ def merge_command(runs, out) -> None:
             raise UserError(
                 f"{run}/{CONFIG_FILE}: written by another version (fields differ); merge runs of this version only"
             ) from None
-        if configs and (diff := configs[0].differences(stored)):
+        if configs and (diff := differences(configs[0], stored)):
             raise UserError(
-                f"{run} has another configuration than {runs[0]} ({'; '.join(diff)}); merge only shards of one run"
+                f"{run} has another configuration than {runs[0]} ({'; '.join(d for _, d in diff)}); "
+                "merge only shards of one configuration"
             )
         configs.append(config)
         manifest = manifest.union(read_manifest(Path(run)).tasks, source=run)

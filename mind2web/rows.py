@@ -166,14 +166,3 @@ def read_rows(path: Path) -> list[StepRow]:
         rows.pop(row.key, None)  # a re-run's row replaces the old one, and goes last
         rows[row.key] = row
     return list(rows.values())
-
-
-def drop_torn_tail(path: Path) -> None:
-    """A run killed mid-write leaves a partial last line; cut it so appends stay valid."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with open(path, "rb+") as f:
-        data = f.read()
-        if data.endswith(b"\n"):
-            return
-        f.truncate(data.rfind(b"\n") + 1)

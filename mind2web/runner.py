@@ -11,7 +11,6 @@ can run on several machines sharing one model server, and `merge` joins their ou
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -28,12 +27,12 @@ from mind2web.rows import (
     PlannedTask,
     RowKey,
     StepRow,
-    drop_torn_tail,
     read_manifest,
     read_rows,
     write_manifest,
 )
 from webagent.errors import UserError
+from webagent.harness import ResultsFolder, cut_torn_tail
 from webagent.html import split_snippets
 from webagent.llm.client import EndpointUnavailable, LLMClient
 from webagent.memory import compression_rate
@@ -78,26 +77,17 @@ class EvalConfig(BaseModel):
             **fields,
         )
 
-    def differences(self, stored: dict) -> list[str]:
-        """Fields of a stored config.json that differ from this one, e.g. 'depth (5 → auto)'."""
-        mine = self.model_dump(mode="json")
-        out = []
-        for name, value in mine.items():
-            # A field added later with a default: a folder written before it holds the default.
-            field = type(self).model_fields[name]
-            default = None if field.is_required() else field.default
-            old = stored.get(name, default)
-            if name == "prompts" and isinstance(old, dict):
-                out += [f"prompt {p}" for p in sorted(set(value) | set(old)) if value.get(p) != old.get(p)]
-            elif old != value:
-                out.append(f"{name} ({_short(old)} → {_short(value)})")
-        out += [f"{name} (not in this version)" for name in stored if name not in mine]
-        return out
 
-
-def _short(value) -> str:
-    text = json.dumps(value) if not isinstance(value, str) else value
-    return text if len(text) <= 40 else text[:37] + "..."
+def results(out: Path) -> ResultsFolder[EvalConfig]:
+    """A Mind2Web results folder (``webagent.harness``) for its configuration; its rows are
+    typed (``mind2web.rows``), one per (task, step, method), with the planned tasks' manifest."""
+    return ResultsFolder(
+        out,
+        EvalConfig,
+        key=lambda row: (row["variant"], row["annotation_id"], row["action_uid"]),  # StepRow.key
+        rows_file=STEPS_FILE,
+        what="a Mind2Web eval run",
+    )
 
 
 def planned_task(task: Task) -> PlannedTask:
@@ -107,34 +97,16 @@ def planned_task(task: Task) -> PlannedTask:
 
 
 def read_config(folder: Path) -> dict | None:
-    path = folder / CONFIG_FILE
-    if not path.exists():
-        return None
-    try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON ({exc.msg}); use another --out or delete the folder") from None
-    if not isinstance(stored, dict):
-        raise UserError(f"{path}: expected a JSON object; use another --out or delete the folder")
-    return stored
+    return results(folder).stored()
 
 
 def prepare_out_dir(out: Path, config: EvalConfig, planned: list[Task]) -> dict[RowKey, StepRow]:
     """Check the folder holds this configuration (or nothing), record the planned tasks,
     and return the rows already there (the last per key)."""
-    out.mkdir(parents=True, exist_ok=True)
-    stored = read_config(out)
-    if stored is not None:
-        diff = config.differences(stored)
-        if diff:
-            raise UserError(
-                f"{out} holds results of another configuration ({'; '.join(diff)}); use another --out or delete it"
-            )
-    else:
-        (out / CONFIG_FILE).write_text(config.model_dump_json(indent=2), encoding="utf-8")
+    results(out).pin(config)
     manifest = read_manifest(out).union([planned_task(t) for t in planned])
     write_manifest(out, manifest)
-    drop_torn_tail(out / STEPS_FILE)
+    cut_torn_tail(out / STEPS_FILE)
     return {row.key: row for row in read_rows(out / STEPS_FILE)}
 
 

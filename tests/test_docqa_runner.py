@@ -241,7 +241,7 @@ def test_cli_refuses_a_changed_configuration_before_starting_a_model(tmp_path):
     # no --model: the embedded model would be started; the refusal must come first, in one line
     proc = run_cli(*base, "--method", "full", home=tmp_path)
     assert proc.returncode == 2 and proc.stderr.strip().endswith(
-        "holds a qa-eval run with another configuration (methods: ['gistmem'] -> ['full']); use another --out"
+        'holds a qa-eval run with another configuration (methods (["gistmem"] → ["full"])); use another --out'
     )
 
 
@@ -305,7 +305,7 @@ def test_cli_reads_a_narrativeqa_folder_by_split(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert {json.loads(line)["doc_id"] for line in (out / "results.jsonl").read_text().splitlines()} == {"t4e5s6"}
     proc = run_cli(*base, "--split", "train", "--out", str(out), home=tmp_path)  # another split: another run
-    assert proc.returncode == 2 and "another configuration (split: 'test' -> 'train')" in proc.stderr
+    assert proc.returncode == 2 and "another configuration (split (test → train))" in proc.stderr
 
 
 async def test_a_rating_lost_to_the_endpoint_is_rerun_on_resume_and_the_report_counts_scored_questions(tmp_path):

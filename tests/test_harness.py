@@ -31,7 +31,7 @@ def test_the_configuration_is_pinned_and_another_refused(tmp_path):
     folder = _folder(tmp_path / "out")
     folder.pin(Config(model="m"))
     folder.pin(Config(model="m"))  # the same: resumed
-    with pytest.raises(UserError, match=r"holds a test run with another configuration \(steps: 15 -> 3\)"):
+    with pytest.raises(UserError, match=r"holds a test run with another configuration \(steps \(15 → 3\)\)"):
         folder.pin(Config(model="m", steps=3))
     (tmp_path / "out" / "config.json").write_text('{"model": "m"}')  # written before `steps` existed
     folder.pin(Config(model="m"))

@@ -48,31 +48,43 @@ class ResultsFolder(Generic[C]):
         # whether a row's item is done (default: its status is not "error"; an undone item runs again)
         self.finished = finished or (lambda row: row.get("status", "error") != "error")
 
-    def stored_config(self) -> C | None:
-        """The pinned configuration (a setting added since the folder was written reads as its
-        default); ``None`` when nothing is pinned yet."""
+    def stored(self) -> dict | None:
+        """``config.json`` as written (``None`` when nothing is pinned yet)."""
         path = self.out / CONFIG_FILE
         if not path.is_file():
             return None
         try:
-            return self.config_type.model_validate(json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, ValidationError):
-            raise UserError(f"{path}: not the configuration of {self.what} (the file is damaged)") from None
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}: not valid JSON ({exc.msg}); use another --out or delete the folder") from None
+        if not isinstance(stored, dict):
+            raise UserError(f"{path}: expected a JSON object; use another --out or delete the folder")
+        return stored
+
+    def stored_config(self) -> C | None:
+        """The pinned configuration (a setting added since the folder was written reads as its
+        default); ``None`` when nothing is pinned yet."""
+        stored = self.stored()
+        if stored is None:
+            return None
+        try:
+            return self.config_type.model_validate(stored)
+        except ValidationError:
+            raise UserError(
+                f"{self.out / CONFIG_FILE}: not the configuration of {self.what} of this version (fields differ)"
+            ) from None
 
     def check(self, config: C, ignore: tuple[str, ...] = ()) -> None:
         """Refuse a folder holding another configuration (fields in ``ignore`` aside: a CLI
         checks before the model, whose name it does not know yet, is started)."""
-        old = self.stored_config()
-        if old is None:
+        stored = self.stored()
+        if stored is None:
             return
-        before, now = old.model_dump(mode="json"), config.model_dump(mode="json")
-        diff = ", ".join(
-            f"{k}: {_short(before.get(k))} -> {_short(v)}"
-            for k, v in now.items()
-            if k not in ignore and before.get(k) != v
-        )
+        diff = [d for name, d in differences(config, stored) if name not in ignore]
         if diff:
-            raise UserError(f"{self.out} holds {self.what} with another configuration ({diff}); use another --out")
+            raise UserError(
+                f"{self.out} holds {self.what} with another configuration ({'; '.join(diff)}); use another --out"
+            )
 
     def pin(self, config: C) -> None:
         """Write ``config.json``, or refuse a folder holding another configuration."""
@@ -94,7 +106,9 @@ class ResultsFolder(Generic[C]):
                 continue
             try:
                 row = json.loads(line)
-                rows[self.key(row)] = row
+                key = self.key(row)
+                rows.pop(key, None)  # a re-run's row replaces the old one, and goes last
+                rows[key] = row
             except (json.JSONDecodeError, KeyError, TypeError):
                 if n == len(lines) and not text.endswith("\n"):
                     break  # the row being written when the run was killed: that item runs again
@@ -119,9 +133,27 @@ class ResultsFolder(Generic[C]):
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
+def differences(config: BaseModel, stored: dict) -> list[tuple[str, str]]:
+    """(field, what differs) between ``config`` and a stored ``config.json``: ``"steps (15 → 3)"``,
+    a dict field by its keys (``"prompt web_gist"``, an edited prompt), a field added since the
+    folder was written read as its default, and a stored field this version lacks."""
+    mine = config.model_dump(mode="json")
+    out: list[tuple[str, str]] = []
+    for name, value in mine.items():
+        field = type(config).model_fields[name]
+        old = stored.get(name, None if field.is_required() else json.loads(json.dumps(field.default, default=list)))
+        if isinstance(value, dict) and isinstance(old, dict):
+            changed = sorted(k for k in set(value) | set(old) if value.get(k) != old.get(k))
+            out += [(name, f"{name.removesuffix('s')} {k}") for k in changed]
+        elif old != value:
+            out.append((name, f"{name} ({_short(old)} → {_short(value)})"))
+    out += [(name, f"{name} (not in this version)") for name in stored if name not in mine]
+    return out
+
+
 def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def cut_torn_tail(path: Path) -> None:
@@ -147,11 +179,11 @@ def merge(shards: Sequence[Path], out: Path, like: ResultsFolder) -> int:
         if config is None:
             raise UserError(f"{folder.out} has no {CONFIG_FILE}: not a results folder of {like.what}")
         configs.append(config)
-    first = configs[0].model_dump(mode="json")
-    for folder, config in zip(folders[1:], configs[1:]):
-        if config.model_dump(mode="json") != first:
+    for folder in folders[1:]:
+        if diff := differences(configs[0], folder.stored() or {}):
             raise UserError(
-                f"{folder.out} has another configuration than {folders[0].out}: merge only shards of one configuration"
+                f"{folder.out} has another configuration than {folders[0].out} ({'; '.join(d for _, d in diff)}): "
+                "merge only shards of one configuration"
             )
     rows: dict[Hashable, dict] = {}
     for folder in folders:
