@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from webagent import harness
+import webagent.harness as harness
 from webagent.apps.ceiling import GoldModel
 from webagent.apps.instance import AppError, AppInstance, stable_port
 from webagent.apps.learn import for_instance

@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from webagent import harness
+import webagent.harness as harness
 from webagent.docqa.accounting import CountingClient
 from webagent.docqa.data import Document, Question
 from webagent.docqa.methods import MethodOptions, Variant, runner_for

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from webagent import harness
+import webagent.harness as harness
 from webagent.agent.live import uncached
 from webagent.agent.loop import AgentOptions, run_agent
 from webagent.agent.report import write_report
