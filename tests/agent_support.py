@@ -40,8 +40,10 @@ def find_id(context: str, kind: str, name: str = "") -> str:
     return m.group(1)
 
 
-def demo_policy(messages, params, purpose):
-    """A fake model that knows the demo shop: search, pick the book, fill the form, submit, DONE."""
+def demo_policy(messages, params, purpose, context=None):
+    """A fake model that knows the demo shop: search, pick the book, fill the form, submit, DONE.
+    The action reads the step as data (``context``: ``webagent.web.live_action.LiveContext``:
+    the URL, the history, the controls), never the prompt's words."""
     prompt = prompt_of(messages)
     if purpose == "form_check":  # the form as the task wants it (the check is on by default)
         return {"fix": "", "ready": True}
@@ -50,31 +52,31 @@ def demo_policy(messages, params, purpose):
     if purpose == "lookup":
         pages = [int(i) for i in re.findall(r'"index": (\d+)', prompt)]
         return {"pages": pages[:2], "reason": "to find the element"}
-    context, history, url = context_of(prompt), history_of(prompt), url_of(prompt)
+    url, history = context.url, "\n".join(context.history)
     if "index.html" in url:
         return {
             "operation": "TYPE",
-            "element_id": find_id(context, "search field", "Search books"),
+            "element_id": context.control_id("search field", "Search books"),
             "value": "Night Trains",
             "press_enter": True,
         }
     if "results.html" in url:
-        return {"operation": "CLICK", "element_id": find_id(context, "link", "Night Trains")}
+        return {"operation": "CLICK", "element_id": context.control_id("link", "Night Trains")}
     if "order.html" in url:
         if '"Ada Lovelace"' not in history:
             return {
                 "operation": "TYPE",
-                "element_id": find_id(context, "text field", "Your name"),
+                "element_id": context.control_id("text field", "Your name"),
                 "value": "Ada Lovelace",
                 "press_enter": False,
             }
         if "SELECT" not in history:
             return {
                 "operation": "SELECT",
-                "element_id": find_id(context, "select", "Shipping"),
+                "element_id": context.control_id("select", "Shipping"),
                 "value": "Express (1 day)",
             }
-        return {"operation": "CLICK", "element_id": find_id(context, "submit button", "Place order")}
+        return {"operation": "CLICK", "element_id": context.control_id("submit button", "Place order")}
     if "confirm.html" in url:
         return {"operation": "DONE", "element_id": "", "value": "ordered Night Trains"}
     raise AssertionError(f"unexpected page {url}")

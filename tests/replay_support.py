@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agent_support import url_of
-
 from webagent import Agent
 from webagent.demo_site import DEMO_TASK
 from webagent.llm.testing import FunctionBackend, fake_client
@@ -53,9 +51,9 @@ def id_of(prompt: str, text: str, html: str = "") -> str:
     raise AssertionError(f"{text!r} not on the page: {context[:600]}")
 
 
-def demo_policy(messages, params, purpose):
-    """The demo order (search, pick the book, name, shipping, submit, DONE), in either
-    rendering of the page."""
+def demo_policy(messages, params, purpose, context=None):
+    """The demo order (search, pick the book, name, shipping, submit, DONE), read from the step
+    as data (``context``: URL, history, controls), never from the prompt's words."""
     prompt = prompt_of(messages)
     if purpose == "form_check":  # the form as the task wants it (the check is on by default)
         return {"fix": "", "ready": True}
@@ -63,43 +61,45 @@ def demo_policy(messages, params, purpose):
         return prompt.split("Snippet:", 1)[-1].strip()[:2000]
     if purpose == "lookup":
         return {"pages": [int(i) for i in re.findall(r'"index": (\d+)', prompt)][:2], "reason": "to find it"}
-    url, history = url_of(prompt), history_of(prompt)
+    url, history = context.url, "\n".join(context.history)
     if "index.html" in url:
         return {
             "operation": "TYPE",
-            "element_id": id_of(prompt, "search field", r"[^>]*? search"),
+            "element_id": context.control_id("search field"),
             "value": "Night Trains",
             "press_enter": True,
         }
     if "results.html" in url:
-        return {"operation": "CLICK", "element_id": id_of(prompt, '"Night Trains"', r"[^>]*>\s*Night Trains")}
+        return {"operation": "CLICK", "element_id": context.control_id("link", "Night Trains")}
     if "order.html" in url:
         if '"Ada Lovelace"' not in history:
             return {
                 "operation": "TYPE",
-                "element_id": id_of(prompt, '"Your name"', r"[^>]*? text name"),
+                "element_id": context.control_id("text field", "Your name"),
                 "value": "Ada Lovelace",
             }
         if "SELECT" not in history:
             return {
                 "operation": "SELECT",
-                "element_id": id_of(prompt, '"Shipping"', r"[^>]*? shipping"),
+                "element_id": context.control_id("select", "Shipping"),
                 "value": "Express (1 day)",
             }
-        return {"operation": "CLICK", "element_id": id_of(prompt, '"Place order"', r"[^>]*>\s*Place order")}
+        return {"operation": "CLICK", "element_id": context.control_id("button", "Place order")}
     if "confirm.html" in url:
         return {"operation": "DONE", "element_id": "", "value": "ordered Night Trains"}
     raise AssertionError(f"unexpected page {url}")
 
 
-def confirm_button_policy(messages, params, purpose):
+def confirm_button_policy(messages, params, purpose, context=None):
     """Repairs the changed shop's one changed step: the order button, now "Confirm purchase"."""
     prompt = prompt_of(messages)
     if purpose == "form_check":  # the form as the task wants it (the check is on by default)
         return {"fix": "", "ready": True}
     assert purpose == "action", purpose
-    assert 'last time: CLICK [button] "Place order"' in prompt, prompt[-800:]
-    return {"operation": "CLICK", "element_id": id_of(prompt, '"Confirm purchase"', r"[^>]*>\s*Confirm purchase")}
+    assert 'last time: CLICK [button] "Place order"' in prompt, prompt[
+        -800:
+    ]  # the repair's hint, as the model reads it
+    return {"operation": "CLICK", "element_id": context.control_id("button", "Confirm purchase")}
 
 
 async def record_demo(site: str, folder: Path, **kwargs):

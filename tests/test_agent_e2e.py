@@ -135,3 +135,29 @@ async def test_fake_model_completes_the_demo_flow(browser, site, tmp_path, looku
     report = json.loads((tmp_path / "eval" / "report.json").read_text())
     raw = report["results"]["live"]["raw"]  # every recorded step scored, none missing
     assert raw["steps_run"] == len(task.actions) == 5 and raw["incomplete_tasks"] == 0
+
+
+async def test_the_fake_reads_the_step_as_data_so_rewording_the_prompt_breaks_nothing(
+    browser, site, tmp_path, monkeypatch
+):
+    """The function-driven fake takes the step's URL, history and controls as data
+    (``LiveContext``), as pydantic-ai's FunctionModel receives AgentInfo: with every prompt's
+    "URL", "Current page" and "Previous actions" reworded, it still orders the book."""
+    import webagent.web.live_action as live_action
+    import webagent.web.live_chat as live_chat
+
+    def reworded(text: str) -> str:
+        for old, new in (("URL:", "address"), ("Current page", "Now showing"), ("Previous actions", "Done so far")):
+            text = text.replace(old, new)
+        return text
+
+    render = live_action.render_prompt
+    monkeypatch.setattr(live_action, "render_prompt", lambda name, **kw: reworded(render(name, **kw)))
+    user_turn = live_chat.LiveChat.user_turn
+    monkeypatch.setattr(live_chat.LiveChat, "user_turn", lambda self, **kw: reworded(user_turn(self, **kw)))
+    await _start(browser, site + "index.html")
+    backend = FunctionBackend(demo_policy)
+    result = await run_agent(browser, fake_client(backend), "Buy Night Trains for Ada Lovelace, express")
+    assert (result.status, result.steps) == ("done", 6)
+    asked = [r["messages"][-1]["content"] for r in backend.requests if r["purpose"] == "action"]
+    assert asked and not any("URL:" in a or "Previous actions" in a for a in asked)  # the words did change

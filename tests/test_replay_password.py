@@ -2,9 +2,8 @@
 refused until --param gives it, and the replay's trace never shows it."""
 
 import pytest
-from agent_support import url_of
 from browser_support import requires_chromium
-from replay_support import Forbidden, history_of, id_of, prompt_of
+from replay_support import Forbidden, prompt_of
 
 from webagent import Agent, replay
 from webagent.demo_site import serve_directory
@@ -27,19 +26,23 @@ WELCOME = """<!DOCTYPE html><html><head><title>Welcome</title></head><body><h1>W
 TASK = "Log in as grace with the password s3cret-1"
 
 
-def login_policy(messages, params, purpose):
+def login_policy(messages, params, purpose, context=None):
     prompt = prompt_of(messages)
     if purpose == "form_check":  # it sees the password as "(hidden, filled in)", never its value
         assert "s3cret-1" not in prompt
         return {"fix": "", "ready": True}
-    history, url = history_of(prompt), url_of(prompt)
-    if "welcome.html" in url:
+    history = "\n".join(context.history)
+    if "welcome.html" in context.url:
         return {"operation": "DONE", "element_id": "", "value": "logged in"}
     if '"grace"' not in history:
-        return {"operation": "TYPE", "element_id": id_of(prompt, '"Username"', r"[^>]*? text user"), "value": "grace"}
+        return {"operation": "TYPE", "element_id": context.control_id("text field", "Username"), "value": "grace"}
     if "********" not in history:
-        return {"operation": "TYPE", "element_id": id_of(prompt, '"Password"', r"[^>]*? password"), "value": "s3cret-1"}
-    return {"operation": "CLICK", "element_id": id_of(prompt, '"Log in"', r"[^>]*>\s*Log in")}
+        return {
+            "operation": "TYPE",
+            "element_id": context.control_id("password field", "Password"),
+            "value": "s3cret-1",
+        }
+    return {"operation": "CLICK", "element_id": context.control_id("button", "Log in")}
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import random
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -35,6 +36,12 @@ class ModelCallError(Exception):
 # the available context size (M tokens), try increasing it", type exceed_context_size_error;
 # vLLM: "This model's maximum context length is N tokens. However, you requested ..."; OpenAI:
 # code context_length_exceeded. The OpenAI SDK puts the body's message in the exception's text.
+# What the model call in flight is about, as data (the live agent's step: its URL, history and
+# controls): set by the caller around a call, read by a fake model (``FunctionBackend``) that
+# takes a ``context`` argument, as pydantic-ai's FunctionModel receives AgentInfo. The words of
+# a prompt can change without breaking a fake that reads this.
+call_context: ContextVar[Any] = ContextVar("webagent_call_context", default=None)
+
 CONTEXT_OVERFLOW_WORDINGS = (
     "context length",
     "context window",

@@ -1,7 +1,9 @@
 """Fakes that ship with the package: for unit tests and for `--model fake:...` dry runs.
 
 - ScriptedBackend: replies from a queue (strings, dicts turned into JSON, or exceptions).
-- FunctionBackend: replies computed by a function of (messages, params, purpose).
+- FunctionBackend: replies computed by a function of (messages, params, purpose), and of
+  ``context`` when it takes one: what the call is about as data (``client.call_context``; the
+  live agent's step gives ``webagent.web.live_action.LiveContext``: URL, history, controls).
 - heuristic_reply: a crude, deterministic stand-in model used by `--model fake:heuristic`.
 - FakeOpenAIServer: a real HTTP server speaking the OpenAI chat API on 127.0.0.1, with a
   fixed delay, scripted failures (500s, hangs), a seeded random fault mode, and optionally
@@ -21,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from webagent.llm.cache import Cache
-from webagent.llm.client import BackendReply, LLMClient
+from webagent.llm.client import BackendReply, LLMClient, call_context
 from webagent.llm.guard import register_fake_endpoint
 
 
@@ -36,11 +38,18 @@ def _prompt_text(messages: list[dict]) -> str:
 class FunctionBackend:
     def __init__(
         self,
-        fn: Callable[[list[dict], dict, str], Any],  # a reply (str, dict, BackendReply), or an awaitable of one
+        fn: Callable[
+            ..., Any
+        ],  # (messages, params, purpose[, context]) -> a reply (str, dict, BackendReply) or an awaitable of one
         name: str = "fake:function",
         record: bool = True,
     ):
         self.fn = fn
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):  # a callable without a signature: the three arguments
+            params = {}  # type: ignore[assignment]
+        self.takes_context = "context" in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
         self.name = name
         self.identity = name
         self.description = f"fake model {name}"
@@ -50,7 +59,11 @@ class FunctionBackend:
     async def chat(self, messages: list[dict], params: dict, purpose: str = "") -> BackendReply:
         if self.record:
             self.requests.append({"messages": messages, "params": params, "purpose": purpose})
-        out = self.fn(messages, params, purpose)
+        out = (
+            self.fn(messages, params, purpose, context=call_context.get())
+            if self.takes_context
+            else self.fn(messages, params, purpose)
+        )
         if inspect.isawaitable(out):  # an async fn (the ceiling's gold model reads the live page)
             out = await out
         if isinstance(out, BaseException):

@@ -24,13 +24,13 @@ outside it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Literal
 
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from webagent.llm.client import LLMClient, Reply
+from webagent.llm.client import LLMClient, Reply, call_context
 from webagent.llm.reask import REASK_PREFIX, ask_until_usable
 from webagent.llm.replies import read_reply
 from webagent.problems import Problem, ProblemKind
@@ -500,6 +500,30 @@ def _skill_action(action: LiveAction, choices: Choices) -> Checked:
     return action.model_copy(update={"value": "", "press_enter": False, "text": "", "args": args}), None
 
 
+@dataclass(frozen=True)
+class LiveContext:
+    """What a step's action call is about, as data (``llm.client.call_context``): what a fake
+    model reads instead of the prompt's words (the page's URL and title, the task, the run's
+    history lines, the controls the view offers by id, the skills offered by label)."""
+
+    url: str
+    title: str
+    task: str
+    history: tuple[str, ...]
+    controls: Mapping[str, Control]
+    skills: Mapping[str, Mapping[str, tuple[str, ...]]]
+
+    def control_id(self, kind: str, name: str = "") -> str:
+        """The id of the first control of this kind ("text field", "submit button"; a kind
+        that ends with "button" matches every button kind when given as "button") whose name
+        starts with ``name``; an AssertionError naming what the page has when none does."""
+        for element_id, c in self.controls.items():
+            if (c.kind == kind or (kind == "button" and c.kind.endswith("button"))) and c.name.startswith(name):
+                return element_id
+        have = ", ".join(f"{c.kind} {c.name!r}" for c in self.controls.values())
+        raise AssertionError(f"no {kind} {name!r} on {self.url}; the page has: {have[:600]}")
+
+
 @dataclass
 class LiveOutcome:
     action: LiveAction | None = None
@@ -610,17 +634,21 @@ async def predict_live_action(
         action, last[0] = parse_live_action(reply, choices)
         return action, None if last[0] is None else str(last[0])
 
-    outcome.action = await ask_until_usable(
-        client,
-        prompt,
-        parse=parse,
-        schema=live_action_schema(choices),
-        # a skill's arguments and a FILL's fields take more words
-        max_tokens=256 if choices.fills() else 200 if choices.skills else 96,
-        purpose=purpose,
-        tally=outcome,
-        instruction=f"Answer again with one JSON action; operation is one of {', '.join(ops)}.",
-    )
+    context_token = call_context.set(LiveContext(url, title, task, tuple(history), choices.controls, choices.skills))
+    try:
+        outcome.action = await ask_until_usable(
+            client,
+            prompt,
+            parse=parse,
+            schema=live_action_schema(choices),
+            # a skill's arguments and a FILL's fields take more words
+            max_tokens=256 if choices.fills() else 200 if choices.skills else 96,
+            purpose=purpose,
+            tally=outcome,
+            instruction=f"Answer again with one JSON action; operation is one of {', '.join(ops)}.",
+        )
+    finally:
+        call_context.reset(context_token)
     if outcome.action is None:
         outcome.problem_kind = "endpoint" if outcome.endpoint_failed or last[0] is None else last[0].kind
     if chat is not None:
