@@ -67,3 +67,25 @@ async def test_the_outcome_and_the_record_carry_the_last_replys_kind():
     record = _record(outcome.problem_kind, outcome.problem or "")
     assert record.problem_kind == "bad_value"
     assert failure_cause("stuck", False, [record]) == "stuck (after refusals)"
+
+
+def test_how_a_run_ended_is_a_kind_and_the_cause_its_words():
+    from webagent.apps.runner import ENDINGS, ending
+
+    assert ending("done", True, []) == "site_confirmed" and failure_cause("done", True, []) is None
+    assert ending("done", False, []) == "said_done"
+    assert ending("max_steps", False, [_record("bad_value")]) == "step_limit"
+    assert failure_cause("max_steps", False, [_record("bad_value")]) == "step limit (after refusals)"
+    assert ending("error", False, [_record("endpoint")]) == "model_error"
+    assert ending("interrupted", False, []) == "interrupted"
+    assert set(ENDINGS) == {"site_confirmed", "said_done", "stuck", "step_limit", "model_error", "error", "interrupted"}
+
+
+def test_the_ceilings_losses_are_counted_by_their_kind():
+    from webagent.apps.report import _cause_kind
+
+    lost = {"cause": "gold step 3 (click button 'Save'): no line shows button 'Save'", "loss": "not_offered"}
+    assert _cause_kind(lost) == "not offered"
+    # the words play no part: the same message with another kind counts as that kind
+    assert _cause_kind({**lost, "loss": "refused"}) == "refused"
+    assert _cause_kind({"cause": "stuck"}) == "stuck"

@@ -27,6 +27,7 @@ import difflib
 import json
 import re
 import string
+from typing import Literal
 
 from webagent.apps.spec import GoldStep, Task
 from webagent.llm.reask import REASK_PREFIX
@@ -54,6 +55,8 @@ _LINE = re.compile(r'^\[([A-Za-z0-9_-]+)\] ([^"\n]+?)(?: "((?:[^"\\\n]|\\.)*)"(?
 _PAGE = re.compile(r"Current page \(URL: .*?\n'''\n(.*?)\n'''", re.DOTALL)
 _PART = re.compile(r"\(part (\d+)[,)]")
 _PUNCT = str.maketrans("", "", string.punctuation.replace("'", "") + "…")
+
+LossKind = Literal["not_offered", "refused", "other"]  # how the agent kept a gold step from the perfect model
 
 
 def _fold_name(text: str) -> str:
@@ -160,15 +163,17 @@ class GoldModel:
             if "-> failed" not in last and self.proposed == self.next:
                 self.next += 1
             elif "-> failed" in last:
-                self._lose(last.split(". ", 1)[-1])
+                self._lose(last.split(". ", 1)[-1], "refused")
         self.history_seen = len(lines)
         self.proposed = None
 
-    def _lose(self, message: str) -> None:
+    def _lose(self, message: str, kind: LossKind) -> None:
+        """A gold step the agent kept from the perfect model: ``not_offered`` (no line shows its
+        element), ``refused`` (the action was refused or failed), ``other`` (a wait in vain)."""
         step = self.task.gold[min(self.next, len(self.task.gold) - 1)]
         if self.losses and self.losses[-1]["gold_step"] == self.next + 1 and self.losses[-1]["message"] == message:
             return
-        self.losses.append({"gold_step": self.next + 1, "step": step.describe(), "message": message})
+        self.losses.append({"gold_step": self.next + 1, "step": step.describe(), "message": message, "kind": kind})
 
     async def _ids(self, step: GoldStep) -> list[str] | None:
         if self.browser is None or step.op in ("done", "wait", "dialog"):
@@ -237,7 +242,7 @@ class GoldModel:
                 return {"operation": "DIALOG", "value": step.value}
             element_id, why = await self._find(page, step)
             if element_id is None:
-                self._lose(why)
+                self._lose(why, "not_offered")
                 self.proposed = None
                 return {"operation": "SCROLL", "value": "down"}
             if step.op in ("check", "uncheck") and _is_checked(page, element_id) == (step.op == "check"):
@@ -256,4 +261,4 @@ class GoldModel:
         try:
             await wait_for(self.browser.page, step)
         except Exception as exc:  # noqa: BLE001 - what was awaited never came: the loss says so
-            self._lose(f"waited in vain: {(str(exc).splitlines() or [type(exc).__name__])[0]}")
+            self._lose(f"waited in vain: {(str(exc).splitlines() or [type(exc).__name__])[0]}", "other")

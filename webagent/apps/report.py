@@ -40,7 +40,7 @@ def summarise(rows: list[dict]) -> dict:
             k: {"tasks": len(rs), "success": sum(r["success"] for r in rs)}
             for k, rs in _groups(rows, lambda r: r["kinds"]).items()
         },
-        "causes": dict(Counter(_cause_kind(r["cause"]) for r in rows if not r["success"]).most_common()),
+        "causes": dict(Counter(_cause_kind(r) for r in rows if not r["success"]).most_common()),
         "median_steps": med([r["steps"] for r in rows]),
         "median_seconds": med([r.get("time_s", 0) for r in rows]),
         "median_prompt_tokens": med([r.get("prompt_tokens", 0) for r in rows]),
@@ -53,17 +53,15 @@ def summarise(rows: list[dict]) -> dict:
     }
 
 
-def _cause_kind(cause: str | None) -> str:
+def _cause_kind(row: dict) -> str:
+    """How a failed task ended, counted by kind: the ceiling's loss (``ceiling.LossKind``: the
+    agent kept a gold step from the perfect model), else the run's cause in the report's words.
+    A row written before losses had a kind reads "other"."""
+    cause = row.get("cause")
     if not cause:
         return "unknown"
-    if cause.startswith("gold step"):  # the ceiling: the agent's message decides the kind
-        return (
-            "not offered"
-            if "no line shows" in cause or "not offered" in cause
-            else "refused"
-            if "failed" in cause or "not" in cause
-            else "other"
-        )
+    if cause.startswith("gold step"):
+        return {"not_offered": "not offered", "refused": "refused"}.get(row.get("loss") or "", "other")
     return cause
 
 

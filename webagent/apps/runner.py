@@ -23,6 +23,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -73,20 +74,37 @@ def read_rows(out: Path) -> dict[str, dict]:
     return results(out).rows()  # type: ignore[return-value]
 
 
+Ending = Literal["site_confirmed", "said_done", "stuck", "step_limit", "model_error", "error", "interrupted"]
+# An ending in the report's words ("said_done": the model said DONE and the app disagrees)
+ENDINGS: dict[str, str] = {
+    "site_confirmed": "site confirmed",
+    "said_done": "wrong action (said DONE; the app disagrees)",
+    "stuck": "stuck",
+    "step_limit": "step limit",
+    "model_error": "model error",
+    "error": "error",
+    "interrupted": "interrupted",
+}
+
+
+def ending(status: str, success: bool, steps: list[StepRecord]) -> Ending:
+    """How a task's run ended, as a kind the report counts: the app's check first, then the
+    run's status (``AgentResult.status``)."""
+    if success:
+        return "site_confirmed"
+    if status == "error":
+        return "model_error" if any(s.problem_kind == "endpoint" for s in steps) else "error"
+    return {"stuck": "stuck", "max_steps": "step_limit", "done": "said_done"}.get(status, "interrupted")  # type: ignore[return-value]
+
+
 def failure_cause(status: str, success: bool, steps: list[StepRecord]) -> str | None:
-    """How a failed task ended, in the report's words."""
+    """How a failed task ended, in the report's words (``ENDINGS``; "after refusals" when the
+    agent refused a reply on the way)."""
     if success:
         return None
-    refused = any(_refused(s) for s in steps)
-    if status == "error":
-        return "model error" if any(s.problem_kind == "endpoint" for s in steps) else "error"
-    if status == "stuck":
-        return "stuck (after refusals)" if refused else "stuck"
-    if status == "max_steps":
-        return "step limit (after refusals)" if refused else "step limit"
-    if status == "done":
-        return "wrong action (said DONE; the app disagrees)"
-    return status
+    kind = ending(status, success, steps)
+    refused = kind in ("stuck", "step_limit") and any(_refused(s) for s in steps)
+    return ENDINGS[kind] + (" (after refusals)" if refused else "")
 
 
 def _refused(step: StepRecord) -> bool:
@@ -178,6 +196,7 @@ async def run_task(
             answer=result.answer,
             error=result.error,
             usage=result.usage,
+            ended=ending(result.status, ok, steps),
             cause=failure_cause(result.status, ok, steps),
             refusals=sum(_refused(s) for s in steps),
             problems=dict(Counter(s.problem_kind for s in steps if s.problem_kind)),  # unusable replies, by kind
@@ -188,7 +207,7 @@ async def run_task(
     except (AppError, UserError) as exc:
         row.update(error=str(exc), cause="error")
     except Exception as exc:  # noqa: BLE001 - one broken task must not end the run; it is re-run on resume
-        row.update(error=f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}", cause="error")
+        row.update(error=f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}", cause="error", ended="error")
     finally:
         if trace is not None and trace.steps_path.is_file():
             write_report(trace.folder)
@@ -201,6 +220,7 @@ async def run_task(
             row["cause"] = (
                 f"gold step {first['gold_step']} ({first['step']}): {first['message']}" if first else row["cause"]
             )
+            row["loss"] = first["kind"] if first else None  # how the agent kept the gold step (ceiling.LossKind)
     row["time_s"] = round(time.perf_counter() - t0, 2)
     return row
 
