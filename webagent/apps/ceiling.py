@@ -155,9 +155,8 @@ class GoldModel:
     def backend(self) -> FunctionBackend:
         return FunctionBackend(self.reply, name="fake:gold", record=False)
 
-    def _advance(self, prompt: str) -> None:
-        history = prompt.split("Previous actions and their results:\n", 1)[-1].split("\nCurrent page", 1)[0]
-        lines = [] if history.strip() == "None" else [h for h in history.splitlines() if h.strip()]
+    def _advance(self, lines: list[str]) -> None:
+        """The run's history lines (``LiveContext.history``): the last proposal was done, or lost."""
         if len(lines) > self.history_seen and self.proposed is not None:
             last = lines[-1]
             if "-> failed" not in last and self.proposed == self.next:
@@ -182,7 +181,7 @@ class GoldModel:
 
         return await gold_ids(self.browser, step)
 
-    async def reply(self, messages: list[dict], params: dict, purpose: str):
+    async def reply(self, messages: list[dict], params: dict, purpose: str, context=None):
         if purpose == "form_check":  # a perfect model sends the form the gold path sends
             return {"ready": True, "fix": ""}
         if purpose.startswith("gist"):
@@ -201,7 +200,7 @@ class GoldModel:
         reasked = str(messages[-1]["content"]).startswith(REASK_PREFIX)  # the agent refused the proposal
         if reasked and self.last is not None:
             return self.last
-        self._advance(prompt)
+        self._advance(list(context.history) if context is not None else [])
         self.last = await self._propose(prompt)
         return self.last
 
