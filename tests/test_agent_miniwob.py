@@ -166,7 +166,9 @@ def _patch_runner(monkeypatch, *, env, agent, sessions, events):
     monkeypatch.setattr(runner, "shared_browser", fake_shared_browser)
     monkeypatch.setattr(runner, "context_session", lambda shared: next(made))
     monkeypatch.setattr(runner, "ReusingEnv", env)
-    monkeypatch.setattr(runner, "run_agent", agent)
+    import webagent.agent.loop as loop
+
+    monkeypatch.setattr(loop, "run_agent", agent)  # the episode (webagent.episode) runs the agent
 
 
 async def test_an_episode_the_task_never_judged_is_unjudged_and_scored_minus_one(tmp_path, monkeypatch):

@@ -33,6 +33,7 @@ from webagent.apps.instance import AppError, AppInstance, stable_port
 from webagent.apps.learn import for_instance
 from webagent.apps.online import for_task
 from webagent.apps.spec import App, Task
+from webagent.episode import Verdict, run_episode
 from webagent.errors import UserError
 from webagent.harness import ResultsFolder
 from webagent.problems import REFUSED
@@ -118,6 +119,38 @@ def _acted_after(steps: list[StepRecord], goal_step: int) -> int:
     return sum(1 for s in steps if s.step > goal_step and s.operation != "DONE")
 
 
+class AppEpisode:
+    """An app task as an episode (``webagent.episode.EpisodeTask``): the instance reset and the
+    task's start page opened; after each step the app's check (unless the task asks a question,
+    judged on the answer at the end); the app's check on the final state, with the answer."""
+
+    def __init__(self, instance: AppInstance, task: Task, stop_at_goal: bool = True, gold: GoldModel | None = None):
+        self.instance, self.task, self.stop_at_goal, self.gold = instance, task, stop_at_goal, gold
+        self.goal_step: int | None = None  # the step after which the app's check first passed
+        self.reset_s = 0.0
+
+    async def setup(self, browser) -> str:
+        self.reset_s = self.instance.reset()
+        opened = await browser.open(self.instance.url(self.task.start))
+        if not opened.ok:
+            raise AppError(f"cannot open {self.instance.url(self.task.start)}: {opened.error}")
+        if self.gold is not None:
+            self.gold.attach(browser)  # the perfect model finds each element in the live page
+        return self.task.task
+
+    async def done(self, step: int) -> str | None:
+        if self.task.answer is not None:  # judged on the answer, at DONE
+            return None
+        ok, why = self.instance.check(self.task.id)
+        if ok and self.goal_step is None:
+            self.goal_step = step
+        return f"the app's database shows the task done ({why})" if ok and self.stop_at_goal else None
+
+    async def validate(self, answer: str | None) -> Verdict:
+        ok, why = self.instance.check(self.task.id, (answer or "") if self.task.answer is not None else None)
+        return Verdict(ok, why)
+
+
 async def run_task(
     instance: AppInstance,
     task: Task,
@@ -129,13 +162,10 @@ async def run_task(
     say: Callable[[str], None] | None = None,
     skills: list | None = None,
 ) -> dict:
-    """One task on a reset instance; the row for ``episodes.jsonl``. ``say`` gets a line per step;
-    ``skills`` are offered to the model (None: none)."""
-    from webagent.agent.live import uncached
-    from webagent.agent.loop import run_agent
-    from webagent.agent.report import write_report
+    """One task on a reset instance (``AppEpisode`` through ``webagent.episode.run_episode``);
+    the row for ``episodes.jsonl``. ``say`` gets a line per step; ``skills`` are offered to the
+    model (None: none)."""
     from webagent.browser import BrowserSession
-    from webagent.trace.writer import TraceWriter
 
     row = {
         "app": instance.app.name,
@@ -153,46 +183,27 @@ async def run_task(
         "trace_dir": str(trace_dir) if trace_dir else None,
     }
     t0 = time.perf_counter()
-    row["reset_s"] = round(instance.reset(), 4)
-
-    goal_step: int | None = None
-
-    async def app_says_done(step: int) -> str | None:
-        nonlocal goal_step
-        if task.answer is not None:  # judged on the answer, at DONE
-            return None
-        ok, why = instance.check(task.id)
-        if ok and goal_step is None:
-            goal_step = step
-        return f"the app's database shows the task done ({why})" if ok and stop_at_goal else None
-
+    episode = AppEpisode(instance, task, stop_at_goal, gold)
     if trace_dir is not None:
         shutil.rmtree(trace_dir, ignore_errors=True)  # a task run again (resume after an error) starts clean
-    trace = TraceWriter(trace_dir) if trace_dir else None
     try:
         async with BrowserSession(allowed_domains=["127.0.0.1"]) as browser:
-            opened = await browser.open(instance.url(task.start))
-            if not opened.ok:
-                raise AppError(f"cannot open {instance.url(task.start)}: {opened.error}")
-            if gold is not None:
-                gold.attach(browser)  # the perfect model finds each element in the live page
-            result = await run_agent(
+            ran = await run_episode(
+                episode,
                 browser,
-                uncached(client),
-                task.task,
-                options=options,
-                trace=trace,
-                after_step=app_says_done,
+                client,
+                options,
+                trace_dir,
+                skills=skills,
                 progress=(lambda line: say(f"{task.id} {line}")) if say else None,
-                skills=skills or [],
             )
-        ok, why = instance.check(task.id, (result.answer or "") if task.answer is not None else None)
-        steps = trace.steps() if trace and trace.steps_path.is_file() else []
+        result, ok, steps = ran.result, ran.verdict.success, ran.steps
+        goal_step = episode.goal_step
         row.update(
             success=ok,
             status=result.status,
             steps=result.steps,
-            check=why,
+            check=ran.verdict.why,
             answer=result.answer,
             error=result.error,
             usage=result.usage,
@@ -205,12 +216,10 @@ async def run_task(
             prompt_tokens=result.usage.get("prompt_tokens", 0),
         )
     except (AppError, UserError) as exc:
-        row.update(error=str(exc), cause="error")
+        row.update(error=str(exc), cause="error", ended="error")
     except Exception as exc:  # noqa: BLE001 - one broken task must not end the run; it is re-run on resume
         row.update(error=f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}", cause="error", ended="error")
-    finally:
-        if trace is not None and trace.steps_path.is_file():
-            write_report(trace.folder)
+    row["reset_s"] = round(episode.reset_s, 4)
     if gold is not None:
         row["losses"] = gold.losses
         row["naming"] = gold.naming

@@ -27,13 +27,12 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 import webagent.harness as harness
-from webagent.agent.live import uncached
-from webagent.agent.loop import AgentOptions, run_agent
-from webagent.agent.report import write_report
+from webagent.agent.loop import AgentOptions
+from webagent.episode import Verdict
+from webagent.episode import run_episode as episode_run
 from webagent.errors import UserError
 from webagent.harness import ResultsFolder
 from webagent.miniwob.browser import ReusingEnv, context_session, shared_browser
-from webagent.trace.writer import TraceWriter
 
 UNJUDGED_RAW_REWARD = -1.0  # MiniWoB's own score for an episode that ends unjudged (its timeout)
 
@@ -73,9 +72,44 @@ def merge(shards: list[Path], out: Path) -> int:
     return harness.merge(shards, out, results(out))
 
 
+class MiniWoBEpisode:
+    """A MiniWoB++ task and seed as an episode (``webagent.episode.EpisodeTask``): the task
+    reset with its seed (its utterance is the goal); after each step, whether the task judged
+    the episode over; at the end, its reward (an episode left unjudged scores -1, as MiniWoB's
+    own timeout does)."""
+
+    def __init__(self, env, task: str, seed: int):
+        self.env, self.task, self.seed = env, task, seed
+
+    async def setup(self, browser) -> str:
+        try:
+            episode = await self.env.reset(self.task, seed=self.seed)
+        except Exception as exc:  # noqa: BLE001 - said as the episode that did not start
+            raise EpisodeNotStarted(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+        return episode.utterance
+
+    async def done(self, step: int) -> str | None:
+        try:
+            status = await self.env.status()
+        except Exception:  # noqa: BLE001 - mid-navigation: judged again after the next step
+            return None
+        return f"episode over (raw reward {status.raw_reward:g})" if status.done else None
+
+    async def validate(self, answer: str | None) -> Verdict:
+        status = await self.env.status()
+        figures = {"raw_reward": status.raw_reward, "reward": status.reward, "reason": status.reason}
+        return Verdict(status.success, str(status.reason or ""), judged=status.done, details=figures)
+
+
+class EpisodeNotStarted(Exception):
+    pass
+
+
 async def run_episode(
     browser, env, client, task: str, seed: int, options: AgentOptions, trace_dir: Path | None
 ) -> dict:
+    """One seed of ``task`` (``MiniWoBEpisode`` through ``webagent.episode.run_episode``); the
+    row for ``episodes.jsonl``."""
     t0 = time.perf_counter()
     row = {
         "task": task,
@@ -94,58 +128,31 @@ async def run_episode(
         "trace_dir": str(trace_dir) if trace_dir else None,
     }
     try:
-        episode = await env.reset(task, seed=seed)
-    except Exception as exc:  # noqa: BLE001 - an episode that will not start is an error row, re-run on resume
-        row.update(
-            error=f"episode did not start: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-            time_s=round(time.perf_counter() - t0, 3),
-        )
+        ran = await episode_run(MiniWoBEpisode(env, task, seed), browser, client, options, trace_dir)
+    except EpisodeNotStarted as exc:  # an error row, run again on resume
+        row.update(error=f"episode did not start: {exc}", time_s=round(time.perf_counter() - t0, 3))
         return row
-    row["utterance"] = episode.utterance
-
-    async def episode_over(step: int) -> str | None:
-        try:
-            status = await env.status()
-        except Exception:  # noqa: BLE001 - mid-navigation: judged again after the next step
-            return None
-        return f"episode over (raw reward {status.raw_reward:g})" if status.done else None
-
-    trace = TraceWriter(trace_dir) if trace_dir else None
-    try:
-        result = await run_agent(
-            browser, uncached(client), episode.utterance, options=options, trace=trace, after_step=episode_over
-        )
     except Exception as exc:  # noqa: BLE001 - one broken episode must not end the benchmark
         row.update(
             error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
             time_s=round(time.perf_counter() - t0, 3),
         )
         return row
-    if trace is not None:
-        write_report(trace.folder)
-    try:
-        status = await env.status()
+    result, verdict = ran.result, ran.verdict
+    row["utterance"] = ran.goal
+    row.update(**(verdict.details or {}), success=verdict.success, judged=verdict.judged)
+    if not verdict.judged and result.status != "error":
+        why = {
+            "done": "the agent said DONE",
+            "max_steps": f"out of steps ({result.steps})",
+            "stuck": "the agent was stuck",
+        }.get(result.status, f"the run ended ({result.status})")
         row.update(
-            raw_reward=status.raw_reward,
-            reward=status.reward,
-            reason=status.reason,
-            success=status.success,
-            judged=status.done,
+            raw_reward=UNJUDGED_RAW_REWARD,
+            reward=UNJUDGED_RAW_REWARD,
+            success=False,
+            reason=f"unjudged: {why} before the task judged the episode",
         )
-        if not status.done and result.status != "error":
-            why = {
-                "done": "the agent said DONE",
-                "max_steps": f"out of steps ({result.steps})",
-                "stuck": "the agent was stuck",
-            }.get(result.status, f"the run ended ({result.status})")
-            row.update(
-                raw_reward=UNJUDGED_RAW_REWARD,
-                reward=UNJUDGED_RAW_REWARD,
-                success=False,
-                reason=f"unjudged: {why} before the task judged the episode",
-            )
-    except Exception as exc:  # noqa: BLE001
-        result.status, result.error = "error", f"reward could not be read: {exc}"
     row.update(
         status=result.status,
         steps=result.steps,
