@@ -24,7 +24,9 @@ class CounterTask:
     """Count to 2 on the counter page: the page's count is the site's word."""
 
     def __init__(self, base: str):
-        self.base, self.browser, self.checked = base, None, []
+        self.base = base
+        self.browser: BrowserSession | None = None
+        self.checked: list[int] = []
 
     async def setup(self, browser) -> str:
         self.browser = browser
@@ -32,6 +34,7 @@ class CounterTask:
         return "Add one, twice."
 
     async def count(self) -> int:
+        assert self.browser is not None
         return int(await self.browser.page.inner_text("#count"))
 
     async def done(self, step: int) -> str | None:
