@@ -168,7 +168,7 @@ def _patch_runner(monkeypatch, *, env, agent, sessions, events):
     monkeypatch.setattr(runner, "ReusingEnv", env)
     import webagent.agent.loop as loop
 
-    monkeypatch.setattr(loop, "run_agent", agent)  # the episode (webagent.episode) runs the agent
+    monkeypatch.setattr(loop, "run_agent", agent)  # the episode (webagent.agent.episode) runs the agent
 
 
 async def test_an_episode_the_task_never_judged_is_unjudged_and_scored_minus_one(tmp_path, monkeypatch):

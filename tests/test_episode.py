@@ -1,4 +1,4 @@
-"""One episode for every evaluator (issue 35, item 1; webagent.episode): a task sets itself up
+"""One episode for every evaluator (issue 35, item 1; webagent.agent.episode): a task sets itself up
 and gives the goal, says after each step whether the site shows it done (the run then ends on
 the site's word, not the model's), and gives the final verdict; the app suite and MiniWoB++
 serve this protocol (their own tests run through it)."""
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from browser_support import requires_chromium
 
+from webagent.agent.episode import Verdict, run_episode
 from webagent.agent.options import AgentOptions
 from webagent.browser import BrowserSession
 from webagent.demo_site import serve_directory
-from webagent.episode import Verdict, run_episode
 from webagent.llm.testing import FunctionBackend, fake_client
 
 PAGES = Path(__file__).parent / "fixtures" / "agent_pages"

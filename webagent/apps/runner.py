@@ -28,12 +28,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 import webagent.harness as harness
+from webagent.agent.episode import Verdict, run_episode
 from webagent.apps.ceiling import GoldModel
 from webagent.apps.instance import AppError, AppInstance, stable_port
 from webagent.apps.learn import for_instance
 from webagent.apps.online import for_task
 from webagent.apps.spec import App, Task
-from webagent.episode import Verdict, run_episode
 from webagent.errors import UserError
 from webagent.harness import ResultsFolder
 from webagent.problems import REFUSED
@@ -120,7 +120,7 @@ def _acted_after(steps: list[StepRecord], goal_step: int) -> int:
 
 
 class AppEpisode:
-    """An app task as an episode (``webagent.episode.EpisodeTask``): the instance reset and the
+    """An app task as an episode (``webagent.agent.episode.EpisodeTask``): the instance reset and the
     task's start page opened; after each step the app's check (unless the task asks a question,
     judged on the answer at the end); the app's check on the final state, with the answer."""
 
@@ -162,7 +162,7 @@ async def run_task(
     say: Callable[[str], None] | None = None,
     skills: list | None = None,
 ) -> dict:
-    """One task on a reset instance (``AppEpisode`` through ``webagent.episode.run_episode``);
+    """One task on a reset instance (``AppEpisode`` through ``webagent.agent.episode.run_episode``);
     the row for ``episodes.jsonl``. ``say`` gets a line per step; ``skills`` are offered to the
     model (None: none)."""
     from webagent.browser import BrowserSession

@@ -27,9 +27,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 import webagent.harness as harness
+from webagent.agent.episode import Verdict
+from webagent.agent.episode import run_episode as episode_run
 from webagent.agent.loop import AgentOptions
-from webagent.episode import Verdict
-from webagent.episode import run_episode as episode_run
 from webagent.errors import UserError
 from webagent.harness import ResultsFolder
 from webagent.miniwob.browser import ReusingEnv, context_session, shared_browser
@@ -73,7 +73,7 @@ def merge(shards: list[Path], out: Path) -> int:
 
 
 class MiniWoBEpisode:
-    """A MiniWoB++ task and seed as an episode (``webagent.episode.EpisodeTask``): the task
+    """A MiniWoB++ task and seed as an episode (``webagent.agent.episode.EpisodeTask``): the task
     reset with its seed (its utterance is the goal); after each step, whether the task judged
     the episode over; at the end, its reward (an episode left unjudged scores -1, as MiniWoB's
     own timeout does)."""
@@ -108,7 +108,7 @@ class EpisodeNotStarted(Exception):
 async def run_episode(
     browser, env, client, task: str, seed: int, options: AgentOptions, trace_dir: Path | None
 ) -> dict:
-    """One seed of ``task`` (``MiniWoBEpisode`` through ``webagent.episode.run_episode``); the
+    """One seed of ``task`` (``MiniWoBEpisode`` through ``webagent.agent.episode.run_episode``); the
     row for ``episodes.jsonl``."""
     t0 = time.perf_counter()
     row = {
