@@ -175,8 +175,8 @@ def _typing_what_the_task_shows(gold: GoldModel, task: str):
     task (a secret as a placeholder, say ``<secret:password>`` for ``Hx9!kq2``) is proposed
     in that form, as a model that reads the task would type it."""
 
-    async def reply(messages, params, purpose):
-        out = await gold.reply(messages, params, purpose)
+    async def reply(messages, params, purpose, context=None):
+        out = await gold.reply(messages, params, purpose, context=context)
         shown = m.group(1) if messages[0]["role"] == "system" and (m := _TASK.search(prompt_of(messages))) else task
         if isinstance(out, dict) and out.get("value") and shown != task:
             start = next((i for i, (a, b) in enumerate(zip(task, shown)) if a != b), min(len(task), len(shown)))

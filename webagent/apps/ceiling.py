@@ -200,7 +200,9 @@ class GoldModel:
         reasked = str(messages[-1]["content"]).startswith(REASK_PREFIX)  # the agent refused the proposal
         if reasked and self.last is not None:
             return self.last
-        self._advance(list(context.history) if context is not None else [])
+        if context is None:  # a caller that drops it would see the gold path never advance
+            raise RuntimeError("the gold model needs the step as data: call reply(..., context=call_context.get())")
+        self._advance(list(context.history))
         self.last = await self._propose(prompt)
         return self.last
 
