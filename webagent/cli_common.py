@@ -127,6 +127,14 @@ def status(message: str) -> None:
     click.echo(f"… {message}", err=True)
 
 
+def merge_arguments(func):
+    """``SHARDS... --out DIR`` of every evaluator's ``merge`` (shard folders of one configuration)."""
+    func = click.option("--out", type=click.Path(file_okay=False), required=True, help="The merged results folder.")(
+        func
+    )
+    return click.argument("shards", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))(func)
+
+
 def parse_shard(text: str | None) -> tuple[int, int]:
     """`--shard i/n` → (i, n): every n-th item starting at i; none → (0, 1)."""
     if not text:

@@ -12,6 +12,7 @@ import click
 from webagent.agent.cli_options import browser_options, options_from
 from webagent.cli_common import (
     endpoint_options,
+    merge_arguments,
     model_options,
     parse_shard,
     run_async,
@@ -198,8 +199,7 @@ async def learn_command(app_names, out, app_dirs) -> None:
 
 
 @apps_group.command("merge")
-@click.argument("shards", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
-@click.option("--out", type=click.Path(file_okay=False), required=True)
+@merge_arguments
 @user_errors
 def merge_command(shards, out) -> None:
     """Join shard folders of one `apps eval` into OUT and write its report."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from webagent.cli_common import endpoint_options, model_options, run_async, status, user_errors
+from webagent.cli_common import endpoint_options, merge_arguments, model_options, run_async, status, user_errors
 from webagent.docqa.data import DATASETS, DEFAULT_NARRATIVEQA_SPLIT, NARRATIVEQA_SPLITS, load
 from webagent.docqa.methods import MethodOptions, parse_methods
 from webagent.docqa.reading import ReadSettings
@@ -177,8 +177,7 @@ async def qa_eval_command(
 
 
 @qa_eval_command.command("merge")
-@click.argument("shards", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
-@click.option("--out", type=click.Path(file_okay=False), required=True)
+@merge_arguments
 @user_errors
 def merge_command(shards, out) -> None:
     """Join shard folders of one `qa-eval` (--shard i/n) into OUT and write its report."""

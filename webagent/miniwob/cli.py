@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from webagent.agent.cli_options import agent_options, options_from
-from webagent.cli_common import endpoint_options, model_options, run_async, user_errors
+from webagent.cli_common import endpoint_options, merge_arguments, model_options, run_async, user_errors
 from webagent.errors import UserError
 
 
@@ -155,8 +155,7 @@ def _client(endpoint):
 
 
 @miniwob_command.command("merge")
-@click.argument("shards", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
-@click.option("--out", type=click.Path(file_okay=False), required=True)
+@merge_arguments
 @user_errors
 def merge_command(shards, out) -> None:
     """Join shard folders of one `miniwob` run into OUT and write its report."""
