@@ -11,9 +11,9 @@ Each evaluator names its configuration model (pydantic), its rows file and the k
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -74,22 +74,23 @@ class ResultsFolder(Generic[C]):
                 f"{self.out / CONFIG_FILE}: not the configuration of {self.what} of this version (fields differ)"
             ) from None
 
-    def check(self, config: C, ignore: tuple[str, ...] = ()) -> None:
+    def check(self, config: C, ignore: tuple[str, ...] = ()) -> dict | None:
         """Refuse a folder holding another configuration (fields in ``ignore`` aside: a CLI
-        checks before the model, whose name it does not know yet, is started)."""
+        checks before the model, whose name it does not know yet, is started); returns the
+        stored configuration (``None``: nothing pinned yet)."""
         stored = self.stored()
         if stored is None:
-            return
+            return None
         diff = [d for name, d in differences(config, stored) if name not in ignore]
         if diff:
             raise UserError(
                 f"{self.out} holds {self.what} with another configuration ({'; '.join(diff)}); use another --out"
             )
+        return stored
 
     def pin(self, config: C) -> None:
         """Write ``config.json``, or refuse a folder holding another configuration."""
-        self.check(config)
-        if self.stored_config() is None:
+        if self.check(config) is None:
             self.out.mkdir(parents=True, exist_ok=True)
             (self.out / CONFIG_FILE).write_text(json.dumps(config.model_dump(mode="json"), indent=2))
 
@@ -115,9 +116,10 @@ class ResultsFolder(Generic[C]):
                 raise UserError(f"{self.rows_path}, line {n}: not a row of {self.what} (the file is damaged)") from None
         return rows
 
-    def done(self) -> set[Hashable]:
-        """The keys whose last row is finished (an error row is run again)."""
-        return {k for k, row in self.rows().items() if self.finished(row)}
+    def done(self, rows: Mapping[Any, dict] | None = None) -> set[Hashable]:
+        """The keys whose last row is finished (an error row is run again); ``rows``: the
+        folder's rows when the caller has read them already."""
+        return {k for k, row in (self.rows() if rows is None else rows).items() if self.finished(row)}
 
     def at(self, out: Path) -> ResultsFolder[C]:
         """A folder of the same kind at ``out`` (a shard, a merge's target)."""
@@ -170,9 +172,7 @@ def merge(shards: Sequence[Path], out: Path, like: ResultsFolder) -> int:
     """Join the rows of shard folders run with one configuration into ``out`` (a folder of the
     same kind as ``like``); returns the row count. Another configuration, or a folder with
     none, is one clear line and nothing is written."""
-    folders = [
-        ResultsFolder(s, like.config_type, like.key, rows_file=like.rows_path.name, what=like.what) for s in shards
-    ]
+    folders = [like.at(s) for s in shards]
     configs = []
     for folder in folders:
         config = folder.stored_config()

@@ -256,7 +256,7 @@ async def evaluate(
     folder.pin(config)
     pairs = select_tasks(apps, task_ids, shard)
     rows = read_rows(out)
-    done = folder.done()
+    done = folder.done(rows)
     todo = [(a, t) for a, t in pairs if t.id not in done]
     say(f"{len(pairs)} tasks, {len(pairs) - len(todo)} already in {out / 'episodes.jsonl'}")
     done_before = len(pairs) - len(todo)

@@ -31,7 +31,7 @@ from webagent.prompts import load_prompt, prompt_hash
 
 RESULTS_FILE = "results.jsonl"
 DOCS_FILE = "documents.jsonl"
-CONFIG_FILE = "config.json"
+CONFIG_FILE = harness.CONFIG_FILE
 
 
 class QAConfig(BaseModel):
@@ -226,8 +226,9 @@ async def run_eval(
     resumed = total - sum(len(items) for _, items in todo)
     semaphore = asyncio.Semaphore(doc_concurrency)
     endpoint_failures = [0]
+    folder = results(out)
+    folder.rows_path.touch()  # the report reads it even when no question finished
     with (
-        open(out / RESULTS_FILE, "a", encoding="utf-8") as sink,
         open(out / DOCS_FILE, "a", encoding="utf-8") as doc_sink,
         Progress(
             TextColumn("[bold]{task.description}"),
@@ -242,8 +243,7 @@ async def run_eval(
         finished = [resumed]
 
         def emit(row: dict) -> None:
-            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
-            sink.flush()
+            folder.append(row)
             bar.advance(job)
             finished[0] += 1
             if plain and (finished[0] % max(1, total // 20) == 0 or finished[0] == total):

@@ -191,7 +191,7 @@ async def run_miniwob(
     folder = results(out)
     folder.pin(config)
     done = read_rows(out)
-    finished = folder.done()
+    finished = folder.done(done)
     keys = harness.shard([(t, config.seed + i) for i in range(episodes) for t in tasks], *shard)
     pending = [k for k in keys if k not in finished]
     if progress and len(pending) < len(keys):
