@@ -120,8 +120,7 @@ class Teach:
         """The recording starts here: what was done so far (a log-in before the person pressed
         record) is dropped. A password typed before stays a secret the trace is scrubbed of."""
         assert self.recorder is not None
-        await self.recorder.flush()
-        await asyncio.sleep(0.3)  # a held click still on its way
+        await self.stop()  # fields still being edited read, a held click done
         await self.recorder.settle()
         self.recorder.events.clear()
         self.started = time.time()

@@ -139,15 +139,18 @@ _HIT = """function(box) {
   return {at: hit.tagName.toLowerCase() + (hit.id ? '#' + hit.id : '')};
 }"""
 
+# Focus the field and select all its text; returns its value before (null for no value).
 _FOCUS_SELECT = """function() {
+  const before = this.value ?? null;
   this.focus();
-  if (typeof this.select === 'function') { this.select(); return true; }
+  if (typeof this.select === 'function') { this.select(); return before; }
   if (this.isContentEditable) {
     const r = document.createRange(); r.selectNodeContents(this);
-    const s = window.getSelection(); s.removeAllRanges(); s.addRange(r); return true;
+    const s = window.getSelection(); s.removeAllRanges(); s.addRange(r);
   }
-  return false;
+  return before;
 }"""
+_VALUE = "function() { return this.value ?? null; }"
 
 _SET_VALUE = """function(v) {
   const proto = Object.getPrototypeOf(this);
@@ -508,15 +511,14 @@ async def _type(session, cdp, ref, object_id, action: Action, result: ActionResu
         await _call(cdp, object_id, _SET_VALUE, value)
         result.method = "set-value"
     else:
-        before = await _call(cdp, object_id, "function() { return this.value ?? null; }")
-        await _call(cdp, object_id, _FOCUS_SELECT)
+        before = await _call(cdp, object_id, _FOCUS_SELECT)
         keyboard = session.page.keyboard
         if value:
             await keyboard.insert_text(value)
         else:
             await keyboard.press("Delete")
         result.method = "keyboard"
-        now = await _call(cdp, object_id, "function() { return this.value ?? null; }")
+        now = await _call(cdp, object_id, _VALUE)
         if before and value and now == before + value:
             # the page moved the caret to the end when the field was focused, so the old text
             # stayed in front of the new: the value is set as a whole instead
