@@ -31,7 +31,7 @@ def agent_options(func):
 
 
 def browser_options(func):
-    """The agent's options (``cli_common.agent_options``) and the browser's: --headed, --cdp-url."""
+    """The agent's options (``agent_options``) and the browser's: --headed, --cdp-url."""
     for opt in reversed(
         [
             click.option("--headed", is_flag=True, help="Show the browser window."),
