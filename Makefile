@@ -80,14 +80,14 @@ test: setup test-model test-apps lint
 	$(PY) -m pytest -q --durations=10
 
 # Every benchmark runs even when one misses its target; the target fails if any did. Each prints
-# its targets as "[PASS|FAIL] target | figure | against: rival or floor" (bench/verdict.py).
-BENCHES := bench/llm_concurrency.py bench/snippets.py bench/observation.py bench/agent_gist_reuse.py \
-           bench/agent_miniwob_throughput.py bench/docqa_cost.py bench/replay.py bench/mind2web_gold_offered.py \
-           bench/apps_ceiling.py
+# its targets as "[PASS|FAIL] target | figure | against: rival or floor" (bench/lib/verdict.py).
+# They are the modules of bench/gated/ (local_server is bench-server's), run as `python -m` from here.
+BENCHES := llm_concurrency snippets observation agent_gist_reuse agent_miniwob_throughput docqa_cost replay \
+           mind2web_gold_offered apps_ceiling
 
 # The observation bench races BrowserGym and browser-use from their own venvs (bench/rivals/setup.sh).
 bench: setup bench-rivals-setup
-	@failed=""; for b in $(BENCHES); do echo "== $$b"; $(PY) $$b || failed="$$failed $$b"; done; \
+	@failed=""; for b in $(BENCHES); do echo "== bench.gated.$$b"; $(PY) -m bench.gated.$$b || failed="$$failed $$b"; done; \
 	if [ -n "$$failed" ]; then echo "missed targets:$$failed" >&2; exit 1; fi
 
 # The old embedded server (llama-cpp-python, compiled from source the first time, ~6 min on 2
@@ -96,13 +96,13 @@ BENCH_SERVER_VENV ?= .venv-bench-server
 bench-server: model
 	@test -x $(BENCH_SERVER_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_SERVER_VENV)
 	$(BENCH_SERVER_VENV)/bin/pip install --quiet -e '.[local,bench-old-server]'
-	$(BENCH_SERVER_VENV)/bin/python bench/local_server.py
+	$(BENCH_SERVER_VENV)/bin/python -m bench.gated.local_server
 
 clean:
 	rm -rf $(VENV) $(BENCH_SERVER_VENV) build *.egg-info
 
 # The rivals (browser-use; AgentLab + BrowserGym) in their own venvs under bench/rivals/, from the
-# package index, driving Debian's Chromium (bench/rivals/README.md). bench/observation.py races them too.
+# package index, driving Debian's Chromium (bench/rivals/README.md). bench/gated/observation.py races them too.
 .PHONY: bench-rivals-setup bench-rivals
 bench-rivals-setup:
 	bench/rivals/setup.sh
@@ -110,4 +110,4 @@ bench-rivals-setup:
 # MiniWoB side by side on one model server (start it first: .venv/bin/webagent serve --gguf FILE --port 8765).
 RIVALS_SERVER ?= http://127.0.0.1:8765/v1
 bench-rivals: setup bench-rivals-setup
-	$(PY) bench/rivals/run.py --server $(RIVALS_SERVER)
+	$(PY) -m bench.rivals.run --server $(RIVALS_SERVER)

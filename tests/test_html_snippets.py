@@ -385,7 +385,7 @@ def test_one_megabyte_page_splits_and_keeps_every_id():
         el.set(ID, str(n + 1))
     page = etree.tostring(root, encoding="unicode")
     assert len(page) > 1_000_000
-    snippets = split_snippets(page)  # speed is measured in bench/snippets.py, not here
+    snippets = split_snippets(page)  # speed is measured in bench/gated/snippets.py, not here
     assert len(snippets) > 100
     ids = [i for s in snippets for i in s.ids]
     assert len(ids) == len(set(ids)) == n + 1

@@ -1,4 +1,4 @@
-"""The tables in README.md and docs/*.md are rendered from bench/results/ (bench/render_docs.py):
+"""The tables in README.md and docs/*.md are rendered from bench/results/ (tools/render_docs.py):
 the committed pages must match their results files, and a stale table is caught."""
 
 from __future__ import annotations
@@ -10,15 +10,16 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "bench" / "render_docs.py"
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "tools.render_docs", *args], capture_output=True, text=True, cwd=ROOT
+    )
 
 
 def results_io():
-    spec = importlib.util.spec_from_file_location("results_io", ROOT / "bench" / "results_io.py")
+    spec = importlib.util.spec_from_file_location("results_io", ROOT / "bench" / "lib" / "results_io.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -1,7 +1,7 @@
 """One real-app task (webagent's app suite) with AgentLab's GenericAgent on BrowserGym. Runs in
 bench/rivals/.venv-agentlab:
 
-    python apps_agentlab.py SPEC.json      # written by bench/rivals/apps_peers.py
+    python -m bench.rivals.apps_agentlab SPEC.json      # from the repository root; written by bench/rivals/apps_peers.py
 
 SPEC: ``task_id, start_url, base_url_app, check`` (``python``, ``app_folder``, ``state``),
 ``pristine``/``reset_python`` (optional), ``base_url, model, max_steps, timeout_s, chromium``,
@@ -33,8 +33,7 @@ import sys
 import time
 from importlib.metadata import version
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from typing import Any
 
 
 class _Cap(BaseException):  # not an Exception: AgentLab's retry loops catch those
@@ -50,7 +49,6 @@ def episode(spec: dict) -> dict:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     # setup.sh made this folder: Playwright's Chromium revision there is Debian's Chromium
     os.environ["PLAYWRIGHT_BROWSERS_PATH"] = str(Path(sys.prefix) / "ms-playwright")
-    import apps_browsergym  # registers browsergym/webagent-apps.* (the suite's tasks)
     import gymnasium as gym
     from agentlab.agents.generic_agent.agent_configs import FLAGS_8B
     from agentlab.agents.generic_agent.generic_agent import GenericAgentArgs
@@ -58,6 +56,8 @@ def episode(spec: dict) -> dict:
     from browsergym.experiments.benchmark.base import Benchmark
     from browsergym.experiments.benchmark.configs import DEFAULT_HIGHLEVEL_ACTION_SET_ARGS
     from browsergym.experiments.loop import EnvArgs
+
+    from bench.rivals import apps_browsergym  # registers browsergym/webagent-apps.* (the suite's tasks)
 
     gym_id = f"browsergym/{apps_browsergym.PREFIX}.{spec['task_id']}"
     row = {
@@ -150,10 +150,11 @@ def episode(spec: dict) -> dict:
         signal.alarm(0)
     row["time_s"] = round(time.perf_counter() - t0, 1)
     try:
-        task = env.unwrapped.task
+        browser_env: Any = env.unwrapped  # BrowserGym's BrowserEnv (gymnasium types it as a bare Env)
+        task = browser_env.task
         row["answer"] = getattr(task, "answer", None)
         if row["answer"] is None:  # a message sent on the step the cap cut, or on a non-answer task
-            said = [m["message"] for m in env.unwrapped.chat.messages if m["role"] == "assistant"][1:]  # [0]: greeting
+            said = [m["message"] for m in browser_env.chat.messages if m["role"] == "assistant"][1:]  # [0]: greeting
             row["answer"] = said[-1] if said else None
         if getattr(task, "last_check", None):
             row["last_check"] = list(task.last_check)

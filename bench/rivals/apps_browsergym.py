@@ -3,7 +3,7 @@ for ``browsergym-core``'s task interface, so that AgentLab's GenericAgent (or an
 agent) runs them unchanged. Standard library plus BrowserGym only: imported in
 bench/rivals/.venv-agentlab, never in webagent's venv, and it does not import webagent.
 
-    import apps_browsergym                      # registers browsergym/webagent-apps.<task id>
+    from bench.rivals import apps_browsergym    # registers browsergym/webagent-apps.<task id>
     env = gym.make("browsergym/webagent-apps.oscar-login-alice",
                    task_kwargs={"instance": INSTANCE}, headless=True, ...)
 

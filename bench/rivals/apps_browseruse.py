@@ -1,7 +1,7 @@
 """One real-app task (webagent's app suite) with browser-use's ``Agent``, from its own
 package. Runs in bench/rivals/.venv-browser-use:
 
-    python apps_browseruse.py SPEC.json      # written by bench/rivals/apps_peers.py
+    python -m bench.rivals.apps_browseruse SPEC.json      # from the repository root; written by bench/rivals/apps_peers.py
 
 SPEC: ``task_id, goal, start_url, answer_task, check`` (the app's check command: ``python``,
 ``app_folder``, ``state``), ``base_url, model, max_steps, timeout_s, flash_mode``, and
@@ -28,12 +28,11 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
+from bench.rivals.chromium import shared_chromium
+
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "false")
 os.environ.setdefault("BROWSER_USE_CLOUD_SYNC", "false")
 os.environ.setdefault("BROWSER_USE_LOGGING_LEVEL", "info")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "obs_rivals"))
-
-from chromium import shared_chromium  # noqa: E402
 
 
 async def app_check(check: dict, task_id: str, answer: str | None = None) -> tuple[bool, str]:

@@ -5,10 +5,10 @@ counted by one proxy, each task checked in the app's own database.
     bench/rivals/setup.sh                                             # once: the peers' venvs
     .venv/bin/webagent apps install                                   # once: the apps
     .venv/bin/webagent serve --embedded qwen2.5-coder-1.5b --port 8765 &   # ONE shared server
-    .venv/bin/python bench/rivals/apps_peers.py --peer agentlab    --server http://127.0.0.1:8765/v1
-    .venv/bin/python bench/rivals/apps_peers.py --peer browser-use --server http://127.0.0.1:8765/v1
-    .venv/bin/python bench/rivals/apps_peers.py --peer webagent    --server http://127.0.0.1:8765/v1
-    .venv/bin/python bench/rivals/apps_peers.py --report-only         # the table of what ran
+    .venv/bin/python -m bench.rivals.apps_peers --peer agentlab    --server http://127.0.0.1:8765/v1
+    .venv/bin/python -m bench.rivals.apps_peers --peer browser-use --server http://127.0.0.1:8765/v1
+    .venv/bin/python -m bench.rivals.apps_peers --peer webagent    --server http://127.0.0.1:8765/v1
+    .venv/bin/python -m bench.rivals.apps_peers --report-only         # the table of what ran
 
 Per task (the 9 of ``SUBSET`` unless ``--tasks``):
 
@@ -54,18 +54,15 @@ import time
 import uuid
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(HERE))
+from bench.lib import ROOT
+from bench.rivals.demos_text import demos_text
+from bench.rivals.episode_process import last_json_line, run_process, server_model
+from bench.rivals.proxy import CountingProxy
+from webagent.apps.install import venv_python
+from webagent.apps.instance import AppError, AppInstance
+from webagent.apps.spec import load_apps
 
-from demos_text import demos_text  # noqa: E402
-from episode_process import last_json_line, run_process, server_model  # noqa: E402
-from proxy import CountingProxy  # noqa: E402
-
-from webagent.apps.install import venv_python  # noqa: E402
-from webagent.apps.instance import AppError, AppInstance  # noqa: E402
-from webagent.apps.spec import load_apps  # noqa: E402
+HERE = ROOT / "bench" / "rivals"
 
 # Three tasks per app, short and long (gold steps in brackets).
 SUBSET = [
@@ -81,7 +78,7 @@ SUBSET = [
 ]
 PEERS = ("agentlab", "browser-use", "webagent")
 VENV = {"browser-use": HERE / ".venv-browser-use", "agentlab": HERE / ".venv-agentlab"}
-RUNNER = {"browser-use": HERE / "apps_browseruse.py", "agentlab": HERE / "apps_agentlab.py"}
+RUNNER = {"browser-use": "bench.rivals.apps_browseruse", "agentlab": "bench.rivals.apps_agentlab"}  # run with -m
 DEFAULT_OUT = ROOT / "bench" / "results" / "apps_peers"
 DEMOS_LABEL = "with the demonstrations"
 
@@ -175,7 +172,7 @@ async def peer_episode(
     """agentlab or browser-use on one task of a running instance (reset here); ``demos``: the
     app's demonstrations as text, for the peer's prompt (``--demos``)."""
     log = out / "logs" / f"{tag}.log"
-    row = {"reset_s": round(instance.reset(), 4)}
+    row: dict = {"reset_s": round(instance.reset(), 4)}
     answer_task = task.answer is not None
     spec = {
         "task_id": task.id,
@@ -205,7 +202,7 @@ async def peer_episode(
     if not python.exists():
         return {**row, "outcome": "error", "error": f"not installed: run bench/rivals/setup.sh {peer}"}
     hard_cap = args.cap + 90  # the runner stops itself at the cap; this is for a runner that hangs
-    rc, text = await run_process([str(python), str(RUNNER[peer]), str(spec_path)], log, hard_cap, ROOT)
+    rc, text = await run_process([str(python), "-m", RUNNER[peer], str(spec_path)], log, hard_cap, ROOT)
     result = last_json_line(text)
     if result is None:
         result = {
@@ -347,6 +344,7 @@ async def run(args) -> None:
                         if args.peer == "webagent":
                             row = await webagent_episode(task, args, base_url, tag, out)
                         else:
+                            assert instance is not None  # started above for every peer but webagent
                             row = await peer_episode(args.peer, instance, task, args, base_url, tag, out, demos)
                     except Exception as exc:  # noqa: BLE001 - one broken task must not end the run
                         row = {"success": False, "outcome": "error", "error": f"{type(exc).__name__}: {exc}"}
@@ -401,7 +399,7 @@ def report(args) -> str:
         "Made by `bench/rivals/apps_peers.py`.",
         "",
     ]
-    summary = {}
+    summary: dict[str, dict] = {}
     for (model, cap, max_steps, demos), rs in sorted(groups.items(), key=lambda kv: str(kv[0])):
         setting = f"{model} / cap {cap:g} s / {max_steps} steps" + (f" / {DEMOS_LABEL}" if demos else "")
         lines += [

@@ -4,8 +4,8 @@ its skills from (issue 34, item 7): browser-use gets it in its system prompt
 (``extend_system_message``), AgentLab's GenericAgent as its extra instructions
 (``flags.extra_instructions``). ``apps_peers.py --demos`` passes it.
 
-    .venv/bin/python bench/rivals/demos_text.py --show oscar     # the text and its size
-    .venv/bin/python bench/rivals/demos_text.py                  # the size per app
+    .venv/bin/python -m bench.rivals.demos_text --show oscar     # the text and its size
+    .venv/bin/python -m bench.rivals.demos_text                  # the size per app
 
 One line per demonstration's task (with the path it starts at), one line per step: the
 element by role and accessible name, as the gold path names it. A password is never written
@@ -19,13 +19,9 @@ the peers run on a 1.5B model with an 8,192-token context.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
+from collections.abc import Collection
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(ROOT))
-
-from webagent.apps.spec import App, GoldStep, load_apps  # noqa: E402
+from webagent.apps.spec import App, GoldStep, load_apps
 
 HEADER = (
     "Demonstrations of how tasks are done on this site (other records, users and values than yours; "
@@ -39,11 +35,11 @@ def tokens(text: str) -> int:
     return len(text) // 4
 
 
-def _is_password(step: GoldStep, passwords: set[str]) -> bool:
+def _is_password(step: GoldStep, passwords: Collection[str]) -> bool:
     return step.op == "type" and ("password" in step.name.lower() or step.value in passwords)
 
 
-def step_line(step: GoldStep, passwords: set[str] = frozenset()) -> str:
+def step_line(step: GoldStep, passwords: Collection[str] = frozenset()) -> str:
     """One step as a person says it: ``type "erin" into textbox "Username"``."""
     nth = f"the {ORDINAL.get(step.nth, f'{step.nth + 1}th')} " if step.nth else ""
     what = f'{nth}{step.role} "{step.name}"'

@@ -14,7 +14,7 @@ prompt cache (llama.cpp: ``timings.cache_n`` or ``usage.prompt_tokens_details``)
     ... f"{base}/t/agentlab-click-button-0/v1" ...
     await proxy.stop()
 
-Also a command: ``python bench/rivals/proxy.py --upstream URL --port 8766 --log calls.jsonl``.
+Also a command: ``python -m bench.rivals.proxy --upstream URL --port 8766 --log calls.jsonl``.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ class CountingProxy:
             self.upstream = self.upstream[:-3]
         self.log_path = Path(log_path)
         self.host, self.port = host, port
-        self._runner = None
-        self._client = None
+        self._runner: web.AppRunner | None = None
+        self._client: ClientSession | None = None
 
     async def start(self) -> str:
         self._client = ClientSession(timeout=ClientTimeout(total=None, sock_read=1800), auto_decompress=True)
@@ -64,7 +64,7 @@ class CountingProxy:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]
+        self.port = self._runner.addresses[0][1]  # the port the system chose for port 0
         return f"http://{self.host}:{self.port}"
 
     async def stop(self) -> None:
@@ -98,6 +98,7 @@ class CountingProxy:
                 pass
         note = self.note(tag, path, body) if path.endswith("/completions") else {}
         t0 = time.time()
+        assert self._client is not None, "start() first"
         async with self._client.request(request.method, url, data=body, headers=headers) as up:
             out_headers = {k: v for k, v in up.headers.items() if k.lower() not in HOP | {"content-encoding"}}
             if not stream:

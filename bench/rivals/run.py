@@ -3,7 +3,7 @@ same model server and the same seeds; one Markdown table and one JSON file.
 
     bench/rivals/setup.sh                                  # once: the rivals' venvs
     .venv/bin/webagent serve --gguf /root/models/qwen05.gguf --port 8765 &
-    .venv/bin/python bench/rivals/run.py --server http://127.0.0.1:8765/v1
+    .venv/bin/python -m bench.rivals.run --server http://127.0.0.1:8765/v1
 
 Every model call of every agent goes through a counting proxy (``proxy.py``) that reads
 the usage of each reply, so calls and prompt tokens are counted the same way for all
@@ -30,16 +30,13 @@ import time
 import uuid
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(HERE))
+from bench.lib import ROOT
+from bench.rivals.episode_process import last_json_line, run_process, server_model
+from bench.rivals.proxy import CountingProxy
+from webagent.demo_site import serve_directory
+from webagent.miniwob.env import START_EPISODE, miniwob_html_dir
 
-from episode_process import last_json_line, run_process, server_model  # noqa: E402
-from proxy import CountingProxy  # noqa: E402
-
-from webagent.demo_site import serve_directory  # noqa: E402
-from webagent.miniwob.env import START_EPISODE, miniwob_html_dir  # noqa: E402
+HERE = ROOT / "bench" / "rivals"
 
 AGENTS = ("browser-use", "agentlab", "webagent")
 STATUS_JS = (
@@ -47,7 +44,7 @@ STATUS_JS = (
     "{done: WOB_DONE_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL, reward: WOB_REWARD_GLOBAL}"
 )
 VENV = {"browser-use": HERE / ".venv-browser-use", "agentlab": HERE / ".venv-agentlab"}
-RUNNER = {"browser-use": HERE / "run_browseruse.py", "agentlab": HERE / "run_agentlab.py"}
+RUNNER = {"browser-use": "bench.rivals.run_browseruse", "agentlab": "bench.rivals.run_agentlab"}  # run with -m
 
 
 def load_rows(path: Path) -> dict:
@@ -155,7 +152,7 @@ async def episode(agent: str, task: str, seed: int, args, proxy_base: str, miniw
                 "error": f"not installed: run bench/rivals/setup.sh {agent}",
             }
         else:
-            rc, text = await run_process([str(python), str(RUNNER[agent]), str(spec_path)], log, hard_cap, ROOT)
+            rc, text = await run_process([str(python), "-m", RUNNER[agent], str(spec_path)], log, hard_cap, ROOT)
             row = last_json_line(text) or {
                 "agent": agent,
                 "task": task,
@@ -220,7 +217,8 @@ def fmt(x, spec=".0f"):
 
 
 def report(all_rows: dict, args) -> int:
-    summary, per_task = {}, {}
+    summary: dict[str, dict] = {}
+    per_task: dict[str, dict] = {}
     for agent in AGENTS:
         rows = [
             all_rows[k]
@@ -265,8 +263,8 @@ def report(all_rows: dict, args) -> int:
     ]
     for agent, tasks in per_task.items():
         cells = [
-            f"{s['successes']}/{s['episodes']}, {fmt(s['mean_steps'], '.1f')} steps, {fmt(s['mean_prompt_tokens'])} tok"
-            if (s := tasks.get(t))
+            f"{c['successes']}/{c['episodes']}, {fmt(c['mean_steps'], '.1f')} steps, {fmt(c['mean_prompt_tokens'])} tok"
+            if (c := tasks.get(t))
             else "–"
             for t in args.tasks
         ]

@@ -1,7 +1,7 @@
 """One MiniWoB++ episode with AgentLab's GenericAgent on BrowserGym. Runs in
 bench/rivals/.venv-agentlab:
 
-    python run_agentlab.py SPEC.json      # written by bench/rivals/run.py
+    python -m bench.rivals.run_agentlab SPEC.json      # from the repository root; written by bench/rivals/run.py
 
 SPEC: ``miniwob_url, task, seed, base_url, model, max_steps, timeout_s``.
 
@@ -31,6 +31,7 @@ import sys
 import time
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 
 class _Cap(BaseException):  # not an Exception: AgentLab's retry loops catch those
@@ -141,7 +142,8 @@ def episode(spec: dict) -> dict:
         signal.alarm(0)
     row["time_s"] = round(time.perf_counter() - t0, 1)
     try:
-        page = getattr(env.unwrapped.task, "page", None) or env.unwrapped.page  # the episode's own tab
+        browser_env: Any = env.unwrapped  # BrowserGym's BrowserEnv (gymnasium types it as a bare Env)
+        page = getattr(browser_env.task, "page", None) or browser_env.page  # the episode's own tab
         done, raw = page.evaluate("[WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL]")
         row.update(done=bool(done), raw_reward=float(raw or 0.0), success=float(raw or 0.0) > 0)
     except Exception as exc:

@@ -1,6 +1,6 @@
 """One MiniWoB++ episode with browser-use's ``Agent``. Runs in bench/rivals/.venv-browser-use:
 
-    python run_browseruse.py SPEC.json      # written by bench/rivals/run.py
+    python -m bench.rivals.run_browseruse SPEC.json      # from the repository root; written by bench/rivals/run.py
 
 SPEC: ``task_url, task, seed, start_js, status_js, base_url, model, max_steps, timeout_s``.
 The episode starts exactly as webagent's does (the same ``start_js``: ``Math.seedrandom(seed)``,
@@ -21,12 +21,11 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
+from bench.rivals.chromium import shared_chromium
+
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "false")
 os.environ.setdefault("BROWSER_USE_CLOUD_SYNC", "false")
 os.environ.setdefault("BROWSER_USE_LOGGING_LEVEL", "info")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "obs_rivals"))
-
-from chromium import shared_chromium  # noqa: E402
 
 
 async def evaluate(session, expression: str, target_id=None):

@@ -1,4 +1,4 @@
-"""A seeded random page in Mind2Web's cleaned layout, for bench/snippets.py.
+"""A seeded random page in Mind2Web's cleaned layout, for bench/gated/snippets.py.
 
 Not built from the fixtures: random nesting depths (wrapper chains, lists,
 tables, forms with inputs/selects/textareas/buttons, fieldsets, definition

@@ -1,11 +1,11 @@
 """The live prompt as one growing conversation against a whole step each time, on a long
-shop page (bench/pages/long_shop.html: 60 category links, six products with a quantity
+shop page (bench/experiments/pages/long_shop.html: 60 category links, six products with a quantity
 select and an "Add to cart" button, 45 shop links; ~900 words in the agent view) where an
 action changes one line ("Cart: ..."). Same embedded model, same page, same steps, one
 run: the prompt tokens the server evaluated per step (prompt tokens minus those its cache
 held, as the server reports them) and the seconds per step.
 
-    .venv/bin/python bench/agent_prompt_cache.py [--embedded qwen2.5-coder-1.5b] [--steps 3]
+    .venv/bin/python -m bench.experiments.agent_prompt_cache [--embedded qwen2.5-coder-1.5b] [--steps 3]
 
 Targets: after the first step, a step evaluates at most 300 new prompt tokens when the
 action changed one line; the median step of the conversation takes at most 0.5x the
@@ -21,23 +21,20 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from verdict import Targets  # noqa: E402 - bench/, next to this file
-
-from webagent.agent import AgentOptions, run_agent  # noqa: E402
-from webagent.browser import BrowserSession  # noqa: E402
-from webagent.demo_site import serve_directory  # noqa: E402
-from webagent.llm.endpoint import EndpointOptions, open_client  # noqa: E402
-from webagent.trace.writer import TraceWriter  # noqa: E402
+from bench.lib import ROOT
+from bench.lib.verdict import Targets
+from webagent.agent import AgentOptions, run_agent
+from webagent.agent.options import PromptLayout
+from webagent.browser import BrowserSession
+from webagent.demo_site import serve_directory
+from webagent.llm.endpoint import EndpointOptions, open_client
+from webagent.trace.writer import TraceWriter
 
 TASK = "Add two packs of Jasmine Pearls, one Earl Grey Loose Leaf and one Sencha Green Tea to the cart."
 MAX_NEW_TOKENS = 300
 
 
-async def one_layout(client, base: str, layout: str, steps: int, folder: Path) -> list[dict]:
+async def one_layout(client, base: str, layout: PromptLayout, steps: int, folder: Path) -> list[dict]:
     async with BrowserSession() as browser:
         browser.guard = None
         assert (await browser.open(base + "long_shop.html")).ok
@@ -74,7 +71,8 @@ async def main_async(args) -> int:
     try:
         async with open_client(EndpointOptions(embedded=args.embedded)) as client:
             results = {}
-            for layout in ("full", "chat"):  # the same server: its cache starts with the fixed prefix both times
+            layouts: tuple[PromptLayout, ...] = ("full", "chat")
+            for layout in layouts:  # the same server: its cache starts with the fixed prefix both times
                 t0 = time.perf_counter()
                 results[layout] = await one_layout(client, base, layout, args.steps, folder)
                 print(f"{layout}: {time.perf_counter() - t0:.0f} s")

@@ -4,11 +4,12 @@ that answers after a fixed 200 ms, through the real HTTP client path.
 Reports wall time / ideal, where ideal = ceil(64 / 16) × 0.2 s (the best of three cold runs,
 each on an empty cache), and the same run repeated with the cache warm. Targets: ratio ≤ 1.3; the server never sees more than 16 calls at
 once; the warm re-run makes 0 model calls. Exits 1 when a target is missed.
-Run: .venv/bin/python bench/llm_concurrency.py
+Run: .venv/bin/python -m bench.gated.llm_concurrency
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import math
 import sys
@@ -16,8 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from verdict import Targets  # bench/, next to this file
-
+from bench.lib.verdict import Targets
 from webagent.llm.cache import Cache
 from webagent.llm.client import LLMClient
 from webagent.llm.openai_backend import OpenAIBackend
@@ -99,4 +99,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # only --help: no options
     main()

@@ -1,7 +1,7 @@
 """Build the Mind2Web-layout fixtures in tests/fixtures/mind2web/ from real pages.
 
-    .venv/bin/python bench/make_fixtures.py             # rebuild from tests/fixtures/html/
-    .venv/bin/python bench/make_fixtures.py --refresh   # first re-copy the raw pages
+    .venv/bin/python -m tools.make_fixtures             # rebuild from tests/fixtures/html/
+    .venv/bin/python -m tools.make_fixtures --refresh   # first re-copy the raw pages
                                                         # from their original sources
 
 Each task is a short, hand-written action sequence on one real saved page. For
@@ -19,19 +19,16 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from lxml import etree
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from webagent.html.clean import clean_html, clean_tree, parse_cleaned
+from webagent.html.dom import ID_ATTR, is_interactive
 
-from webagent.html.clean import clean_html, clean_tree, parse_cleaned  # noqa: E402
-from webagent.html.dom import ID_ATTR, is_interactive  # noqa: E402
-
+ROOT = Path(__file__).resolve().parents[1]
 RAW_DIR = ROOT / "tests" / "fixtures" / "html"
 OUT_DIR = ROOT / "tests" / "fixtures" / "mind2web"
 #: raw_html is stored in the records only for pages up to this size; bigger raw
@@ -369,7 +366,7 @@ def _readme(rows: list[dict], files: dict[str, int]) -> str:
     lines = [
         "# Mind2Web-layout fixtures built from real pages",
         "",
-        "Built by `bench/make_fixtures.py` (rebuild: `.venv/bin/python bench/make_fixtures.py`;",
+        "Built by `tools/make_fixtures.py` (rebuild: `.venv/bin/python -m tools.make_fixtures`;",
         "`--refresh` re-copies the raw pages from their sources first). The layout is the",
         "official Mind2Web test-split layout: `test_task/`, `test_website/`, `test_domain/`,",
         "each a folder of JSON files holding a list of tasks.",

@@ -11,10 +11,10 @@ results-file format; PATH is relative to the repository root. The line after eac
 names the results file and, when recorded, the command, commit, machine and date (from
 the file itself, else from a ``meta.json`` beside it).
 
-    .venv/bin/python bench/render_docs.py --write      # regenerate every table in place
-    .venv/bin/python bench/render_docs.py --check      # exit 1 naming each stale table
-    .venv/bin/python bench/render_docs.py --list       # the renderers and what they read
-    .venv/bin/python bench/render_docs.py --check docs/benchmarks.md --root DIR
+    .venv/bin/python -m tools.render_docs --write      # regenerate every table in place
+    .venv/bin/python -m tools.render_docs --check      # exit 1 naming each stale table
+    .venv/bin/python -m tools.render_docs --list       # the renderers and what they read
+    .venv/bin/python -m tools.render_docs --check docs/benchmarks.md --root DIR
 
 ``make test`` runs ``--check`` (tests/test_render_docs.py), so a table that no longer
 matches its results file fails the tests until ``--write`` is run.
@@ -35,10 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_io import read_result  # noqa: E402
+from bench.lib.results_io import read_result
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[1]
 MARKER = re.compile(r"^<!-- table: (?P<args>.+?) -->\n(?P<body>.*?)^<!-- /table -->$", re.S | re.M)
 
 
@@ -174,7 +173,7 @@ def source_line(path: Path, root: Path, page: Path) -> str:
 
 @renderer("rows")
 def render_rows(paths: list[Path], opts: dict[str, str]) -> Table:
-    """Any results file of bench/results_io.py (``write_result`` JSON or ``append_row`` JSONL),
+    """Any results file of bench/lib/results_io.py (``write_result`` JSON or ``append_row`` JSONL),
     or any JSON with a ``rows`` list. Options: ``columns=a,b,c`` (keys, default: the first
     row's), ``headers="A;B;C"`` (default: the keys), ``digits=N`` for floats (default 2),
     ``where=key:value`` (only rows whose key equals value). Its ``targets`` lines follow the table."""
@@ -443,7 +442,7 @@ def render_docqa_report(paths: list[Path], opts: dict[str, str]) -> Table:
 
 @renderer("docqa-speed")
 def render_docqa_speed(paths: list[Path], opts: dict[str, str]) -> Table:
-    """``runs.jsonl`` of ``bench/docqa_speed.py``: one ``webagent ask`` per row, its seconds,
+    """``runs.jsonl`` of ``bench/experiments/docqa_speed.py``: one ``webagent ask`` per row, its seconds,
     the load average around it, and prompt + completion tokens by purpose."""
     (path,) = paths
 
@@ -579,7 +578,7 @@ def process(pages: list[Path], root: Path, write: bool) -> list[str]:
                     b.body.splitlines(), body.splitlines(), "committed", "rendered", lineterm="", n=0
                 )
                 problems.append(
-                    f"{where} is stale (run: .venv/bin/python bench/render_docs.py --write)\n  "
+                    f"{where} is stale (run: .venv/bin/python -m tools.render_docs --write)\n  "
                     + "\n  ".join(list(diff)[2:8])
                 )
             new += [text[pos : b.start], body]

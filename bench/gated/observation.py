@@ -1,7 +1,7 @@
 """Benchmark: webagent's observation against the peers' observations, in one run, on the
 same pages of the same Chromium.
 
-    .venv/bin/python bench/observation.py [--repeat 5]
+    .venv/bin/python -m bench.gated.observation [--repeat 5]
     bench/rivals/setup.sh          # once: the rivals' venvs (else they are reported missing)
 
 Pages: the ~1 MB page (built, not downloaded: the <body> children of the real pages in
@@ -10,16 +10,16 @@ tests/fixtures/html/ appended round-robin under one body), the BrowserGym fixtur
 checkbox...), three MiniWoB++ pages (from the ``miniwob`` package, an episode started with
 seed 0) and the demo shop (start page and order form), all served from 127.0.0.1.
 
-One Chromium is launched with a CDP port (bench/obs_rivals/chromium.py); each contender
+One Chromium is launched with a CDP port (bench/rivals/chromium.py); each contender
 attaches to it and opens the pages itself:
 
 * webagent: ``capture`` (CDP DOM snapshot -> HTML with ids -> ``clean_html``) +
   ``split_snippets`` (what the agent needs before gisting), in this process;
 * BrowserGym (``browsergym-core``, bench/rivals/.venv-agentlab): its element marking,
   ``extract_dom_snapshot``, ``extract_merged_axtree``, ``extract_dom_extra_properties``,
-  ``flatten_axtree_to_str`` (bench/obs_rivals/browsergym_obs.py, Playwright ``connect_over_cdp``);
+  ``flatten_axtree_to_str`` (bench/rivals/browsergym_obs.py, Playwright ``connect_over_cdp``);
 * browser-use (bench/rivals/.venv-browser-use): ``DomService.get_serialized_dom_tree`` +
-  ``llm_representation`` (bench/obs_rivals/browseruse_obs.py, its own CDP client).
+  ``llm_representation`` (bench/rivals/browseruse_obs.py, its own CDP client).
 
 Each figure is the median of ``--repeat`` observations after one warm-up. Two floors are
 measured beside webagent, on the same page in the same session: Chromium's
@@ -44,34 +44,27 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from lxml import etree
 from lxml import html as lxml_html
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "bench" / "obs_rivals"))
-
-from chromium import shared_chromium  # noqa: E402
-from verdict import Targets  # noqa: E402
-
-from webagent.browser import BrowserSession  # noqa: E402
-from webagent.browser.capture import capture  # noqa: E402
-from webagent.demo_site import SITE_DIR, serve_directory  # noqa: E402
-from webagent.html import clean_html, split_snippets  # noqa: E402
-from webagent.miniwob.env import START_EPISODE, miniwob_html_dir  # noqa: E402
+from bench.lib import ROOT
+from bench.lib.verdict import Targets
+from bench.rivals.chromium import shared_chromium
+from webagent.browser import BrowserSession
+from webagent.browser.capture import capture
+from webagent.demo_site import SITE_DIR, serve_directory
+from webagent.html import clean_html, split_snippets
+from webagent.miniwob.env import START_EPISODE, miniwob_html_dir
 
 PAGES = ROOT / "tests" / "fixtures" / "html"
 FIXTURES = ROOT / "tests" / "fixtures" / "web_pages" / "browsergym"
 TARGET_BYTES = 1_000_000
 MINIWOB_TASKS = ("click-button", "enter-text", "book-flight")
-RIVALS = {
-    "BrowserGym": (ROOT / "bench" / "rivals" / ".venv-agentlab", ROOT / "bench" / "obs_rivals" / "browsergym_obs.py"),
-    "browser-use": (
-        ROOT / "bench" / "rivals" / ".venv-browser-use",
-        ROOT / "bench" / "obs_rivals" / "browseruse_obs.py",
-    ),
+RIVALS = {  # each rival's venv and the module it runs there (with -m, from the repository root)
+    "BrowserGym": (ROOT / "bench" / "rivals" / ".venv-agentlab", "bench.rivals.browsergym_obs"),
+    "browser-use": (ROOT / "bench" / "rivals" / ".venv-browser-use", "bench.rivals.browseruse_obs"),
 }
 TARGETS = {"BrowserGym": 0.5, "browser-use": 1.0}
 PYTHON_SIDE_TARGET = 0.5
@@ -125,10 +118,11 @@ def page_set(base: str) -> list[dict]:
 
 
 async def time_webagent(cdp_url: str, pages: list[dict], repeat: int) -> dict:
-    out = {}
+    out: dict[str, dict] = {}
     async with BrowserSession(cdp_url=cdp_url) as browser:
         for spec in pages:
-            entry = out[spec["name"]] = {}
+            entry: dict = {}
+            out[spec["name"]] = entry
             try:
                 await _time_page(browser, spec, entry, repeat)
             except Exception as exc:  # noqa: BLE001 - one page failing must not lose the others
@@ -180,14 +174,16 @@ async def _time_page(browser, spec: dict, entry: dict, repeat: int) -> None:
 
 def time_rival(name: str, cdp_url: str, pages: list[dict], repeat: int, tmp: Path) -> dict:
     """{"pages": {name: {"observe_s", "chars"} | {"error"}}} or {"error": why it cannot run}."""
-    venv, script = RIVALS[name]
+    venv, module = RIVALS[name]
     python = venv / "bin" / "python"
     if not python.exists():
         return {"error": f"not installed ({venv.relative_to(ROOT)} missing): run bench/rivals/setup.sh"}
     spec_path = tmp / f"{name}.json"
     spec_path.write_text(json.dumps({"cdp_url": cdp_url, "pages": pages, "repeat": repeat}))
     try:
-        proc = subprocess.run([str(python), str(script), str(spec_path)], capture_output=True, text=True, timeout=1800)
+        proc = subprocess.run(
+            [str(python), "-m", module, str(spec_path)], capture_output=True, text=True, timeout=1800, cwd=ROOT
+        )
     except subprocess.TimeoutExpired:
         return {"error": "did not finish in 30 minutes"}
     last = proc.stdout.strip().splitlines()[-1:] or [""]
@@ -207,8 +203,8 @@ def ms(x) -> str:
 
 
 def main(repeat: int) -> int:
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
         page_html = build_page()
         (tmp / "big.html").write_text(page_html, encoding="utf-8")
         for link, target in (("fixtures", FIXTURES), ("miniwob-html", miniwob_html_dir()), ("shop", SITE_DIR)):
@@ -245,7 +241,9 @@ def report(pages: list[dict], ours: dict, rivals: dict, page_html: str) -> int:
         f"{'floor:snap':>10s} {'floor:clean+split':>17s} {'content()':>9s}"
     )
     print("\nmedian ms per observation (ratio = webagent / rival)\n" + head + "\n" + "-" * len(head))
-    totals = {g: {"webagent": 0.0, "BrowserGym": 0.0, "browser-use": 0.0, "n": {}} for g in ("big", "fixtures")}
+    totals: dict[str, dict[str, Any]] = {
+        g: {"webagent": 0.0, "BrowserGym": 0.0, "browser-use": 0.0, "n": {}} for g in ("big", "fixtures")
+    }
 
     def rival_s(name, page):
         r = rivals[name]

@@ -1,6 +1,6 @@
 """Benchmark: the DOM snippet split, ours vs an independent BeautifulSoup (lxml parser) version.
 
-    .venv/bin/python bench/snippets.py [--quick]
+    .venv/bin/python -m bench.gated.snippets [--quick]
 
 Input: a generated page (``page_generator.py``), not built from the fixtures: a
 seeded random DOM in Mind2Web's cleaned layout with random nesting depths, tags,
@@ -30,14 +30,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from page_generator import SEED, generate_page  # noqa: E402  (bench/, next to this file)
-from snippets_rival import rival_split  # noqa: E402
-from verdict import Targets  # noqa: E402
-
-from webagent.html import split_snippets  # noqa: E402  (the code under test)
+from bench.lib import ROOT
+from bench.lib.page_generator import SEED, generate_page
+from bench.lib.verdict import Targets
+from bench.rivals.snippets_rival import rival_split
+from webagent.html import split_snippets  # the code under test
 
 PAPER_DEPTH = 6  # inside the paper's 5-7
 BUDGET = 300
@@ -86,7 +83,11 @@ def _measure(impl: str, depth: str, path: str) -> None:
 
 def peak_rss_growth(impl: str, depth, path: str) -> int:
     proc = subprocess.run(
-        [sys.executable, __file__, "--measure", impl, str(depth), path], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "bench.gated.snippets", "--measure", impl, str(depth), path],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
     )
     return int(proc.stdout.strip().splitlines()[-1])
 

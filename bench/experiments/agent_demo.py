@@ -1,9 +1,9 @@
 """The demo shop with a real model: does the shop confirm the order, and where a step's
 seconds go (observation, model calls, acting).
 
-    .venv/bin/python bench/agent_demo.py --embedded qwen2.5-coder-0.5b            # the default task
-    .venv/bin/python bench/agent_demo.py --embedded qwen2.5-coder-1.5b --all-tasks
-    .venv/bin/python bench/agent_demo.py --from runs/agent/2026-...-demo           # summarise trace folders
+    .venv/bin/python -m bench.experiments.agent_demo --embedded qwen2.5-coder-0.5b            # the default task
+    .venv/bin/python -m bench.experiments.agent_demo --embedded qwen2.5-coder-1.5b --all-tasks
+    .venv/bin/python -m bench.experiments.agent_demo --from runs/agent/2026-...-demo           # summarise trace folders
 
 Each run is `webagent run --demo` (the shop's own record decides success); the per-step
 times come from its steps.jsonl: observe (capture after the action, agent view),

@@ -12,7 +12,7 @@ it was learned from that one recording. Reads the skills kept by `webagent apps 
 With ``--run DIR`` (an ``apps eval`` results folder, repeatable) it also reports each run's
 success on the tasks that need a new combination apart from the rest.
 
-    .venv/bin/python bench/skills_coverage.py [--out DIR] [--run RESULTS_DIR ...]
+    .venv/bin/python -m bench.experiments.skills_coverage [--out DIR] [--run RESULTS_DIR ...]
 """
 
 from __future__ import annotations
@@ -21,14 +21,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from webagent.apps.learn import app_site  # noqa: E402
-from webagent.apps.spec import load_apps  # noqa: E402
-from webagent.skills import store  # noqa: E402
-from webagent.web.control_name import visible_name  # noqa: E402
+from bench.lib import ROOT
+from webagent.apps.learn import app_site
+from webagent.apps.spec import load_apps
+from webagent.skills import store
+from webagent.web.control_name import visible_name
 
 OPS = {"click": "CLICK", "check": "CLICK", "uncheck": "CLICK", "type": "TYPE", "select": "SELECT"}
 
@@ -79,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "skills"))
     parser.add_argument("--run", action="append", default=[], help="an apps eval results folder (repeatable)")
     args = parser.parse_args(argv)
-    rows, lines = [], ["| task | skills that cover it | one demonstration showed them together |", "|---|---|---|"]
+    rows: list[dict[str, Any]] = []
+    lines = ["| task | skills that cover it | one demonstration showed them together |", "|---|---|---|"]
     for app in load_apps(["roundup", "oscar", "helpdesk"]):
         skills = store.load(app_site(app))
         if not skills:
@@ -92,15 +92,15 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"app": app.name, "task": task.id, "skills": [s.id for s in combo], "new_combination": new})
             shown = "yes" if together else ("no" if len(combo) >= 2 else "–")
             lines.append(f"| {task.id} | {', '.join(s.id for s in combo) or '–'} | {shown} |")
-    new = [r for r in rows if r["new_combination"]]
+    needing_new = [r for r in rows if r["new_combination"]]
     used = [r for r in rows if r["skills"]]
     summary = (
         f"{len(used)} of {len(rows)} evaluation tasks have a learned skill covering part of their gold path; "
-        f"{len(new)} need two or more skills in a combination no single demonstration showed."
+        f"{len(needing_new)} need two or more skills in a combination no single demonstration showed."
     )
     print(summary)
     for run in args.run:
-        print(by_combination(Path(run), {r["task"] for r in new}))
+        print(by_combination(Path(run), {r["task"] for r in needing_new}))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "coverage.json").write_text(json.dumps({"summary": summary, "tasks": rows}, indent=1))

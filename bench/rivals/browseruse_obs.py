@@ -1,5 +1,6 @@
 """browser-use's observation, timed on pages of a shared Chromium. Runs in
-bench/rivals/.venv-browser-use (``python browseruse_obs.py SPEC.json``; see observation.py).
+bench/rivals/.venv-browser-use (``python -m bench.rivals.browseruse_obs SPEC.json`` from the repository root; see
+bench/gated/observation.py).
 
 One observation = ``DomService.get_serialized_dom_tree()`` (its parallel CDP snapshot,
 ``DOM.getDocument(pierce)`` and accessibility trees, the enhanced tree, the serializer)
@@ -40,10 +41,12 @@ async def main(spec: dict) -> dict:
     logging.getLogger("browser_use").setLevel(logging.WARNING)
     session = BrowserSession(cdp_url=spec["cdp_url"], keep_alive=True)
     await session.start()
-    result = {"rival": "browser-use", "version": version("browser-use"), "pages": {}}
+    pages: dict[str, dict] = {}
+    result = {"rival": "browser-use", "version": version("browser-use"), "pages": pages}
     try:
         for page in spec["pages"]:
-            entry = result["pages"][page["name"]] = {"times_s": []}
+            entry: dict = {"times_s": []}
+            pages[page["name"]] = entry
             try:
                 await session.navigate_to(page["url"])
                 await asyncio.sleep(0.3)

@@ -1,8 +1,8 @@
 """Quality of the document-QA speed options against the paper's two passes (issue 23), same model.
 
-    .venv/bin/python bench/docqa_options.py                      # every config on both datasets
-    .venv/bin/python bench/docqa_options.py --only quality       # one dataset
-    .venv/bin/python bench/docqa_options.py --configs two-pass,single-pass
+    .venv/bin/python -m bench.experiments.docqa_options                      # every config on both datasets
+    .venv/bin/python -m bench.experiments.docqa_options --only quality       # one dataset
+    .venv/bin/python -m bench.experiments.docqa_options --configs two-pass,single-pass
 
 Each (dataset, config) is one `webagent qa-eval` run with `--method readagent-p` into
 bench/results/docqa_options/<dataset>-<config>/ with an empty cache (a fresh $WEBAGENT_HOME;
@@ -31,9 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from bench.verdict import Targets  # noqa: E402
+from bench.lib import ROOT
+from bench.lib.verdict import Targets
 
 OUT = ROOT / "bench" / "results" / "docqa_options"
 MODELS = os.environ.get("WEBAGENT_MODELS", str(Path.home() / ".cache" / "webagent" / "models"))

@@ -2,7 +2,7 @@
 folder, ranked by how they ended, each with a trace excerpt: the page lines the model saw
 around the element it acted on, its reply, and what the agent told it.
 
-    .venv/bin/python bench/apps_failures.py runs/apps/1.5b [--out failures.md]
+    .venv/bin/python -m bench.experiments.apps_failures runs/apps/1.5b [--out failures.md]
 
 The excerpt is taken at the step where the run went wrong as far as a script can tell: a
 DONE the app disagrees with, the action repeated until the run was stuck, or the last step

@@ -10,7 +10,7 @@ the target is a replay at least 10x faster than it; when the model does not comp
 order, the fake records it instead and the ratio is against the model's own seconds per step
 (an estimate, printed as such, and a missed target). Exits 1 when a target is missed.
 
-Run: .venv/bin/python bench/replay.py [--gguf PATH] [--max-steps 8]
+Run: .venv/bin/python -m bench.gated.replay [--gguf PATH] [--max-steps 8]
 """
 
 from __future__ import annotations
@@ -80,8 +80,7 @@ def main() -> int:
     home = tempfile.mkdtemp(prefix="webagent-bench-replay-")
     os.environ["WEBAGENT_HOME"] = home  # the saved workflow lives here, not in the user's store
     os.environ.setdefault("WEBAGENT_MODELS", str(Path.home() / ".cache" / "webagent" / "models"))
-    from verdict import Targets  # bench/, next to this file
-
+    from bench.lib.verdict import Targets
     from webagent import Agent, RunResult, replay_sync
     from webagent.demo_site import DEMO_TASK
     from webagent.llm.endpoint import EndpointOptions

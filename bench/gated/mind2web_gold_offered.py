@@ -5,7 +5,7 @@ operation and value on it (``parse_live_action`` with every control of the page 
 Prints each refusal with why and exits non-zero when any gold action is refused or not
 offered (target: 0).
 
-    .venv/bin/python bench/mind2web_gold_offered.py [--data DIR]
+    .venv/bin/python -m bench.gated.mind2web_gold_offered [--data DIR]
 """
 
 from __future__ import annotations
@@ -13,15 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from mind2web.data import iter_steps, load_tasks  # noqa: E402
-from webagent.llm.client import Reply  # noqa: E402
-from webagent.web.agent_view import build_view  # noqa: E402
-from webagent.web.live_action import Choices, parse_live_action  # noqa: E402
+from bench.lib import ROOT
+from mind2web.data import iter_steps, load_tasks
+from webagent.llm.client import Reply
+from webagent.web.agent_view import build_view
+from webagent.web.live_action import Choices, parse_live_action
 
 
 def _control_around(action, view, target: str) -> str | None:

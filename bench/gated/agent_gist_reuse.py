@@ -3,19 +3,19 @@ counter; each step clicks "Add one", so between steps one element's text changes
 the persistent cache off, step 1 gists every snippet and each later step may gist only
 the snippet whose text changed (target: ≤ 2 gist calls per later step).
 
-Run: .venv/bin/python bench/agent_gist_reuse.py
+Run: .venv/bin/python -m bench.gated.agent_gist_reuse
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import re
 import sys
 import tempfile
 from pathlib import Path
 
-from verdict import Targets  # bench/, next to this file
-
+from bench.lib.verdict import Targets
 from webagent.agent import AgentOptions, run_agent
 from webagent.browser import BrowserSession
 from webagent.demo_site import serve_directory
@@ -93,4 +93,5 @@ async def main() -> int:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # only --help: no options
     sys.exit(asyncio.run(main()))

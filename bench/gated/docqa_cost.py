@@ -10,7 +10,7 @@ document's questions. Targets, from section 3.3, checked in this one run:
   gisting words / document words     <= 1.25                    (one pass plus the prompt)
   readagent-p look-up + answer words per question < document words (reads gists, not the text)
 
-    .venv/bin/python bench/docqa_cost.py [--data ../shared/data/qmsum/val.jsonl] [--docs N]
+    .venv/bin/python -m bench.gated.docqa_cost [--data ../shared/data/qmsum/val.jsonl] [--docs N]
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from verdict import Targets  # bench/, next to this file
-
+from bench.lib import ROOT
+from bench.lib.verdict import Targets
 from webagent.docqa.data import load
 from webagent.docqa.methods import MethodOptions, parse_methods
 from webagent.docqa.reading import ReadSettings
@@ -48,6 +48,13 @@ BUILDS = {
 FILLER = " ".join(f"word{i}" for i in range(REPLY_WORDS))
 
 
+def _find(pattern: str, text: str) -> str:
+    """The first group of ``pattern`` in a prompt this fake knows contains it."""
+    found = re.search(pattern, text)
+    assert found is not None, f"the prompt no longer holds {pattern!r}"
+    return found.group(1)
+
+
 def fixed_reply(messages: list[dict], params: dict, purpose: str) -> str:
     text = messages[-1]["content"]
     if purpose == "pagination":
@@ -55,7 +62,7 @@ def fixed_reply(messages: list[dict], params: dict, purpose: str) -> str:
         return f"Break point: ⟨{max(labels)}⟩\nBecause {FILLER}"
     if purpose == "lookup":
         if "SINGLE page" in text:  # ReadAgent-S: two pages, then STOP
-            read = re.search(r"DO NOT ask to read them again\): (.*)", text).group(1)
+            read = _find(r"DO NOT ask to read them again\): (.*)", text)
             return "STOP" if read.count(",") >= 1 else f"Page {1 if read.strip() == '0' else 0}"
         return "I want to look up Page [0, 1] to check."
     if purpose == "memwalker-triage":
@@ -66,7 +73,7 @@ def fixed_reply(messages: list[dict], params: dict, purpose: str) -> str:
         eligible = re.findall(r"^Document (\d+):$", text, re.MULTILINE)
         return f"{FILLER} INSUFFICIENT DETAIL {eligible[0] if eligible else 1}"
     if purpose == "kv-read":
-        chunk = re.search(r"Input: \((\d+)/", text).group(1)
+        chunk = _find(r"Input: \((\d+)/", text)
         return "[EOQ]" if "#1:" in text else f"[write] (chunk-{chunk}) {FILLER}"
     return FILLER  # gists, summaries, answers
 
@@ -138,7 +145,7 @@ async def measure(data: str, docs: int | None) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared/data/qmsum/val.jsonl"))
+    ap.add_argument("--data", default=str(ROOT.parent / "shared/data/qmsum/val.jsonl"))
     ap.add_argument("--docs", type=int, help="only the first N meetings")
     args = ap.parse_args()
     if not Path(args.data).is_file():

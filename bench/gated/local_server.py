@@ -22,6 +22,7 @@ Run: make bench-server
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import importlib.util
 import json
@@ -32,13 +33,13 @@ import time
 import urllib.request
 from pathlib import Path
 
+from bench.lib import ROOT
 from webagent.llm.client import LLMClient
 from webagent.llm.llama_server import server_threads
-from webagent.llm.local import LocalServer, _die_with_parent, _free_port, embedded_slots, find_default_gguf
+from webagent.llm.local import LocalServer, _free_port, die_with_parent, embedded_slots, find_default_gguf
 from webagent.llm.openai_backend import OpenAIBackend
 from webagent.prompts import render_prompt
 
-ROOT = Path(__file__).resolve().parent.parent
 MEETING = ROOT / "examples" / "qmsum_remote_control_meeting.txt"
 TASK_FILE = ROOT / "tests" / "fixtures" / "mind2web" / "test_website" / "test_website_0.json"
 CONCURRENCY, N_CTX, PAGE_WORDS = 4, 4096, 350
@@ -72,7 +73,7 @@ def build_batch() -> list[dict]:
     """(purpose, prompt, schema, max_tokens) for every request, in a fixed order."""
     words = MEETING.read_text(encoding="utf-8").split()
     pages = [" ".join(words[i : i + PAGE_WORDS]) for i in range(0, len(words), PAGE_WORDS)][:6]
-    batch = [
+    batch: list[dict] = [
         {"purpose": "gist", "prompt": render_prompt("gist", page_text=p), "schema": None, "max_tokens": 96}
         for p in pages
     ]
@@ -175,7 +176,7 @@ class OldServer:
             str(server_threads()[1]),
         ]
         self.proc = subprocess.Popen(
-            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent
         )
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
@@ -189,8 +190,9 @@ class OldServer:
         raise SystemExit("old server did not start")
 
     def __exit__(self, *exc) -> None:
-        self.proc.terminate()
-        self.proc.wait(30)
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(30)
 
 
 def row(name: str, wall: float, client: LLMClient, hit_ratio: float | None, phases: dict) -> tuple[float, float]:
@@ -244,4 +246,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # only --help: no options
     main()

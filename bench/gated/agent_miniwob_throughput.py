@@ -9,7 +9,7 @@ loading 4 task pages at once takes about 2 s on 2 cores (0.6 s for one), so the 
 concurrent run. When the first episode finished is
 printed too (start-up plus one episode).
 
-Run: .venv/bin/python bench/agent_miniwob_throughput.py [--episodes N]
+Run: .venv/bin/python -m bench.gated.agent_miniwob_throughput [--episodes N]
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from verdict import Targets  # bench/, next to this file
-
+from bench.lib.verdict import Targets
 from webagent.agent import AgentOptions
 from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.miniwob.runner import MiniWoBConfig, run_miniwob, shared_browser

@@ -3,10 +3,14 @@ agent's view: every HTML page under tests/fixtures/ and the demo shop's pages ca
 in Chromium, and every step page of the shipped Mind2Web data (offline cleaned HTML, which
 carries no accessibility tree).
 
-    # what the code at a commit shows (run the same script against an older checkout's code):
+    # what the code at a commit shows (this script, run against an older checkout's webagent):
     git worktree add /tmp/before COMMIT
-    VIEW_NAMES_CODE=/tmp/before .venv/bin/python bench/view_names.py --dump before.json
-    .venv/bin/python bench/view_names.py --dump after.json --before before.json --out DIR
+    .venv/bin/python -m bench.experiments.view_names --code /tmp/before --dump before.json
+    .venv/bin/python -m bench.experiments.view_names --dump after.json --before before.json --out DIR
+
+``--code DIR`` runs the dump in a child process started in DIR, so DIR's ``webagent`` is the
+one imported (Python puts the working folder first on the path for ``-m``), with this
+checkout on ``PYTHONPATH`` for the script itself.
 
 ``--before`` compares: per source, controls offered before and after, names changed (count,
 and a sample with both names), controls gained and lost; written as ``DIR/view_names.json``
@@ -21,16 +25,16 @@ import asyncio
 import difflib
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, os.environ.get("VIEW_NAMES_CODE") or str(ROOT))
+from bench.lib import ROOT
 
 SAMPLE = 60
 
 
-def _controls(cleaned_html: str) -> dict[str, list[str]]:
+def _controls(cleaned_html: str) -> dict[str, list]:
     from webagent.web.agent_view import build_view
 
     view = build_view(cleaned_html)
@@ -154,7 +158,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dump", required=True, help="write this code's controls and names here")
     parser.add_argument("--before", help="a dump of the code before the change, to compare with")
     parser.add_argument("--out", help="folder for view_names.json and view_names.md (with --before)")
+    parser.add_argument("--code", type=Path, help="dump with the webagent of this checkout instead (a worktree)")
     args = parser.parse_args(argv)
+    if args.code:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        dump = str(Path(args.dump).resolve())
+        cmd = [sys.executable, "-m", "bench.experiments.view_names", "--dump", dump]
+        return subprocess.run(cmd, cwd=args.code, env=env).returncode
     now = {"live": asyncio.run(_live_pages()), "mind2web": _mind2web_pages()}
     Path(args.dump).write_text(json.dumps(now, ensure_ascii=False))
     print(f"{len(now['live'])} live pages, {len(now['mind2web'])} Mind2Web step pages -> {args.dump}")

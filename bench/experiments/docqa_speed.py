@@ -1,9 +1,9 @@
 """`webagent ask` end to end with the embedded model: seconds, and prompt and completion
 tokens by purpose (pagination, gist, look-up, answer), one run per figure (issue 23).
 
-    .venv/bin/python bench/docqa_speed.py --label after -- --single-pass --gist-model qwen2.5-coder-0.5b
-    .venv/bin/python bench/docqa_speed.py --label before --threads 1          # the old thread choice
-    .venv/bin/python bench/docqa_speed.py --qmsum 15 --label qmsum-10k -- --single-pass ...
+    .venv/bin/python -m bench.experiments.docqa_speed --label after -- --single-pass --gist-model qwen2.5-coder-0.5b
+    .venv/bin/python -m bench.experiments.docqa_speed --label before --threads 1          # the old thread choice
+    .venv/bin/python -m bench.experiments.docqa_speed --qmsum 15 --label qmsum-10k -- --single-pass ...
 
 Every run gets an empty cache (a fresh $WEBAGENT_HOME; the pulled models are shared through
 $WEBAGENT_MODELS), so the memory is built from scratch; `--second` then asks a second
@@ -24,7 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.lib import ROOT
+
 OUT = ROOT / "bench" / "results" / "docqa_speed"
 DEMO_DOC = ROOT / "examples" / "qmsum_remote_control_meeting.txt"
 DEMO_QUESTION = "What did the group think of safety design when discussing the design of remote control for children?"

@@ -1,4 +1,4 @@
-"""The rival of bench/snippets.py: the same snippet split over BeautifulSoup(html, "lxml").
+"""The rival of bench/gated/snippets.py: the same snippet split over BeautifulSoup(html, "lxml").
 
 Written from the rules in ``webagent/html/snippets.py``'s docstring and the
 rendering rules in ``webagent/html/render.py``'s; it imports nothing from
@@ -67,8 +67,14 @@ def _rival_attr_text(tag: Tag) -> str:
     return " ".join(kept[:20])
 
 
+def _attr(tag: Tag, name: str) -> str | None:
+    """An attribute's value as one string (bs4 gives multi-valued ones, like class, as a list)."""
+    raw = tag.get(name)
+    return " ".join(raw) if isinstance(raw, list) else raw
+
+
 def _rival_widget(tag: Tag) -> bool:
-    role, click = tag.get("role"), tag.get("is_clickable")
+    role, click = _attr(tag, "role"), _attr(tag, "is_clickable")
     return (
         tag.name in R_WIDGET_TAGS
         or (click is not None and click.strip().lower() == "true")
@@ -80,9 +86,16 @@ class RivalNode:
     """One element: its rendered pieces (open token, tails of its children, close token)."""
 
     __slots__ = ("tag", "bid", "depth", "kids", "open", "tails", "close", "widget", "own_w", "all_w", "deepest")
+    # set while the tree is built (_rival_tree) and sized (_rival_sizes)
+    open: str
+    close: str
+    tails: list[str]
+    own_w: int
+    all_w: int
+    deepest: int
 
     def __init__(self, tag: Tag, depth: int) -> None:
-        self.tag, self.bid, self.depth = tag, tag.get("backend_node_id"), depth
+        self.tag, self.bid, self.depth = tag, _attr(tag, "backend_node_id"), depth
         self.kids: list[RivalNode] = []
         self.widget = _rival_widget(tag)
 
@@ -93,7 +106,9 @@ def _collapse(strings: list[str]) -> str:
 
 def _rival_tree(html: str) -> RivalNode:
     soup = BeautifulSoup(html, "lxml")
-    top = RivalNode(soup.find(True), 0)
+    root = soup.find(True)
+    assert isinstance(root, Tag), "a page with no element"
+    top = RivalNode(root, 0)
     stack = [top]
     while stack:  # build, pre-order; rendering pieces per element
         node = stack.pop()
@@ -218,9 +233,9 @@ def _rival_render(top: RivalNode, groups) -> list[tuple[list[str], str]]:
     ids: list[list[str]] = [[] for _ in groups]
     parts: list[list[str]] = [[] for _ in groups]
     # one walk in document order; ("piece", text, group) events via an explicit stack
-    stack: list = [("enter", top)]
-    while stack:
-        event, x = stack.pop()
+    events: list = [("enter", top)]
+    while events:
+        event, x = events.pop()
         if event == "text":
             g, text = x
             if text:
@@ -234,7 +249,7 @@ def _rival_render(top: RivalNode, groups) -> list[tuple[list[str], str]]:
         for k, tail in zip(x.kids, x.tails):
             later += [("enter", k), ("text", (g, tail))]
         later.append(("text", (g, x.close)))
-        stack.extend(reversed(later))
+        events.extend(reversed(later))
     return [(ids[g], " ".join(parts[g])) for g in range(len(groups))]
 
 
@@ -244,5 +259,5 @@ def rival_split(html: str, depth: int | str, budget: int = BUDGET) -> list[tuple
     if depth == "auto":
         groups = _rival_budget_groups(top, _rival_auto_depth(top, budget), budget)
     else:
-        groups = _rival_paper_groups(top, depth)
+        groups = _rival_paper_groups(top, int(depth))
     return _rival_render(top, groups)

@@ -1,10 +1,12 @@
-"""Results files under bench/results/: one JSON file per measurement, recording the rows
-measured and what produced them (command, commit, machine, date), so the tables in
-docs/ can be rendered from it (bench/render_docs.py) and never copied by hand.
+"""Results under bench/results/: one folder per run, named ``DATE-COMMIT-LABEL``
+(``folder_name``) with a ``meta.json`` (``write_meta``: command, commit, machine, load, date),
+and in it one JSON file per measurement recording the rows measured and what produced them,
+so the tables in docs/ are rendered from it (tools/render_docs.py), never copied by hand.
 
-    from results_io import write_result            # from a script in bench/
-    write_result("bench/results/mything/run.json", rows, command="bench/mything.py --quick",
-                 notes="load average 8-11 from other jobs", targets=["ratio <= 1.3: 1.12: PASS"])
+    from bench.lib.results_io import folder_name, write_result
+    out = ROOT / "bench/results/mything" / folder_name("quick")   # 2026-11-26-9fc3498-quick
+    write_result(out / "run.json", rows, notes="load average 8-11 from other jobs",
+                 targets=["ratio <= 1.3: 1.12: PASS"])
 
 A results file (format ``webagent-result/1``)::
 
@@ -23,8 +25,9 @@ running script's command line. ``append_row`` keeps a JSONL file of rows instead
 row carrying its own ``command``, ``commit``, ``machine`` and ``date`` (for benches that
 add one row per run). ``read_result`` reads either.
 
-Run as a script to print this machine's description and the commit:
-``.venv/bin/python bench/results_io.py``.
+Run it to print this machine's description and the commit:
+``.venv/bin/python -m bench.lib.results_io``. It imports nothing of bench or webagent, so a
+test can load it from its file.
 """
 
 from __future__ import annotations
@@ -41,10 +44,10 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "webagent-result/1"
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent  # inside the checkout: git finds its root from here
 
 
-def git_commit(root: Path = ROOT) -> tuple[str | None, bool | None]:
+def git_commit(root: Path = HERE) -> tuple[str | None, bool | None]:
     """(HEAD's full hash, whether tracked files differ from it); (None, None) outside git."""
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
@@ -80,14 +83,35 @@ def machine() -> dict[str, Any]:
 
 
 def default_command() -> str:
-    """The running script's command line, relative to the repository when it is inside it."""
+    """The running script's command line: ``-m MODULE`` for a module run with ``-m``."""
     argv = list(sys.argv)
-    if argv and argv[0]:
-        try:
-            argv[0] = str(Path(argv[0]).resolve().relative_to(ROOT))
-        except ValueError:
-            pass
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if argv and spec is not None and spec.name:
+        argv[0:1] = ["-m", spec.name]
     return shlex.join([".venv/bin/python", *argv])
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages, as ``uptime`` prints them ("1.02 0.87 0.61")."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def folder_name(label: str, commit: str | None = None, date: str | None = None) -> str:
+    """A run's folder under bench/results/TOPIC/: ``DATE-COMMIT-LABEL`` (today, HEAD)."""
+    commit = commit or git_commit()[0] or "nocommit"
+    date = date or _dt.date.today().isoformat()
+    return f"{date[:10]}-{commit[:7]}-{label}"
+
+
+def write_meta(folder: str | Path, *, command: str | None = None, note: str | None = None, **extra: Any) -> Path:
+    """``meta.json`` of a run's folder: command, commit (``dirty`` when tracked files differed),
+    machine, load (the load average as the run starts), date, and an optional note."""
+    info = provenance(command)
+    doc = {**info, "load": load_average(), **({"note": note} if note else {}), **extra}
+    path = Path(folder) / "meta.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
 
 
 def provenance(
@@ -169,4 +193,4 @@ def read_result(path: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]
 
 
 if __name__ == "__main__":
-    print(json.dumps(provenance(), indent=1))
+    print(json.dumps({**provenance(), "load": load_average()}, indent=1))

@@ -2,10 +2,10 @@
 five non-flight tasks, prompt tokens and seconds per step; the target is a success rate
 (default 60%, the issue's target for Qwen2.5-Coder-0.5B) on the five non-flight tasks.
 
-    .venv/bin/python bench/agent_small_models.py --embedded qwen2.5-coder-0.5b --episodes 3
-    .venv/bin/python bench/agent_small_models.py --embedded qwen2.5-coder-1.5b --episodes 2 --target 0.7
-    .venv/bin/python bench/agent_small_models.py --from runs/miniwob-0.5b      # summarise a finished folder
-    .venv/bin/python bench/agent_small_models.py --from runs/miniwob-0.5b --seeds 0,1,2   # only these seeds
+    .venv/bin/python -m bench.experiments.agent_small_models --embedded qwen2.5-coder-0.5b --episodes 3
+    .venv/bin/python -m bench.experiments.agent_small_models --embedded qwen2.5-coder-1.5b --episodes 2 --target 0.7
+    .venv/bin/python -m bench.experiments.agent_small_models --from runs/miniwob-0.5b      # summarise a finished folder
+    .venv/bin/python -m bench.experiments.agent_small_models --from runs/miniwob-0.5b --seeds 0,1,2   # only these seeds
 
 It runs `webagent miniwob` (resumable: a killed run goes on where it stopped) into
 ``--out``, then reads its ``episodes.jsonl``. Exits 1 when the target is missed. A real

@@ -1,5 +1,6 @@
 """BrowserGym's observation, timed on pages of a shared Chromium. Runs in
-bench/rivals/.venv-agentlab (``python browsergym_obs.py SPEC.json``; see observation.py).
+bench/rivals/.venv-agentlab (``python -m bench.rivals.browsergym_obs SPEC.json`` from the repository root; see
+bench/gated/observation.py).
 
 One observation = what ``BrowserEnv`` takes each step minus the screenshot:
 ``_pre_extract`` (its in-page element marking, every frame), ``extract_dom_snapshot``,
@@ -29,11 +30,12 @@ def main(spec: dict) -> dict:
     from browsergym.utils.obs import flatten_axtree_to_str
     from playwright.sync_api import sync_playwright
 
+    pages: dict[str, dict] = {}
     result = {
         "rival": "browsergym",
         "version": version("browsergym-core"),
         "playwright": version("playwright"),
-        "pages": {},
+        "pages": pages,
     }
     with sync_playwright() as pw:
         browser = pw.chromium.connect_over_cdp(spec["cdp_url"])
@@ -50,7 +52,8 @@ def main(spec: dict) -> dict:
             return flatten_axtree_to_str(axtree, extra_properties=extra)
 
         for spec_page in spec["pages"]:
-            entry = result["pages"][spec_page["name"]] = {"times_s": []}
+            entry: dict = {"times_s": []}
+            pages[spec_page["name"]] = entry
             try:
                 if page is not None:  # a fresh tab per page: a page that crashed takes no other with it
                     page.close()

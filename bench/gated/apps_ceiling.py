@@ -3,7 +3,7 @@ its offered actions, its validity checks, its actions) lets a perfect model fini
 model is each task's gold path, found in the agent's own prompt by role and name
 (``webagent apps eval --ceiling``); success is each app's database check.
 
-    .venv/bin/python bench/apps_ceiling.py [--out DIR] [--app APP ...]
+    .venv/bin/python -m bench.gated.apps_ceiling [--out DIR] [--app APP ...]
 
 Prints the report's figures and every loss (the gold step, the agent's message); exits
 non-zero below the target (100%).
@@ -18,7 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.lib import ROOT
+
 TARGET = 1.0
 
 

@@ -1,8 +1,8 @@
 """Threads for the embedded server, measured: prompt reading and decoding speed with 1 and 2
 compute threads, on the machine as it is (quiet or not: the load average says) and beside a busy process (issue 23).
 
-    .venv/bin/python bench/docqa_threads.py                       # default model, 1 and 2 threads, quiet and busy
-    .venv/bin/python bench/docqa_threads.py --embedded qwen2.5-coder-0.5b --repeats 3
+    .venv/bin/python -m bench.experiments.docqa_threads                       # default model, 1 and 2 threads, quiet and busy
+    .venv/bin/python -m bench.experiments.docqa_threads --embedded qwen2.5-coder-0.5b --repeats 3
 
 For each setting the embedded server (webagent.llm.local.LocalServer) is started with
 `--threads T --threads-batch T` and sent the same prompt (a ~1,000-token gist prompt made
@@ -26,12 +26,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from webagent.llm.local import LocalServer  # noqa: E402
-from webagent.llm.registry import ensure  # noqa: E402
-from webagent.prompts import render_prompt  # noqa: E402
+from bench.lib import ROOT
+from webagent.llm.local import LocalServer
+from webagent.llm.registry import ensure
+from webagent.prompts import render_prompt
 
 DOC = ROOT / "examples" / "qmsum_remote_control_meeting.txt"
 OUT = ROOT / "bench" / "results" / "docqa_speed"
@@ -94,7 +92,9 @@ def main() -> int:
     args = parser.parse_args()
     gguf = ensure(args.embedded)
     settings = [(int(t), int(t)) for t in args.threads.split(",")]
-    settings += [tuple(int(x) for x in p.split(":")) for p in args.pairs.split(",") if p]
+    for pair in filter(None, args.pairs.split(",")):
+        decode, batch = pair.split(":")
+        settings.append((int(decode), int(batch)))
     rows = []
     salt = int(time.time())
     OUT.mkdir(parents=True, exist_ok=True)
