@@ -13,9 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tools.render_docs", *args], capture_output=True, text=True, cwd=ROOT
-    )
+    return subprocess.run([sys.executable, "-m", "tools.render_docs", *args], capture_output=True, text=True, cwd=ROOT)
 
 
 def results_io():
@@ -82,3 +80,17 @@ def test_write_result_records_command_commit_and_machine(tmp_path):
     io.append_row(tmp_path / "r.jsonl", {"x": 2}, command="bench/x.py")
     rows, _ = io.read_result(tmp_path / "r.jsonl")
     assert rows[0]["x"] == 2 and rows[0]["command"] == "bench/x.py" and rows[0]["machine"]["cpus"] >= 1
+
+
+def test_a_run_is_described_once_per_page(tmp_path):
+    io = results_io()
+    result = tmp_path / "bench" / "results" / "demo" / "2026-01-01-0000000-x" / "run.json"
+    io.write_result(result, [{"task": "a", "seconds": 1.5}], command="c", commit="0" * 40, machine_info="m")
+    marker = "<!-- table: rows bench/results/demo/2026-01-01-0000000-x/run.json columns={} -->\n<!-- /table -->\n"
+    page = tmp_path / "docs" / "page.md"
+    page.parent.mkdir()
+    page.write_text("# Page\n\n" + marker.format("task") + "\nText.\n\n" + marker.format("seconds"), encoding="utf-8")
+    assert run("--write", "--root", str(tmp_path)).returncode == 0
+    sources = [line for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("Source: ")]
+    assert len(sources) == 2 and "`c` · commit 0000000 · m" in sources[0]
+    assert sources[1].endswith("/run.json), the run described above") and "commit" not in sources[1]
