@@ -94,3 +94,13 @@ def test_a_run_is_described_once_per_page(tmp_path):
     sources = [line for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("Source: ")]
     assert len(sources) == 2 and "`c` · commit 0000000 · m" in sources[0]
     assert sources[1].endswith("/run.json), the run described above") and "commit" not in sources[1]
+
+
+def test_a_run_folder_is_named_date_commit_label_with_its_meta(tmp_path):
+    io = results_io()
+    assert io.folder_name("0.5b-skills", commit="9fc3498" + "0" * 33, date="2026-11-26T10:00:00") == (
+        "2026-11-26-9fc3498-0.5b-skills"
+    )
+    meta = json.loads(io.write_meta(tmp_path / "run", command="bench x").read_text(encoding="utf-8"))
+    assert meta["command"] == "bench x" and len(meta["load"].split()) == 3
+    assert {"commit", "machine", "date"} <= set(meta)

@@ -47,14 +47,11 @@ MARKER = re.compile(r"^<!-- table: (?P<args>.+?) -->\n(?P<body>.*?)^<!-- /table 
 
 def source_info(path: Path) -> dict[str, Any]:
     """command / commit / machine / date of a results file: its own keys (top level or under
-    ``meta``; for JSONL, the rows' own), else a ``meta.json`` beside it (flat, or a ``files``
-    object keyed by file name)."""
+    ``meta``; for JSONL, the rows' own), else its run folder's ``meta.json``."""
     info: dict[str, Any] = {}
     meta = path.parent / "meta.json"
     if meta.is_file() and meta != path:
-        doc = load_json(meta)
-        files = doc.get("files")
-        info.update(files.get(path.name, {}) if isinstance(files, dict) else doc)
+        info.update(load_json(meta))
     try:
         rows, rest = read_result(path) if path.suffix in (".json", ".jsonl") else ([], {})
     except (ValueError, AttributeError):
@@ -64,11 +61,9 @@ def source_info(path: Path) -> dict[str, Any]:
             seen = list(dict.fromkeys(json.dumps(r[key], sort_keys=True) for r in rows if r.get(key)))
             if seen:
                 info[key] = json.loads(seen[0]) if len(seen) == 1 else f"{len(seen)} different (see the rows)"
-    for key in ("command", "commit", "agent_commit", "dirty", "machine", "date", "commit_note"):
+    for key in ("command", "commit", "dirty", "machine", "date", "commit_note"):
         if rest.get(key) not in (None, ""):
             info[key] = rest[key]
-    if "commit" not in info and info.get("agent_commit"):
-        info["commit"] = info["agent_commit"]
     return info
 
 

@@ -5,7 +5,7 @@
     .venv/bin/python -m bench.experiments.docqa_options --configs two-pass,single-pass
 
 Each (dataset, config) is one `webagent qa-eval` run with `--method readagent-p` into
-bench/results/docqa_options/<dataset>-<config>/ with an empty cache (a fresh $WEBAGENT_HOME;
+``--out``/<dataset>-<config>/ with an empty cache (a fresh $WEBAGENT_HOME;
 the pulled models are shared), timed end to end. A finished run is not run again (delete its
 folder to redo it). Datasets:
 
@@ -31,10 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.lib import ROOT
+from bench.lib import ROOT, results_folder
+from bench.lib.results_io import git_commit, load_average, write_meta
 from bench.lib.verdict import Targets
 
-OUT = ROOT / "bench" / "results" / "docqa_options"
 MODELS = os.environ.get("WEBAGENT_MODELS", str(Path.home() / ".cache" / "webagent" / "models"))
 DATASETS = {
     "quality": ["--dataset", "quality", "--data", str(ROOT / "tests/fixtures/docqa/quality_dev_sample.jsonl")],
@@ -60,17 +60,11 @@ CONFIGS = {
 
 
 def machine() -> dict:
-    return {"cores": os.cpu_count(), "load_avg": " ".join(Path("/proc/loadavg").read_text().split()[:3])}
+    return {"cores": os.cpu_count(), "load_avg": load_average()}
 
 
-def commit() -> str:
-    return subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-
-
-def run(dataset: str, config: str) -> dict:
-    out = OUT / f"{dataset}-{config}"
+def run(folder: Path, dataset: str, config: str) -> dict:
+    out = folder / f"{dataset}-{config}"
     report = out / "report.json"
     if report.exists():
         return json.loads((out / "run.json").read_text())
@@ -82,7 +76,7 @@ def run(dataset: str, config: str) -> dict:
         "readagent-p",
         *CONFIGS[config],
         "--out",
-        str(out.relative_to(ROOT)),
+        os.path.relpath(out, ROOT),
     ]
     before = machine()
     with tempfile.TemporaryDirectory(prefix="docqa-options-") as home:
@@ -105,7 +99,7 @@ def run(dataset: str, config: str) -> dict:
         "config": config,
         "options": CONFIGS[config],
         "command": " ".join(cmd),
-        "commit": commit(),
+        "commit": (git_commit()[0] or "")[:7],
         "machine_before": before,
         "machine_after": machine(),
         "seconds": round(seconds, 1),
@@ -120,7 +114,7 @@ def run(dataset: str, config: str) -> dict:
         "time": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
     (out / "run.json").write_text(json.dumps(row, indent=1) + "\n")
-    with open(OUT / "runs.jsonl", "a", encoding="utf-8") as f:
+    with open(folder / "runs.jsonl", "a", encoding="utf-8") as f:
         f.write(json.dumps(row) + "\n")
     return row
 
@@ -134,15 +128,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=sorted(DATASETS), action="append")
     parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated, from: " + ", ".join(CONFIGS))
+    parser.add_argument(
+        "--out", type=Path, help="results folder, resumed (default: bench/results/docqa_options/DATE-COMMIT-options)"
+    )
     args = parser.parse_args()
     configs = [c for c in args.configs.split(",") if c]
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
         raise SystemExit(f"unknown config {unknown[0]!r}; choose from {', '.join(CONFIGS)}")
-    OUT.mkdir(parents=True, exist_ok=True)
+    folder = (args.out or results_folder("docqa_options", "options")).resolve()
+    if not (folder / "meta.json").exists():
+        write_meta(folder, note="each run.json and runs.jsonl row keeps its qa-eval command, commit and load average")
     targets = Targets("docqa_options")
     for dataset in args.only or list(DATASETS):
-        rows = {c: run(dataset, c) for c in (["two-pass"] + [c for c in configs if c != "two-pass"])}
+        rows = {c: run(folder, dataset, c) for c in (["two-pass"] + [c for c in configs if c != "two-pass"])}
         base = rows["two-pass"]
         base_points = as_points(base)
         slack = 1.0 if base["metric"] == "accuracy" else max(base_points, default=0.0)

@@ -10,7 +10,8 @@ $WEBAGENT_MODELS), so the memory is built from scratch; `--second` then asks a s
 question about the same file in the same home, which must make no pagination or gist call.
 `--qmsum N` asks the N-th meeting of QMSum val (written out as "Speaker: words" paragraphs,
 as qa-eval reads it) its first query. The machine's load average is recorded before and
-after each run. Rows are appended to bench/results/docqa_speed/runs.jsonl.
+after each run. Rows are appended to ``--out``/runs.jsonl (default: today's folder for this
+commit, bench/results/docqa_speed/DATE-COMMIT-ask/, with its meta.json).
 """
 
 from __future__ import annotations
@@ -24,18 +25,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.lib import ROOT
+from bench.lib import ROOT, results_folder
+from bench.lib.results_io import load_average, write_meta
 
-OUT = ROOT / "bench" / "results" / "docqa_speed"
 DEMO_DOC = ROOT / "examples" / "qmsum_remote_control_meeting.txt"
 DEMO_QUESTION = "What did the group think of safety design when discussing the design of remote control for children?"
 SECOND_QUESTION = "Who presented the industrial design and what did they propose?"
 QMSUM = ROOT.parent / "shared" / "data" / "qmsum" / "val.jsonl"
 PURPOSES = ("pagination", "gist", "lookup", "answer")
-
-
-def loadavg() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def qmsum_meeting(n: int, folder: Path) -> tuple[Path, str]:
@@ -69,7 +66,7 @@ def ask(doc: Path, question: str, home: Path, extra: list[str]) -> dict:
         "WEBAGENT_MODELS": os.environ.get("WEBAGENT_MODELS", str(Path.home() / ".cache" / "webagent" / "models")),
     }
     cmd = [sys.executable, "-m", "webagent.cli", "ask", str(doc), question, "--json", *extra]
-    before, start = loadavg(), time.perf_counter()
+    before, start = load_average(), time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
@@ -78,14 +75,14 @@ def ask(doc: Path, question: str, home: Path, extra: list[str]) -> dict:
             "error": done.stderr.strip()[-500:],
             "seconds": round(seconds, 1),
             "load_before": before,
-            "load_after": loadavg(),
+            "load_after": load_average(),
         }
     result = json.loads(lines[-1])
     by = result["usage"].get("by_purpose", {})
     return {
         "seconds": round(seconds, 1),
         "load_before": before,
-        "load_after": loadavg(),
+        "load_after": load_average(),
         "calls": result["usage"]["calls"],
         "prompt_tokens": result["usage"]["prompt_tokens"],
         "completion_tokens": result["usage"]["completion_tokens"],
@@ -113,10 +110,13 @@ def main() -> int:
     parser.add_argument("--threads", type=int, help="passed to ask as --threads")
     parser.add_argument("--second", action="store_true", help="then a second question about the same file")
     parser.add_argument("--words", type=int, help="only the demo meeting's first paragraphs up to this many words")
+    parser.add_argument("--out", type=Path, help="results folder (default: bench/results/docqa_speed/DATE-COMMIT-ask)")
     parser.add_argument("extra", nargs="*", help="more `webagent ask` options (after --)")
     args = parser.parse_args()
     extra = list(args.extra) + (["--threads", str(args.threads)] if args.threads else [])
-    OUT.mkdir(parents=True, exist_ok=True)
+    out = args.out or results_folder("docqa_speed", "ask")
+    if not (out / "meta.json").exists():
+        write_meta(out, note="each row keeps its label, options and load average before and after")
     with tempfile.TemporaryDirectory(prefix="docqa-speed-") as tmp:
         home = Path(tmp) / "home"
         doc, question = qmsum_meeting(args.qmsum, Path(tmp)) if args.qmsum is not None else (DEMO_DOC, DEMO_QUESTION)
@@ -143,7 +143,7 @@ def main() -> int:
                     **ask(doc, SECOND_QUESTION, home, extra),
                 }
             )
-    with open(OUT / "runs.jsonl", "a", encoding="utf-8") as f:
+    with open(out / "runs.jsonl", "a", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps({"time": time.strftime("%Y-%m-%d %H:%M:%S"), **row}, ensure_ascii=False) + "\n")
     for row in rows:

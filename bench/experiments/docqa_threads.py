@@ -11,7 +11,8 @@ for a fixed number of tokens (`ignore_eos`). llama.cpp's own `timings` give prom
 per second (n_threads_batch) and decoded tokens per second (n_threads). "busy" runs a
 CPU-bound Python loop (one core's worth of work: what another job on a laptop does) for
 the duration. `uptime`'s load average is recorded next to every figure. Results go to
-bench/results/docqa_speed/threads-<time>.json and a Markdown table on stdout.
+``--out``/threads.json (default: bench/results/docqa_threads/DATE-COMMIT-threads-TIME/, with
+its meta.json; rows.jsonl holds each row as it comes until then) and a Markdown table on stdout.
 """
 
 from __future__ import annotations
@@ -26,17 +27,13 @@ import time
 import urllib.request
 from pathlib import Path
 
-from bench.lib import ROOT
+from bench.lib import ROOT, results_folder
+from bench.lib.results_io import load_average, write_meta
 from webagent.llm.local import LocalServer
 from webagent.llm.registry import ensure
 from webagent.prompts import render_prompt
 
 DOC = ROOT / "examples" / "qmsum_remote_control_meeting.txt"
-OUT = ROOT / "bench" / "results" / "docqa_speed"
-
-
-def loadavg() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def prompt(words: int, salt: int) -> str:
@@ -89,6 +86,9 @@ def main() -> int:
     parser.add_argument("--words", type=int, default=700, help="document words in the prompt (~1,000 tokens)")
     parser.add_argument("--n-predict", type=int, default=48)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument(
+        "--out", type=Path, help="results folder (default: a new one under bench/results/docqa_threads)"
+    )
     args = parser.parse_args()
     gguf = ensure(args.embedded)
     settings = [(int(t), int(t)) for t in args.threads.split(",")]
@@ -97,7 +97,8 @@ def main() -> int:
         settings.append((int(decode), int(batch)))
     rows = []
     salt = int(time.time())
-    OUT.mkdir(parents=True, exist_ok=True)
+    out = args.out or results_folder("docqa_threads", "threads-" + time.strftime("%H%M%S"))
+    write_meta(out)
     for condition in args.conditions.split(","):
         for decode, batch in settings:
             hog = busy_process() if condition == "busy" else None
@@ -106,7 +107,7 @@ def main() -> int:
                     call(server, prompt(50, salt), 4)  # warm-up: weights paged in
                     for r in range(args.repeats):
                         salt += 1
-                        before = loadavg()
+                        before = load_average()
                         m = call(server, prompt(args.words, salt), args.n_predict)
                         row = {
                             "condition": condition,
@@ -114,19 +115,17 @@ def main() -> int:
                             "n_threads_batch": batch,
                             "repeat": r,
                             "load_before": before,
-                            "load_after": loadavg(),
+                            "load_after": load_average(),
                             **m,
                         }
                         rows.append(row)
                         print(json.dumps(row), flush=True)
-                        with open(OUT / "threads-rows.jsonl", "a") as f:  # every row as it comes
+                        with open(out / "rows.jsonl", "a") as f:  # every row as it comes
                             f.write(json.dumps({"model": gguf.name, **row}) + "\n")
             finally:
                 if hog is not None:
                     hog.terminate()
                     hog.wait()
-    OUT.mkdir(parents=True, exist_ok=True)
-    out = OUT / f"threads-{time.strftime('%Y%m%d-%H%M%S')}.json"
     meta = {
         "model": gguf.name,
         "cpus": os.cpu_count(),
@@ -134,7 +133,8 @@ def main() -> int:
         "n_predict": args.n_predict,
         "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
     }
-    out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    (out / "threads.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    (out / "rows.jsonl").unlink(missing_ok=True)  # threads.json holds them all now
     print(f"\nmodel {gguf.name}; {args.words} document words, {args.n_predict} decoded tokens; wrote {out}\n")
     print(
         "| condition | n_threads | n_threads_batch | prompt tok/s (median) | decode tok/s (median) | wall s | load avg (1/5/15 min) |"

@@ -23,7 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.lib import ROOT
+from bench.lib import results_folder
+from bench.lib.results_io import write_meta
 from webagent.apps.learn import app_site
 from webagent.apps.spec import load_apps
 from webagent.skills import store
@@ -75,7 +76,9 @@ def by_combination(run: Path, new: set[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "skills"))
+    parser.add_argument(
+        "--out", help="folder for coverage.json and coverage.md (default: bench/results/skills/DATE-COMMIT-coverage)"
+    )
     parser.add_argument("--run", action="append", default=[], help="an apps eval results folder (repeatable)")
     args = parser.parse_args(argv)
     rows: list[dict[str, Any]] = []
@@ -101,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     print(summary)
     for run in args.run:
         print(by_combination(Path(run), {r["task"] for r in needing_new}))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out) if args.out else results_folder("skills", "coverage")
+    write_meta(out)
     (out / "coverage.json").write_text(json.dumps({"summary": summary, "tasks": rows}, indent=1))
     (out / "coverage.md").write_text(summary + "\n\n" + "\n".join(lines) + "\n")
     return 0

@@ -33,13 +33,15 @@ harness or a runner broke (not the agent); error rows are run again on resume.
 learns its skills from: browser-use and AgentLab as text in their prompts (``demos_text.py``;
 browser-use ``Agent(extend_system_message=...)``, AgentLab ``flags.extra_instructions``),
 webagent as those skills (``apps eval --skills``; ``webagent apps learn`` first). Rows carry
-``demos: true``, apart from those without (default ``--out``: ``bench/results/apps_peers/demos``);
+``demos: true``, apart from those without (default ``--out``: ``runs/apps_peers/demos``);
 each call's line in ``calls.jsonl`` says whether its request held the whole text
 (``demos_in_prompt``).
 
 Rows go to ``OUT/episodes.jsonl`` as each task finishes; a peer/task already there with the
 same model, cap, step limit and ``--demos`` is skipped (``--rerun`` to run it again). ``OUT/results.md``
-and ``OUT/results.json`` hold the table of every peer run so far.
+and ``OUT/results.json`` hold the table of every peer run so far. A run kept for the docs is
+copied to ``bench/results/apps_peers/DATE-COMMIT-LABEL/`` with its ``meta.json``
+(bench/results/README.md).
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ SUBSET = [
 PEERS = ("agentlab", "browser-use", "webagent")
 VENV = {"browser-use": HERE / ".venv-browser-use", "agentlab": HERE / ".venv-agentlab"}
 RUNNER = {"browser-use": "bench.rivals.apps_browseruse", "agentlab": "bench.rivals.apps_agentlab"}  # run with -m
-DEFAULT_OUT = ROOT / "bench" / "results" / "apps_peers"
+DEFAULT_OUT = ROOT / "runs" / "apps_peers"  # resumed across peers; kept runs go to bench/results
 DEMOS_LABEL = "with the demonstrations"
 
 

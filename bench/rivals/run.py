@@ -16,7 +16,9 @@ is already there (same model and step cap) is not run again unless ``--rerun``, 
 can run at different times (``--agents browser-use,agentlab`` first, ``--agents webagent``
 later) and ``--report-only`` rebuilds the table. The targets (webagent ahead of both on
 success rate, with fewer prompt tokens per successful episode) are printed with PASS/FAIL;
-exit status 1 when one is missed.
+exit status 1 when one is missed. The table (results.md, results.json) goes to ``--out`` too; a
+run kept for the docs is copied to ``bench/results/miniwob_peers/DATE-COMMIT-LABEL/`` with its
+``meta.json`` (bench/results/README.md).
 """
 
 from __future__ import annotations
@@ -333,7 +335,7 @@ def report(all_rows: dict, args) -> int:
     if not complete:
         verdicts.append("incomplete: not every agent has every episode yet (targets not final)")
     lines += ["", "Targets:", ""] + [f"- {v}" for v in verdicts]
-    results = Path(args.results)
+    results = Path(args.results or args.out)
     results.mkdir(parents=True, exist_ok=True)
     (results / "results.md").write_text("\n".join(lines) + "\n")
     (results / "results.json").write_text(
@@ -428,7 +430,7 @@ if __name__ == "__main__":
         help="episodes at once (the server is shared: each runs slower, and the wall-time cap binds sooner)",
     )
     parser.add_argument("--out", default=str(HERE / "runs"), help="episodes, call log, per-episode logs")
-    parser.add_argument("--results", default=str(HERE), help="where results.md and results.json go")
+    parser.add_argument("--results", help="where results.md and results.json go (default: --out)")
     parser.add_argument("--rerun", action="store_true", help="run episodes again even when recorded")
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args()
