@@ -30,3 +30,13 @@ def test_every_results_folder_has_its_meta():
     ]
     assert runs and all(re.fullmatch(r"\d{4}-\d\d-\d\d-[0-9a-f]{7}-[\w.-]+", p.name) for p in runs), runs
     assert [p.name for p in runs if not (p / "meta.json").is_file()] == []
+
+
+def test_the_packages_import_nothing_from_bench_or_tools():
+    found = [
+        str(p.relative_to(ROOT))
+        for package in ("webagent", "mind2web")
+        for p in (ROOT / package).rglob("*.py")
+        if re.search(r"^\s*(from|import) (bench|tools)\b", p.read_text(encoding="utf-8"), re.M)
+    ]
+    assert found == []
