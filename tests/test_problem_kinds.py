@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from webagent.apps.runner import failure_cause
+from webagent.apps.episode import failure_cause
 from webagent.llm.client import Reply
 from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.problems import PROBLEM_KINDS, REFUSED, Problem
@@ -70,7 +70,7 @@ async def test_the_outcome_and_the_record_carry_the_last_replys_kind():
 
 
 def test_how_a_run_ended_is_a_kind_and_the_cause_its_words():
-    from webagent.apps.runner import ENDINGS, ending
+    from webagent.apps.episode import ENDINGS, ending
 
     assert ending("done", True, []) == "site_confirmed" and failure_cause("done", True, []) is None
     assert ending("done", False, []) == "said_done"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import sys
 
@@ -146,3 +147,41 @@ def parse_shard(text: str | None) -> tuple[int, int]:
     if not (n >= 1 and 0 <= i < n):
         raise UserError(f"--shard {text}: need 0 <= i < n")
     return i, n
+
+
+def cluster_options(func):
+    """``--ray [ADDRESS]`` and ``--workers N`` of every evaluator (``webagent.cluster``)."""
+    func = click.option(
+        "--workers",
+        type=click.IntRange(min=1),
+        help="With --ray: episodes at once (default: one per core for a Ray started here; the cluster's CPUs).",
+    )(func)
+    return click.option(
+        "--ray",
+        "ray_address",
+        is_flag=False,
+        flag_value="local",
+        default=None,
+        metavar="[ADDRESS]",
+        help="Run each episode as a Ray task: on a Ray started here (no ADDRESS), or on the cluster at "
+        "ADDRESS (HOST:PORT of its head, ray://HOST:PORT, or auto). Rows stream into --out as a serial "
+        "run writes them; a lost episode runs once more (docs/cluster.md).",
+    )(func)
+
+
+@contextlib.contextmanager
+def open_cluster(address: str | None, workers: int | None):
+    """The connected Ray for ``--ray`` (None without it), shut down at the end."""
+    if address is None:
+        if workers is not None:
+            raise UserError("--workers is for --ray (a serial run does one episode at a time)")
+        yield None
+        return
+    from webagent.cluster import connect
+
+    cluster = connect(address, workers)
+    status(f"Ray {'started here' if cluster.started_here else 'at ' + address}: {cluster.workers} episodes at once")
+    try:
+        yield cluster
+    finally:
+        cluster.close()

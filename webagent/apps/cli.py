@@ -11,9 +11,11 @@ import click
 
 from webagent.agent.cli_options import browser_options, options_from
 from webagent.cli_common import (
+    cluster_options,
     endpoint_options,
     merge_arguments,
     model_options,
+    open_cluster,
     parse_shard,
     run_async,
     status,
@@ -119,10 +121,24 @@ def start_command(app, port, app_dirs) -> None:
 )
 @app_dir_option
 @browser_options
+@cluster_options
 @model_options
 @run_async
 async def eval_command(
-    app_names, task_ids, out, ceiling, shard, stop_at_goal, skills, learn, app_dirs, headed, cdp_url, **kwargs
+    app_names,
+    task_ids,
+    out,
+    ceiling,
+    shard,
+    stop_at_goal,
+    skills,
+    learn,
+    app_dirs,
+    headed,
+    cdp_url,
+    ray_address,
+    workers,
+    **kwargs,
 ) -> None:
     """Run the agent on the suite's tasks; write episodes.jsonl, traces and the report."""
     from webagent.apps.online import learn_from_pass, summary_line
@@ -150,7 +166,16 @@ async def eval_command(
             skills=skills,
         )
         run = functools.partial(
-            evaluate, apps, list(task_ids), options=options, client=client, ceiling=ceiling, shard=shard_of, say=status
+            evaluate,
+            apps,
+            list(task_ids),
+            options=options,
+            client=client,
+            ceiling=ceiling,
+            shard=shard_of,
+            say=status,
+            cluster=cluster,
+            endpoint=endpoint,
         )
         if not learn:
             await run(out, config=config)
@@ -164,12 +189,19 @@ async def eval_command(
         click.echo(f"report: {write_report(out / 'pass2')}")
         click.echo(summary_line("pass 1", first) + "; " + summary_line("pass 2 (skills learned online)", second))
 
-    if ceiling:
-        await passes(None, "ceiling (gold path)")
-    else:
-        async with open_client(endpoint) as client:
-            await passes(client, client.model_name)
-            click.echo(client.usage.summary_line())
+    with open_cluster(ray_address, workers) as cluster:
+        if ceiling:
+            await passes(None, "ceiling (gold path)")
+        else:
+            async with open_client(endpoint) as client:
+                await passes(client, client.model_name)
+                click.echo(client.usage.summary_line())
+    if ray_address is not None:  # the workers' live states on this machine, left when Ray ended them
+        from webagent.apps.install import app_home
+        from webagent.apps.instance import sweep_orphans
+
+        for app in apps:
+            sweep_orphans(app_home(app) / "live")
 
 
 @apps_group.command("learn")

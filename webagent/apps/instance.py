@@ -114,6 +114,29 @@ def restore(pristine: Path, live: Path) -> None:
             path.unlink(missing_ok=True)
 
 
+def _owner_file(live: Path) -> Path:
+    """Beside a live state (not in it: a reset removes what the app did not ship), the pid of
+    the process that serves it."""
+    return live.with_name(live.name + ".pid")
+
+
+def sweep_orphans(folder: Path) -> None:
+    """Remove the live states whose owner died without stopping them (a killed run, a Ray
+    worker ended by its cluster): their servers died with them (``die_with_parent``). A state
+    with no owner file is left alone."""
+    for owner in folder.glob("state-*.pid"):
+        try:
+            pid = int(owner.read_text() or "0")
+            os.kill(pid, 0)
+            continue  # alive
+        except ProcessLookupError:
+            pass
+        except (ValueError, PermissionError, OSError):
+            continue
+        shutil.rmtree(owner.with_suffix(""), ignore_errors=True)
+        owner.unlink(missing_ok=True)
+
+
 class AppInstance:
     """``with AppInstance(app) as inst:`` installs if needed, serves, and stops at exit."""
 
@@ -136,7 +159,9 @@ class AppInstance:
         self.pristine = install(self.app, self.say)
         home = app_home(self.app)
         (home / "live").mkdir(parents=True, exist_ok=True)
+        sweep_orphans(home / "live")
         self.live = Path(tempfile.mkdtemp(prefix="state-", dir=home / "live"))
+        _owner_file(self.live).write_text(str(os.getpid()))
         shutil.copytree(self.pristine, self.live, dirs_exist_ok=True)
         self.port = self.port or free_port()
         self.log = home / "logs" / f"serve-{self.port}.log"
@@ -226,6 +251,7 @@ class AppInstance:
         self.proc = None
         if self.live is not None:
             shutil.rmtree(self.live, ignore_errors=True)
+            _owner_file(self.live).unlink(missing_ok=True)
             self.live = None
 
     def __enter__(self) -> AppInstance:

@@ -11,33 +11,29 @@ app reset to pristine), a trace per task, success by the app's own database chec
 * ``OUT/config.json`` holds what decides the results; ``OUT/episodes.jsonl`` gets a row per
   finished task at once, so a killed run resumes (an ``error`` row is run again). Resuming
   with another configuration is refused. ``--shard i/n`` takes every n-th task from the i-th (0-based);
-  ``merge`` joins the shards' rows.
+  ``merge`` joins the shards' rows. With ``--ray`` each pending task is a Ray task, in a worker
+  with its own instance of the app (``webagent.cluster``, ``apps.remote``), its row appended as
+  it comes back.
 * ``ceiling``: the model is the gold path itself (``webagent.apps.ceiling``): the share of
   tasks the agent lets a perfect model finish, and where it stood in the way.
 """
 
 from __future__ import annotations
 
-import shutil
-import time
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 import webagent.harness as harness
-from webagent.agent.episode import Verdict, run_episode
 from webagent.apps.ceiling import GoldModel
-from webagent.apps.instance import AppError, AppInstance, stable_port
+from webagent.apps.episode import run_task
+from webagent.apps.instance import AppInstance, stable_port
 from webagent.apps.learn import for_instance
 from webagent.apps.online import for_task
 from webagent.apps.spec import App, Task
 from webagent.errors import UserError
 from webagent.harness import ResultsFolder
-from webagent.problems import REFUSED
-from webagent.trace.record import StepRecord
 
 
 class EvalConfig(BaseModel):
@@ -75,165 +71,6 @@ def read_rows(out: Path) -> dict[str, dict]:
     return results(out).rows()  # type: ignore[return-value]
 
 
-Ending = Literal["site_confirmed", "said_done", "stuck", "step_limit", "model_error", "error", "interrupted"]
-# An ending in the report's words ("said_done": the model said DONE and the app disagrees)
-ENDINGS: dict[str, str] = {
-    "site_confirmed": "site confirmed",
-    "said_done": "wrong action (said DONE; the app disagrees)",
-    "stuck": "stuck",
-    "step_limit": "step limit",
-    "model_error": "model error",
-    "error": "error",
-    "interrupted": "interrupted",
-}
-
-
-def ending(status: str, success: bool, steps: list[StepRecord]) -> Ending:
-    """How a task's run ended, as a kind the report counts: the app's check first, then the
-    run's status (``AgentResult.status``)."""
-    if success:
-        return "site_confirmed"
-    if status == "error":
-        return "model_error" if any(s.problem_kind == "endpoint" for s in steps) else "error"
-    return {"stuck": "stuck", "max_steps": "step_limit", "done": "said_done"}.get(status, "interrupted")  # type: ignore[return-value]
-
-
-def failure_cause(status: str, success: bool, steps: list[StepRecord]) -> str | None:
-    """How a failed task ended, in the report's words (``ENDINGS``; "after refusals" when the
-    agent refused a reply on the way)."""
-    if success:
-        return None
-    kind = ending(status, success, steps)
-    refused = kind in ("stuck", "step_limit") and any(_refused(s) for s in steps)
-    return ENDINGS[kind] + (" (after refusals)" if refused else "")
-
-
-def _refused(step: StepRecord) -> bool:
-    """Whether the agent refused the step's answer: one it could read that named something the
-    page does not allow (``webagent.problems.REFUSED``; counted by kind, never by wording)."""
-    return step.problem_kind in REFUSED
-
-
-def _acted_after(steps: list[StepRecord], goal_step: int) -> int:
-    """The actions a run took after the step that reached its goal (a DONE is no action)."""
-    return sum(1 for s in steps if s.step > goal_step and s.operation != "DONE")
-
-
-class AppEpisode:
-    """An app task as an episode (``webagent.agent.episode.EpisodeTask``): the instance reset and the
-    task's start page opened; after each step the app's check (unless the task asks a question,
-    judged on the answer at the end); the app's check on the final state, with the answer."""
-
-    def __init__(self, instance: AppInstance, task: Task, stop_at_goal: bool = True, gold: GoldModel | None = None):
-        self.instance, self.task, self.stop_at_goal, self.gold = instance, task, stop_at_goal, gold
-        self.goal_step: int | None = None  # the step after which the app's check first passed
-        self.reset_s = 0.0
-
-    async def setup(self, browser) -> str:
-        self.reset_s = self.instance.reset()
-        opened = await browser.open(self.instance.url(self.task.start))
-        if not opened.ok:
-            raise AppError(f"cannot open {self.instance.url(self.task.start)}: {opened.error}")
-        if self.gold is not None:
-            self.gold.attach(browser)  # the perfect model finds each element in the live page
-        return self.task.task
-
-    async def done(self, step: int) -> str | None:
-        if self.task.answer is not None:  # judged on the answer, at DONE
-            return None
-        ok, why = self.instance.check(self.task.id)
-        if ok and self.goal_step is None:
-            self.goal_step = step
-        return f"the app's database shows the task done ({why})" if ok and self.stop_at_goal else None
-
-    async def validate(self, answer: str | None) -> Verdict:
-        ok, why = self.instance.check(self.task.id, (answer or "") if self.task.answer is not None else None)
-        return Verdict(ok, why)
-
-
-async def run_task(
-    instance: AppInstance,
-    task: Task,
-    client,
-    options,
-    trace_dir: Path | None,
-    gold: GoldModel | None = None,
-    stop_at_goal: bool = True,
-    say: Callable[[str], None] | None = None,
-    skills: list | None = None,
-) -> dict:
-    """One task on a reset instance (``AppEpisode`` through ``webagent.agent.episode.run_episode``);
-    the row for ``episodes.jsonl``. ``say`` gets a line per step; ``skills`` are offered to the
-    model (None: none)."""
-    from webagent.browser import BrowserSession
-
-    row = {
-        "app": instance.app.name,
-        "task": task.id,
-        "kinds": task.kinds,
-        "gold_steps": len(task.gold),
-        "success": False,
-        "status": "error",
-        "steps": 0,
-        "cause": None,
-        "check": "",
-        "answer": None,
-        "error": None,
-        "usage": {},
-        "trace_dir": str(trace_dir) if trace_dir else None,
-    }
-    t0 = time.perf_counter()
-    episode = AppEpisode(instance, task, stop_at_goal, gold)
-    if trace_dir is not None:
-        shutil.rmtree(trace_dir, ignore_errors=True)  # a task run again (resume after an error) starts clean
-    try:
-        async with BrowserSession(allowed_domains=["127.0.0.1"]) as browser:
-            ran = await run_episode(
-                episode,
-                browser,
-                client,
-                options,
-                trace_dir,
-                skills=skills,
-                progress=(lambda line: say(f"{task.id} {line}")) if say else None,
-            )
-        result, ok, steps = ran.result, ran.verdict.success, ran.steps
-        goal_step = episode.goal_step
-        row.update(
-            success=ok,
-            status=result.status,
-            steps=result.steps,
-            check=ran.verdict.why,
-            answer=result.answer,
-            error=result.error,
-            usage=result.usage,
-            ended=ending(result.status, ok, steps),
-            cause=failure_cause(result.status, ok, steps),
-            refusals=sum(_refused(s) for s in steps),
-            problems=dict(Counter(s.problem_kind for s in steps if s.problem_kind)),  # unusable replies, by kind
-            goal_step=goal_step,
-            went_on=None if goal_step is None else max(0, _acted_after(steps, goal_step)),
-            prompt_tokens=result.usage.get("prompt_tokens", 0),
-        )
-    except (AppError, UserError) as exc:
-        row.update(error=str(exc), cause="error", ended="error")
-    except Exception as exc:  # noqa: BLE001 - one broken task must not end the run; it is re-run on resume
-        row.update(error=f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}", cause="error", ended="error")
-    row["reset_s"] = round(episode.reset_s, 4)
-    if gold is not None:
-        row["losses"] = gold.losses
-        row["naming"] = gold.naming
-        row["found_by"] = gold.found
-        if not row["success"] and row["cause"] != "error":
-            first = gold.losses[0] if gold.losses else None
-            row["cause"] = (
-                f"gold step {first['gold_step']} ({first['step']}): {first['message']}" if first else row["cause"]
-            )
-            row["loss"] = first["kind"] if first else None  # how the agent kept the gold step (ceiling.LossKind)
-    row["time_s"] = round(time.perf_counter() - t0, 2)
-    return row
-
-
 async def evaluate(
     apps: list[App],
     task_ids: list[str],
@@ -246,10 +83,14 @@ async def evaluate(
     shard: tuple[int, int] = (0, 1),
     say: Callable[[str], None] = print,
     online: dict[str, list] | None = None,
+    cluster=None,
+    endpoint=None,
 ) -> list[dict]:
     """Run the chosen tasks not yet in ``out`` (see the module docstring); returns all rows.
     ``online``: per app, skills learned from a first pass's runs (``apps.online``), offered
-    to every task but the one each was learned from."""
+    to every task but the one each was learned from. ``cluster``: a connected Ray
+    (``webagent.cluster``) runs the tasks instead, each in a worker with its own instance, on
+    ``endpoint`` (the run's ``EndpointOptions``; the workers open their own clients)."""
     from webagent.llm.testing import fake_client
 
     folder = results(out)
@@ -260,6 +101,24 @@ async def evaluate(
     todo = [(a, t) for a, t in pairs if t.id not in done]
     say(f"{len(pairs)} tasks, {len(pairs) - len(todo)} already in {out / 'episodes.jsonl'}")
     done_before = len(pairs) - len(todo)
+    if cluster is not None:
+        _on_cluster(
+            cluster,
+            endpoint,
+            todo,
+            out,
+            folder,
+            rows,
+            options,
+            config,
+            client,
+            ceiling,
+            online,
+            say,
+            done_before,
+            len(pairs),
+        )
+        return [rows[t.id] for _, t in pairs if t.id in rows]
     by_app: dict[str, list[Task]] = {}
     for app, task in todo:
         by_app.setdefault(app.name, []).append(task)
@@ -288,12 +147,93 @@ async def evaluate(
                 rows[task.id] = row
                 folder.append(row)
                 k += 1
-                verdict = "success" if row["success"] else f"failed: {row['cause']}"
-                say(
-                    f"[{k}/{len(pairs)}] {task.id}: {verdict}; {row['steps']} steps, {row['time_s']:.0f} s, "
-                    f"{row.get('prompt_tokens', 0)} prompt tokens"
-                )
+                say(f"[{k}/{len(pairs)}] {task.id}: {_outcome(row)}")
     return [rows[t.id] for _, t in pairs if t.id in rows]
+
+
+def _outcome(row: dict) -> str:
+    verdict = "success" if row["success"] else f"failed: {row['cause']}"
+    return f"{verdict}; {row['steps']} steps, {row['time_s']:.0f} s, {row.get('prompt_tokens', 0)} prompt tokens"
+
+
+def _on_cluster(
+    cluster,
+    cluster_endpoint,
+    todo,
+    out: Path,
+    folder,
+    rows: dict,
+    options,
+    config: EvalConfig,
+    client,
+    ceiling,
+    online,
+    say,
+    done_before,
+    total,
+) -> None:
+    """The pending tasks as Ray tasks (``webagent.cluster``; the worker side is ``apps.remote``):
+    each row appended as it comes back."""
+    from webagent.apps import remote
+    from webagent.apps.learn import app_site
+    from webagent.cluster import Job, run_jobs, worker_endpoint
+    from webagent.skills import store
+
+    endpoint = None if ceiling else worker_endpoint(cluster_endpoint, client)
+    demonstrated: dict[str, list] = {}
+    for app, _ in todo:
+        if config.skills and app.name not in demonstrated:
+            demonstrated[app.name] = store.load(app_site(app))
+            if not demonstrated[app.name]:
+                raise UserError(f"app {app.name} has no skills yet: run `webagent apps learn --app {app.name}` first")
+    jobs = [
+        Job(
+            key=task.id,
+            label=task.id,
+            run=remote.episode,
+            args=(
+                app,
+                task.id,
+                options,
+                config.stop_at_goal,
+                ceiling,
+                endpoint,
+                demonstrated.get(app.name, []),
+                (online or {}).get(app.name, []),
+            ),
+            trace=str(out / "traces" / task.id),
+        )
+        for app, task in todo
+    ]
+
+    def keep(job, row: dict) -> None:
+        rows[row["task"]] = row
+        folder.append(row)
+
+    def lost(job, why: str) -> dict:
+        app, task_id = job.args[0], job.args[1]
+        return {
+            "app": app.name,
+            "task": task_id,
+            "success": False,
+            "status": "error",
+            "steps": 0,
+            "cause": "error",
+            "ended": "error",
+            "error": why,
+            "time_s": 0.0,
+        }
+
+    run_jobs(
+        cluster,
+        jobs,
+        on_row=keep,
+        lost_row=lost,
+        describe=_outcome,
+        failed=lambda row: not row["success"],
+        say=say,
+        done_before=done_before,
+    )
 
 
 def _skills_for(app: App, instance: AppInstance) -> list:

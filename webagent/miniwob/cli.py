@@ -8,7 +8,15 @@ from pathlib import Path
 import click
 
 from webagent.agent.cli_options import agent_options, options_from
-from webagent.cli_common import endpoint_options, merge_arguments, model_options, run_async, user_errors
+from webagent.cli_common import (
+    cluster_options,
+    endpoint_options,
+    merge_arguments,
+    model_options,
+    open_cluster,
+    run_async,
+    user_errors,
+)
 from webagent.errors import UserError
 
 
@@ -65,6 +73,7 @@ def _episode_concurrency(func):
 @click.option("--shard", help="i/n: run every n-th (task, seed) from the i-th (0-based); join with `miniwob merge`.")
 @agent_options
 @_episode_concurrency
+@cluster_options
 @run_async
 async def miniwob_command(
     tasks,
@@ -77,6 +86,8 @@ async def miniwob_command(
     shard,
     episodes_in_parallel,
     model_concurrency,
+    ray_address,
+    workers,
     **kwargs,
 ) -> None:
     """Run the agent on MiniWoB++ tasks; report success rate and mean raw reward.
@@ -85,6 +96,7 @@ async def miniwob_command(
     click-button, enter-text, login-user, choose-list and click-checkboxes (the harness check).
     """
     from webagent.cli_common import parse_shard
+    from webagent.miniwob.episode import model_client
     from webagent.miniwob.report import write_reports
     from webagent.miniwob.runner import MiniWoBConfig, run_miniwob
 
@@ -100,31 +112,34 @@ async def miniwob_command(
     endpoint = endpoint_options(kwargs)
     out_dir = Path(out)
     started = time.perf_counter()
-    async with _client(endpoint) as client:
-        config = MiniWoBConfig(
-            model=client.model_name,
-            max_steps=options.max_steps,
-            lookup=options.lookup,
-            max_lookup=options.max_lookup,
-            context_tokens=options.context_tokens,
-            seed=seed,
-            structured=endpoint.structured,
-            reuse_page=not reload_each_episode,
-            form_check=options.form_check,
-        )
-        rows = await run_miniwob(
-            client,
-            tasks=names,
-            episodes=episodes,
-            concurrency=episodes_in_parallel,
-            out=out_dir,
-            config=config,
-            options=options,
-            cdp_url=cdp_url,
-            traces=not no_traces,
-            progress=_progress,
-            shard=shard_of,
-        )
+    with open_cluster(ray_address, workers) as cluster:
+        async with model_client(endpoint) as client:
+            config = MiniWoBConfig(
+                model=client.model_name,
+                max_steps=options.max_steps,
+                lookup=options.lookup,
+                max_lookup=options.max_lookup,
+                context_tokens=options.context_tokens,
+                seed=seed,
+                structured=endpoint.structured,
+                reuse_page=not reload_each_episode,
+                form_check=options.form_check,
+            )
+            rows = await run_miniwob(
+                client,
+                tasks=names,
+                episodes=episodes,
+                concurrency=episodes_in_parallel,
+                out=out_dir,
+                config=config,
+                options=options,
+                cdp_url=cdp_url,
+                traces=not no_traces,
+                progress=_progress,
+                shard=shard_of,
+                cluster=cluster,
+                endpoint=endpoint,
+            )
     summary = write_reports(out_dir, rows, names, config.model_dump(), time.perf_counter() - started)
     for name, s in [*summary["tasks"].items(), ("overall", summary["overall"])]:
         click.echo(
@@ -132,26 +147,6 @@ async def miniwob_command(
             f"mean raw reward {s['mean_raw_reward']:+.3f}  mean steps {s['mean_steps']:.1f}"
         )
     click.echo(f"report: {out_dir / 'report.md'} (also report.json, success_rate.png)")
-
-
-def _client(endpoint):
-    from contextlib import asynccontextmanager
-
-    from webagent.llm.endpoint import open_client
-
-    if endpoint.model == "fake:scripted":
-
-        @asynccontextmanager
-        async def scripted():
-            from webagent.llm.testing import FunctionBackend, fake_client
-            from webagent.miniwob.scripted import scripted_reply
-
-            yield fake_client(
-                FunctionBackend(scripted_reply, name="fake:scripted", record=False), concurrency=endpoint.concurrency
-            )
-
-        return scripted()
-    return open_client(endpoint)
 
 
 @miniwob_command.command("merge")

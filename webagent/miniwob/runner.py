@@ -21,20 +21,16 @@ written for the episodes that finished, and the error goes on.
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 import webagent.harness as harness
-from webagent.agent.episode import Verdict
-from webagent.agent.episode import run_episode as episode_run
 from webagent.agent.loop import AgentOptions
 from webagent.errors import UserError
 from webagent.harness import ResultsFolder
 from webagent.miniwob.browser import ReusingEnv, context_session, shared_browser
-
-UNJUDGED_RAW_REWARD = -1.0  # MiniWoB's own score for an episode that ends unjudged (its timeout)
+from webagent.miniwob.episode import run_episode
 
 DEFAULT_TASKS = ("click-button", "enter-text", "login-user", "choose-list", "click-checkboxes", "book-flight")
 
@@ -72,98 +68,6 @@ def merge(shards: list[Path], out: Path) -> int:
     return harness.merge(shards, out, results(out))
 
 
-class MiniWoBEpisode:
-    """A MiniWoB++ task and seed as an episode (``webagent.agent.episode.EpisodeTask``): the task
-    reset with its seed (its utterance is the goal); after each step, whether the task judged
-    the episode over; at the end, its reward (an episode left unjudged scores -1, as MiniWoB's
-    own timeout does)."""
-
-    def __init__(self, env, task: str, seed: int):
-        self.env, self.task, self.seed = env, task, seed
-
-    async def setup(self, browser) -> str:
-        try:
-            episode = await self.env.reset(self.task, seed=self.seed)
-        except Exception as exc:  # noqa: BLE001 - said as the episode that did not start
-            raise EpisodeNotStarted(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
-        return episode.utterance
-
-    async def done(self, step: int) -> str | None:
-        try:
-            status = await self.env.status()
-        except Exception:  # noqa: BLE001 - mid-navigation: judged again after the next step
-            return None
-        return f"episode over (raw reward {status.raw_reward:g})" if status.done else None
-
-    async def validate(self, answer: str | None) -> Verdict:
-        status = await self.env.status()
-        figures = {"raw_reward": status.raw_reward, "reward": status.reward, "reason": status.reason}
-        return Verdict(status.success, str(status.reason or ""), judged=status.done, details=figures)
-
-
-class EpisodeNotStarted(Exception):
-    pass
-
-
-async def run_episode(
-    browser, env, client, task: str, seed: int, options: AgentOptions, trace_dir: Path | None
-) -> dict:
-    """One seed of ``task`` (``MiniWoBEpisode`` through ``webagent.agent.episode.run_episode``); the
-    row for ``episodes.jsonl``."""
-    t0 = time.perf_counter()
-    row = {
-        "task": task,
-        "seed": seed,
-        "status": "error",
-        "success": False,
-        "raw_reward": 0.0,
-        "reward": 0.0,
-        "reason": None,
-        "judged": False,
-        "steps": 0,
-        "failed_steps": 0,
-        "utterance": None,
-        "error": None,
-        "usage": {},
-        "trace_dir": str(trace_dir) if trace_dir else None,
-    }
-    try:
-        ran = await episode_run(MiniWoBEpisode(env, task, seed), browser, client, options, trace_dir)
-    except EpisodeNotStarted as exc:  # an error row, run again on resume
-        row.update(error=f"episode did not start: {exc}", time_s=round(time.perf_counter() - t0, 3))
-        return row
-    except Exception as exc:  # noqa: BLE001 - one broken episode must not end the benchmark
-        row.update(
-            error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-            time_s=round(time.perf_counter() - t0, 3),
-        )
-        return row
-    result, verdict = ran.result, ran.verdict
-    row["utterance"] = ran.goal
-    row.update(**(verdict.details or {}), success=verdict.success, judged=verdict.judged)
-    if not verdict.judged and result.status != "error":
-        why = {
-            "done": "the agent said DONE",
-            "max_steps": f"out of steps ({result.steps})",
-            "stuck": "the agent was stuck",
-        }.get(result.status, f"the run ended ({result.status})")
-        row.update(
-            raw_reward=UNJUDGED_RAW_REWARD,
-            reward=UNJUDGED_RAW_REWARD,
-            success=False,
-            reason=f"unjudged: {why} before the task judged the episode",
-        )
-    row.update(
-        status=result.status,
-        steps=result.steps,
-        failed_steps=result.failed_steps,
-        error=result.error,
-        usage=result.usage,
-        time_s=round(time.perf_counter() - t0, 3),
-    )
-    return row
-
-
 async def run_miniwob(
     client,
     *,
@@ -178,10 +82,14 @@ async def run_miniwob(
     traces: bool = True,
     progress=None,
     shard: tuple[int, int] = (0, 1),
+    cluster=None,
+    endpoint=None,
 ) -> list[dict]:
     """Run the pending episodes (of ``shard`` i/n: every n-th (task, seed) from the i-th);
     returns every row of the run (old and new). The browser: attached at ``cdp_url``, else
-    ``browser`` (a shared Playwright Browser), else one launched here."""
+    ``browser`` (a shared Playwright Browser), else one launched here. ``cluster``: a
+    connected Ray (``webagent.cluster``) runs each episode instead, in a worker with its own
+    browser, on ``endpoint`` (the run's ``EndpointOptions``)."""
     from webagent.browser import BrowserSession
     from webagent.miniwob import list_tasks
 
@@ -196,6 +104,9 @@ async def run_miniwob(
     pending = [k for k in keys if k not in finished]
     if progress and len(pending) < len(keys):
         progress(f"resuming: {len(keys) - len(pending)} of {len(keys)} episodes already done")
+    if cluster is not None:
+        _on_cluster(cluster, endpoint, client, pending, out, folder, done, options, traces, progress, len(keys))
+        return [done[k] for k in keys if k in done]
     # Seeds waiting per task: a worker stays on its task while it has seeds (its page is loaded).
     waiting: dict[str, list[int]] = {}
     for task, seed in pending:
@@ -260,6 +171,63 @@ async def run_miniwob(
             write_reports(out, rows, list(tasks), config.model_dump())
         raise
     return [done[k] for k in keys if k in done]
+
+
+def _on_cluster(cluster, endpoint, client, pending, out, folder, done, options, traces, progress, total) -> None:
+    """The pending episodes as Ray tasks (the worker side is ``miniwob.remote``), each row
+    appended as it comes back."""
+    from webagent.cluster import Job, run_jobs, worker_endpoint
+    from webagent.miniwob import remote
+
+    model = worker_endpoint(endpoint, client)
+    jobs = [
+        Job(
+            key=(task, seed),
+            label=f"{task} seed {seed}",
+            run=remote.episode,
+            args=(task, seed, options, model),
+            trace=str(out / "traces" / f"{task}-{seed}") if traces else None,
+        )
+        for task, seed in pending
+    ]
+
+    def keep(job, row: dict) -> None:
+        folder.append(row)
+        done[job.key] = row
+
+    def lost(job, why: str) -> dict:
+        task, seed = job.key
+        return {
+            "task": task,
+            "seed": seed,
+            "status": "error",
+            "success": False,
+            "raw_reward": 0.0,
+            "reward": 0.0,
+            "judged": False,
+            "steps": 0,
+            "failed_steps": 0,
+            "error": why,
+            "usage": {},
+            "trace_dir": job.trace,
+        }
+
+    def describe(row: dict) -> str:
+        return (
+            f"{row['status']}, raw reward {row['raw_reward']:g}, {row['steps']} steps, {row.get('time_s', 0):.1f}s"
+            + (f" ({row['error']})" if row["error"] else "")
+        )
+
+    run_jobs(
+        cluster,
+        jobs,
+        on_row=keep,
+        lost_row=lost,
+        describe=describe,
+        failed=lambda row: not row["success"],
+        say=progress or (lambda line: None),
+        done_before=total - len(pending),
+    )
 
 
 __all__ = ["DEFAULT_TASKS", "MiniWoBConfig", "merge", "run_miniwob", "shared_browser", "read_rows"]
