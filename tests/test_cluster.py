@@ -1,0 +1,160 @@
+"""Episodes on Ray (``webagent.cluster``): a local Ray of two workers runs the jobs; a worker
+killed mid-episode has its episode run again once, a driver killed mid-run resumes with none
+lost and none repeated, and an address that cannot be reached is one line before any episode."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from webagent.cluster import Cluster, Job, connect, run_jobs
+from webagent.errors import UserError
+from webagent.harness import ResultsFolder
+
+pytest.importorskip("ray")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    # The workers import this module's episode function by name: the tests folder on their path.
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parent), before]))
+    try:
+        started = connect("local", 2)
+    finally:
+        os.environ.pop("PYTHONPATH") if before is None else os.environ.__setitem__("PYTHONPATH", before)
+    yield started
+    started.close()
+
+
+# Module-level: a Ray worker imports the job's function by its module and name.
+def _episode(key: str, marker: str, mode: str, trace: str | None) -> dict:
+    if mode == "die-once" and not os.path.exists(marker):
+        Path(marker).write_text("killed")
+        os._exit(1)  # the worker process dies mid-episode, as a killed or lost worker does
+    if mode == "raise":
+        raise ValueError("the episode's own bug")
+    if trace:
+        Path(trace).mkdir(parents=True, exist_ok=True)
+        (Path(trace) / "steps.jsonl").write_text("{}\n")
+        (Path(trace) / "run.json").write_text(json.dumps({"trace_dir": trace, "status": "done"}))
+    return {"key": key, "status": "done", "pid": os.getpid()}
+
+
+def _run(cluster: Cluster, folder: ResultsFolder, jobs: list[Job], lines: list[str]) -> None:
+    run_jobs(
+        cluster,
+        jobs,
+        on_row=lambda job, row: folder.append(row),
+        lost_row=lambda job, why: {"key": job.key, "status": "error", "error": why},
+        describe=lambda row: row["status"],
+        failed=lambda row: row["status"] != "done",
+        say=lines.append,
+    )
+
+
+def _keys(path: Path) -> list[str]:
+    return [json.loads(line)["key"] for line in path.read_text().splitlines()]
+
+
+def test_a_worker_killed_mid_episode_runs_it_again_once_and_every_episode_is_in_the_results_once(cluster, tmp_path):
+    from pydantic import BaseModel
+
+    folder = ResultsFolder(tmp_path / "out", BaseModel, key=lambda row: row["key"])
+    marker = str(tmp_path / "killed-once")
+    jobs = [
+        Job(key=k, label=k, run=_episode, args=(k, marker, "die-once" if k == "e3" else "ok"))
+        for k in ("e1", "e2", "e3", "e4", "e5")
+    ]
+    lines: list[str] = []
+    _run(cluster, folder, jobs, lines)
+    keys = _keys(folder.rows_path)
+    assert sorted(keys) == ["e1", "e2", "e3", "e4", "e5"]  # each exactly once
+    rows = folder.rows()
+    assert rows["e3"]["status"] == "done" and rows["e3"]["retried"] == "run again after its worker was lost"
+    assert not any("retried" in rows[k] for k in ("e1", "e2", "e4", "e5"))
+    assert any("e3: its worker was lost (WorkerCrashedError" in line for line in lines)
+    assert lines[-1].startswith("[5/5] ") and "0 failed so far" in lines[-1]
+
+
+def test_an_episode_that_raises_is_an_error_row_a_resume_runs_again(cluster, tmp_path):
+    from pydantic import BaseModel
+
+    folder = ResultsFolder(tmp_path / "out", BaseModel, key=lambda row: row["key"])
+    lines: list[str] = []
+    _run(cluster, folder, [Job(key="bad", label="bad", run=_episode, args=("bad", "", "raise"))], lines)
+    row = folder.rows()["bad"]
+    assert row["status"] == "error" and row["error"] == "ValueError: the episode's own bug"
+    assert folder.done() == set()  # not finished: a resume runs it again
+    assert "1 failed so far" in lines[-1]
+
+
+def test_a_trace_from_another_node_comes_back_where_a_serial_run_writes_it(cluster, tmp_path):
+    from pydantic import BaseModel
+
+    folder = ResultsFolder(tmp_path / "out", BaseModel, key=lambda row: row["key"])
+    trace = tmp_path / "out" / "traces" / "t1"
+    elsewhere = Cluster(cluster.address, cluster.workers, node="another-node")  # every worker is "remote"
+    _run(elsewhere, folder, [Job(key="t1", label="t1", run=_episode, args=("t1", "", "ok"), trace=str(trace))], [])
+    assert (trace / "steps.jsonl").read_text() == "{}\n"
+    assert json.loads((trace / "run.json").read_text())["trace_dir"] == str(trace)  # not the worker's temporary folder
+    row = folder.rows()["t1"]
+    assert row["trace_dir"] == str(trace) and "_trace" not in row
+
+
+def test_an_address_that_cannot_be_reached_is_one_line_before_anything_starts():
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.perf_counter()
+    with pytest.raises(UserError, match=rf"cannot reach a Ray cluster at 127.0.0.1:{port}: "):
+        connect(f"127.0.0.1:{port}")
+    assert time.perf_counter() - t0 < 10
+    with pytest.raises(UserError, match="expected HOST:PORT"):
+        connect("nowhere")
+
+
+def test_the_cli_refuses_a_bad_address_with_one_line_and_no_results(tmp_path):
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "webagent.cli", "miniwob", "--model", "fake:scripted", "--tasks", "click-button",
+         "--episodes", "1", "--ray", "127.0.0.1:1", "--out", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == ["error: cannot reach a Ray cluster at 127.0.0.1:1: Connection refused"]
+    assert not (out / "episodes.jsonl").exists()
+
+
+@pytest.mark.browser
+def test_a_driver_killed_mid_run_resumes_with_none_lost_and_none_repeated(tmp_path):
+    """The real CLI (MiniWoB++ with the scripted model, two workers): killed once two rows are
+    in, then run again to the end: every episode's row, each once."""
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "webagent.cli", "miniwob", "--model", "fake:scripted", "--tasks",
+           "click-button,enter-text", "--episodes", "3", "--no-traces", "--ray", "--workers", "2", "--out", str(out)]  # fmt: skip
+    driver = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    rows = out / "episodes.jsonl"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and (not rows.is_file() or len(rows.read_text().splitlines()) < 2):
+        time.sleep(0.2)
+    os.kill(driver.pid, signal.SIGKILL)  # the driver alone, as a crash would
+    driver.wait()
+    before = len(rows.read_text().splitlines())
+    assert 2 <= before < 6
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"resuming: {before} of 6 episodes already done" in done.stderr
+    keys = [(r["task"], r["seed"]) for r in map(json.loads, rows.read_text().splitlines())]
+    assert sorted(keys) == sorted(
+        (t, s) for t in ("click-button", "enter-text") for s in range(3)
+    )  # none lost, none twice
