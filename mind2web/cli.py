@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from webagent.cli_common import endpoint_options, model_options, run_async, user_errors
+from webagent.cli_common import cluster_options, endpoint_options, model_options, open_cluster, run_async, user_errors
 from webagent.errors import EndpointError, UserError
 
 
@@ -195,6 +195,7 @@ def snippets_command(file, action_uid, depth, budget_words, as_json) -> None:
     type=click.Path(dir_okay=False),
     help="MindAct ranker scores (scores_all_data.pkl), for the ranker method.",
 )
+@cluster_options
 @model_options
 @run_async
 async def eval_command(
@@ -214,6 +215,8 @@ async def eval_command(
     out,
     skip_bad,
     scores,
+    ray_address,
+    workers,
     **kwargs,
 ) -> None:
     """Run methods over Mind2Web steps; write steps.jsonl, report.md, report.json and a histogram."""
@@ -239,33 +242,37 @@ async def eval_command(
         click.echo(f"ranker scores attached ({missing} candidates without a score)", err=True)
     out_dir = Path(out or f"runs/m2w-{split or 'all'}")
     opts = endpoint_options(kwargs)
-    async with open_client(opts) as client:
-        config = EvalConfig.for_client(
-            client,
-            data=str(data),
-            split=split,
-            depth=depth,
-            budget_words=budget_words,
-            context_tokens=context_tokens,
-            previous_k=previous_k,
-            act_on=act_on,
-            typed_actions=typed_actions,
-        )
-        chosen = len(choose_tasks(tasks, limit=limit, shard=shard_ix))
-        click.echo(
-            f"{chosen} of {len(tasks)} tasks; methods: {', '.join(v.name for v in variants)}; out: {out_dir}", err=True
-        )
-        info = await run_eval(
-            client,
-            tasks,
-            variants,
-            out_dir,
-            config,
-            shard=shard_ix,
-            limit=limit,
-            step_concurrency=max(1, opts.concurrency // 2),
-        )
-        usage = client.usage
+    with open_cluster(ray_address, workers) as cluster:
+        async with open_client(opts) as client:
+            config = EvalConfig.for_client(
+                client,
+                data=str(data),
+                split=split,
+                depth=depth,
+                budget_words=budget_words,
+                context_tokens=context_tokens,
+                previous_k=previous_k,
+                act_on=act_on,
+                typed_actions=typed_actions,
+            )
+            chosen = len(choose_tasks(tasks, limit=limit, shard=shard_ix))
+            click.echo(
+                f"{chosen} of {len(tasks)} tasks; methods: {', '.join(v.name for v in variants)}; out: {out_dir}",
+                err=True,
+            )
+            info = await run_eval(
+                client,
+                tasks,
+                variants,
+                out_dir,
+                config,
+                shard=shard_ix,
+                limit=limit,
+                step_concurrency=max(1, opts.concurrency // 2),
+                cluster=cluster,
+                endpoint=opts,
+            )
+            usage = client.usage if cluster is None else cluster.usage
     rows = read_rows(out_dir / STEPS_FILE)
     if skipped:  # --skip-bad: what was left out, kept next to the results
         with open(out_dir / "skipped_records.jsonl", "w", encoding="utf-8") as f:

@@ -11,6 +11,7 @@ can run on several machines sharing one model server, and `merge` joins their ou
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -188,7 +189,7 @@ def _watch_endpoint(client: LLMClient) -> list[str]:
     return watched.endpoint_errors
 
 
-async def _run_step(client: LLMClient, step: Step, variants: list[Variant], config: EvalConfig, emit) -> None:
+async def run_step(client: LLMClient, step: Step, variants: list[Variant], config: EvalConfig, emit) -> None:
     action = step.action
     base = _base(step)
     try:
@@ -293,10 +294,14 @@ async def run_eval(
     step_concurrency: int = 4,
     quiet: bool = False,
     endpoint_down_after: int = ENDPOINT_DOWN_AFTER,
+    cluster=None,
+    endpoint=None,
 ) -> dict:
     """Run what is left of the plan into `out`. Returns counts: planned, resumed, ran,
     retried_endpoint_failures, endpoint_failures, and not_started (method-steps left when
-    the endpoint seemed down: `endpoint_down_after` endpoint failures in a row)."""
+    the endpoint seemed down: `endpoint_down_after` endpoint failures in a row). `cluster`:
+    a connected Ray (``webagent.cluster``) runs each task's pending method-steps instead, in a
+    worker, on `endpoint` (the run's ``EndpointOptions``)."""
     chosen = choose_tasks(tasks, limit=limit, shard=shard)
     steps_path = out / STEPS_FILE
     before = prepare_out_dir(out, config, chosen)
@@ -314,6 +319,17 @@ async def run_eval(
             skipped += len(variants) - len(left)
             if left:
                 todo.append((step, left))
+    if cluster is not None:
+        failures = _on_cluster(cluster, endpoint, client, todo, config, steps_path, quiet)
+        return {
+            "steps_file": str(steps_path),
+            "planned": total,
+            "resumed": skipped,
+            "ran": total - skipped,
+            "retried_endpoint_failures": retried,
+            "endpoint_failures": failures,
+            "not_started": 0,
+        }
     semaphore = asyncio.Semaphore(step_concurrency)
     endpoint_failures = [0]
     in_a_row = [0]
@@ -350,7 +366,7 @@ async def run_eval(
                 if in_a_row[0] >= endpoint_down_after:
                     not_started[0] += len(left)
                     return
-                await _run_step(client, step, left, config, emit)
+                await run_step(client, step, left, config, emit)
 
         await asyncio.gather(*(guarded(s, v) for s, v in todo))
     return {
@@ -362,3 +378,40 @@ async def run_eval(
         "endpoint_failures": endpoint_failures[0],
         "not_started": not_started[0],
     }
+
+
+def _on_cluster(cluster, endpoint, client, todo, config: EvalConfig, steps_path: Path, quiet: bool) -> int:
+    """Each task's pending method-steps as one Ray task (the worker side is ``mind2web.remote``),
+    its rows appended as they come back; returns the endpoint failures."""
+    from mind2web import remote
+    from webagent.cluster import Job, run_jobs, worker_endpoint
+
+    model = worker_endpoint(endpoint, client)
+    by_task: dict[str, list[tuple[Step, list[Variant]]]] = {}
+    for step, left in todo:
+        by_task.setdefault(step.annotation_id, []).append((step, left))
+    jobs = [
+        Job(key=task_id, label=f"task {task_id}", run=remote.task_rows, args=(steps, config, model))
+        for task_id, steps in by_task.items()
+    ]
+    failures = [0]
+
+    def keep(job: Job, row: dict) -> None:
+        with open(steps_path, "a", encoding="utf-8") as sink:
+            sink.writelines(row["lines"])
+        failures[0] += sum(StepRow.model_validate_json(line).endpoint_failed for line in row["lines"])
+
+    def lost(job: Job, why: str) -> dict:  # scored as wrong, run again on resume (as a down endpoint's)
+        rows = [failed_row(v, _base(step), why, endpoint_failed=True) for step, left in job.args[0] for v in left]
+        return {"lines": [r.to_line() for r in rows], "error": why}
+
+    run_jobs(
+        cluster,
+        jobs,
+        on_row=keep,
+        lost_row=lost,
+        describe=lambda row: f"{len(row['lines'])} method-steps" + (f" ({row['error']})" if row.get("error") else ""),
+        failed=lambda row: bool(row.get("error")),
+        say=(lambda line: None) if quiet else (lambda line: print(f"… {line}", file=sys.stderr, flush=True)),
+    )
+    return failures[0]

@@ -30,10 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from webagent.errors import UserError
+from webagent.llm.usage import Usage
 
 LOCAL = "local"  # ``--ray`` without an address: a Ray started here for the run
 CONNECT_TIMEOUT_S = 5.0
 TRACE_KEY = "_trace"  # a row's packed trace folder, from a worker on another node
+USAGE_KEY = "_usage"  # a row's worker's model use, by purpose (``with_usage``)
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class Cluster:
     node: str = ""  # the driver's node id: a worker there writes traces in place
     started_here: bool = False
     retried: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)  # the workers' model use, summed from their rows
 
     def close(self) -> None:
         import ray
@@ -210,6 +213,8 @@ def run_jobs(
             row = lost_row(job, f"{type(cause).__name__}: {(str(cause).splitlines() or [''])[0]}")
         if attempt > 1:
             row["retried"] = "run again after its worker was lost"
+        for purpose, counts in row.pop(USAGE_KEY, {}).items():
+            cluster.usage.record(purpose, **counts)
         packed = row.pop(TRACE_KEY, None)
         if packed is not None and job.trace is not None:
             unpack(packed, Path(job.trace))
@@ -237,12 +242,26 @@ def _duration(seconds: float) -> str:
 def worker_endpoint(endpoint, client):
     """The endpoint a worker opens for itself: the driver's (``endpoint``) with the model server
     it opened (an endpoint every node must reach: the embedded server listens on this machine
-    only), or the shipped fake; no answer cache (workers run at once)."""
+    only), or the shipped fake. The answer cache is as the driver's (SQLite in WAL mode: safe for
+    the workers of a node at once)."""
     from dataclasses import replace
 
     backend = client.backend
     if getattr(backend, "base_url", None) is None:  # fake:heuristic: each worker makes its own
-        return replace(endpoint.resolved(), model=client.model_name, cache=False)
-    return replace(
-        endpoint.resolved(), base_url=backend.base_url, model=backend.model, gguf=None, embedded=None, cache=False
-    )
+        return replace(endpoint.resolved(), model=client.model_name)
+    return replace(endpoint.resolved(), base_url=backend.base_url, model=backend.model, gguf=None, embedded=None)
+
+
+def with_usage(row: dict, *clients) -> dict:
+    """``row`` carrying its worker's model use (by purpose), which the driver sums into
+    ``Cluster.usage``: the driver's own client makes none of a Ray run's calls."""
+    by_purpose: dict[str, dict] = {}
+    for client in clients:
+        if client is None:
+            continue
+        for purpose, counter in client.usage.by_purpose.items():
+            mine = by_purpose.setdefault(purpose, {})
+            for name, value in counter.to_dict().items():
+                mine[name] = mine.get(name, 0) + value
+    row[USAGE_KEY] = by_purpose
+    return row

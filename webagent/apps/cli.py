@@ -195,7 +195,7 @@ async def eval_command(
         else:
             async with open_client(endpoint) as client:
                 await passes(client, client.model_name)
-                click.echo(client.usage.summary_line())
+                click.echo((client.usage if cluster is None else cluster.usage).summary_line())
     if ray_address is not None:  # the workers' live states on this machine, left when Ray ended them
         from webagent.apps.install import app_home
         from webagent.apps.instance import sweep_orphans

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from webagent.apps.instance import AppInstance, stable_port
 from webagent.apps.spec import App
+from webagent.cluster import with_usage
 from webagent.llm.endpoint import EndpointOptions
 
 _instances: dict[str, AppInstance] = {}  # this worker process's instance of each app
@@ -68,6 +69,7 @@ def episode(
             )
         assert endpoint is not None
         async with open_client(endpoint) as client:
-            return await run_task(instance, task, client, options, trace_dir, None, stop_at_goal, None, skills or None)
+            row = await run_task(instance, task, client, options, trace_dir, None, stop_at_goal, None, skills or None)
+            return with_usage(row, client)
 
     return asyncio.run(run())

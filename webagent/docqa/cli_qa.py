@@ -7,7 +7,16 @@ from pathlib import Path
 
 import click
 
-from webagent.cli_common import endpoint_options, merge_arguments, model_options, run_async, status, user_errors
+from webagent.cli_common import (
+    cluster_options,
+    endpoint_options,
+    merge_arguments,
+    model_options,
+    open_cluster,
+    run_async,
+    status,
+    user_errors,
+)
 from webagent.docqa.data import DATASETS, DEFAULT_NARRATIVEQA_SPLIT, NARRATIVEQA_SPLITS, load
 from webagent.docqa.methods import MethodOptions, parse_methods
 from webagent.docqa.reading import ReadSettings
@@ -70,6 +79,7 @@ PAGE_WORDS = {"quality": (280, 600), "qmsum": (280, 600), "narrativeqa": (500, 3
     help="Paginate and gist with this model (registry name, GGUF file, or a "
     "model at --base-url); the methods' own calls stay with the main model.",
 )
+@cluster_options
 @model_options
 @run_async
 async def qa_eval_command(
@@ -92,6 +102,8 @@ async def qa_eval_command(
     doc_concurrency,
     single_pass,
     gist_model,
+    ray_address,
+    workers,
     **kwargs,
 ) -> None:
     """Evaluate reading methods on a long-document QA dataset; writes OUT/report.md, report.json and a PNG."""
@@ -145,21 +157,24 @@ async def qa_eval_command(
     data_id = data if data.startswith("hf:") else str(Path(data).resolve())
     check_out_dir(out_dir, make_config(dataset, data_id, variants, "?", settings, opts, split), ignore=("model",))
     endpoint = endpoint_options(kwargs)
-    async with open_client(endpoint) as client, open_gist_client(endpoint, gist_model, client) as memory_client:
-        config = make_config(dataset, data_id, variants, client.model_name, settings, opts, split)
-        summary = await run_eval(
-            client,
-            documents,
-            variants,
-            out_dir,
-            config,
-            settings,
-            opts,
-            doc_concurrency=doc_concurrency,
-            rate=not no_rater,
-            memory_client=memory_client,
-        )
-        usage_line = client.usage.summary_line()
+    with open_cluster(ray_address, workers) as cluster:
+        async with open_client(endpoint) as client, open_gist_client(endpoint, gist_model, client) as memory_client:
+            config = make_config(dataset, data_id, variants, client.model_name, settings, opts, split)
+            summary = await run_eval(
+                client,
+                documents,
+                variants,
+                out_dir,
+                config,
+                settings,
+                opts,
+                doc_concurrency=doc_concurrency,
+                rate=not no_rater,
+                memory_client=memory_client,
+                cluster=cluster,
+                endpoint=endpoint,
+            )
+            usage_line = (client.usage if cluster is None else cluster.usage).summary_line()
     report = write_report(out_dir)
     status(
         f"{summary['ran']} method-questions run, {summary['resumed']} resumed"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -203,6 +204,40 @@ def _document_row(state: DocumentState) -> dict:
     }
 
 
+async def run_document(
+    client: LLMClient,
+    doc: Document,
+    items: list[tuple[Question, Variant]],
+    settings: ReadSettings,
+    opts: MethodOptions,
+    rate: bool,
+    memory_client: LLMClient | None,
+    emit,
+    failed,
+    progress=None,
+) -> dict:
+    """``items`` (a question and a method each) on one document, whose memory they share;
+    ``emit`` gets each finished row, ``failed`` the problem of a question the endpoint failed
+    (not written: a resume runs it again). Returns the document's row."""
+    state = DocumentState(client, doc, settings, memory_client=memory_client, progress=progress)
+
+    async def one(q: Question, v: Variant) -> None:
+        # A call that failed because the endpoint was down (the raters' included) is the
+        # endpoint's fault, not the method's.
+        try:
+            row = await run_question(client, state, q, v, opts, rate=rate)
+            problem = row["problem"]
+        except EndpointUnavailable as exc:
+            row, problem = None, str(exc)
+        if row is not None and not row["endpoint_failed"]:
+            emit(row)
+        else:
+            failed(problem)
+
+    await asyncio.gather(*(one(q, v) for q, v in items))
+    return _document_row(state)
+
+
 async def run_eval(
     client: LLMClient,
     documents: list[Document],
@@ -216,8 +251,12 @@ async def run_eval(
     quiet: bool = False,
     rate: bool = True,
     memory_client: LLMClient | None = None,
+    cluster=None,
+    endpoint=None,
 ) -> dict:
-    """`memory_client` (--gist-model) builds every document's pages and gists."""
+    """`memory_client` (--gist-model) builds every document's pages and gists. `cluster`: a
+    connected Ray (``webagent.cluster``) runs each document's pending questions instead, in a
+    worker (``docqa.remote``), on `endpoint` (the run's ``EndpointOptions``)."""
     done = prepare_out_dir(out, config)
     todo = [
         (doc, [(q, v) for q in doc.questions for v in variants if (v.name, q.qid) not in done]) for doc in documents
@@ -249,17 +288,7 @@ async def run_eval(
             if plain and (finished[0] % max(1, total // 20) == 0 or finished[0] == total):
                 bar.console.print(f"… {finished[0]}/{total} method-questions done")
 
-        async def one(state: DocumentState, q: Question, v: Variant) -> None:
-            # A call that failed because the endpoint was down (the raters' included) is the
-            # endpoint's fault, not the method's: the question is not written, and a resume runs it again.
-            try:
-                row = await run_question(client, state, q, v, opts, rate=rate)
-                problem = row["problem"]
-            except EndpointUnavailable as exc:
-                row, problem = None, str(exc)
-            if row is not None and not row["endpoint_failed"]:
-                emit(row)
-                return
+        def failed(problem: str) -> None:
             endpoint_failures[0] += 1
             if endpoint_failures[0] == 1:
                 bar.console.print(f"… endpoint failure, question left for a resume: {problem}")
@@ -268,21 +297,66 @@ async def run_eval(
             if not items:
                 return
             async with semaphore:
-                state = DocumentState(
-                    client,
-                    doc,
-                    settings,
-                    memory_client=memory_client,
-                    progress=None if quiet else (lambda line: bar.console.print(f"… {line}")),
+                progress = None if quiet else (lambda line: bar.console.print(f"… {line}"))
+                doc_row = await run_document(
+                    client, doc, items, settings, opts, rate, memory_client, emit, failed, progress
                 )
-                await asyncio.gather(*(one(state, q, v) for q, v in items))
-                doc_sink.write(json.dumps(_document_row(state), ensure_ascii=False) + "\n")
+                doc_sink.write(json.dumps(doc_row, ensure_ascii=False) + "\n")
                 doc_sink.flush()
 
-        await asyncio.gather(*(document(d, items) for d, items in todo))
+        if cluster is not None:
+            _on_cluster(
+                cluster, endpoint, client, memory_client, todo, settings, opts, rate, emit, failed, doc_sink, quiet
+            )
+        else:
+            await asyncio.gather(*(document(d, items) for d, items in todo))
     return {
         "planned": total,
         "resumed": resumed,
         "ran": finished[0] - resumed,
         "endpoint_failures": endpoint_failures[0],
     }
+
+
+def _on_cluster(
+    cluster, endpoint, client, memory_client, todo, settings, opts, rate, emit, failed, doc_sink, quiet
+) -> None:
+    """Each document's pending questions as one Ray task (the worker side is ``docqa.remote``):
+    the document's memory is built once for its questions, as a serial run builds it."""
+    from webagent.cluster import Job, run_jobs, worker_endpoint
+    from webagent.docqa import remote
+
+    model = worker_endpoint(endpoint, client)
+    memory = worker_endpoint(endpoint, memory_client) if memory_client is not None else None
+    jobs = [
+        Job(
+            key=doc.doc_id,
+            label=f"document {doc.doc_id}",
+            run=remote.document,
+            args=(doc, items, settings, opts, rate, model, memory),
+        )
+        for doc, items in todo
+        if items
+    ]
+
+    def keep(job: Job, row: dict) -> None:
+        for r in row["rows"]:
+            emit(r)
+        for problem in row["failed"]:
+            failed(problem)
+        if row.get("document"):
+            doc_sink.write(json.dumps(row["document"], ensure_ascii=False) + "\n")
+            doc_sink.flush()
+
+    run_jobs(
+        cluster,
+        jobs,
+        on_row=keep,
+        lost_row=lambda job, why: {"rows": [], "failed": [why] * len(job.args[1]), "document": None},
+        describe=lambda row: (
+            f"{len(row['rows'])} questions answered"
+            + (f", {len(row['failed'])} left for a resume" if row["failed"] else "")
+        ),
+        failed=lambda row: bool(row["failed"]),
+        say=(lambda line: None) if quiet else (lambda line: print(f"… {line}", file=sys.stderr, flush=True)),
+    )

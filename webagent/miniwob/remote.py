@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from webagent.cluster import with_usage
 from webagent.llm.endpoint import EndpointOptions
 
 
@@ -17,6 +18,7 @@ def episode(task: str, seed: int, options, endpoint: EndpointOptions, trace: str
 
     async def run() -> dict:
         async with model_client(endpoint) as client, BrowserSession() as browser, ReusingEnv(browser) as env:
-            return await run_episode(browser, env, client, task, seed, options, Path(trace) if trace else None)
+            row = await run_episode(browser, env, client, task, seed, options, Path(trace) if trace else None)
+            return with_usage(row, client)
 
     return asyncio.run(run())
