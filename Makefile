@@ -83,7 +83,7 @@ test: setup test-model test-apps lint
 # its targets as "[PASS|FAIL] target | figure | against: rival or floor" (bench/lib/verdict.py).
 # They are the modules of bench/gated/ (local_server is bench-server's), run as `python -m` from here.
 BENCHES := llm_concurrency snippets observation agent_gist_reuse agent_miniwob_throughput docqa_cost replay \
-           mind2web_gold_offered apps_ceiling
+           mind2web_gold_offered apps_ceiling cluster_ray
 
 # The observation bench races BrowserGym and browser-use from their own venvs (bench/rivals/setup.sh).
 bench: setup bench-rivals-setup
