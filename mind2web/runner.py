@@ -381,9 +381,8 @@ async def run_eval(
 
 
 def _on_cluster(cluster, endpoint, client, todo, config: EvalConfig, steps_path: Path, quiet: bool) -> int:
-    """Each task's pending method-steps as one Ray task (the worker side is ``mind2web.remote``),
+    """Each task's pending method-steps as one Ray task (the worker side is ``task_rows``),
     its rows appended as they come back; returns the endpoint failures."""
-    from mind2web import remote
     from webagent.cluster import Job, run_jobs, worker_endpoint
 
     model = worker_endpoint(endpoint, client)
@@ -391,7 +390,7 @@ def _on_cluster(cluster, endpoint, client, todo, config: EvalConfig, steps_path:
     for step, left in todo:
         by_task.setdefault(step.annotation_id, []).append((step, left))
     jobs = [
-        Job(key=task_id, label=f"task {task_id}", run=remote.task_rows, args=(steps, config, model))
+        Job(key=task_id, label=f"task {task_id}", run=task_rows, args=(steps, config, model))
         for task_id, steps in by_task.items()
     ]
     failures = [0]
@@ -415,3 +414,20 @@ def _on_cluster(cluster, endpoint, client, todo, config: EvalConfig, steps_path:
         say=(lambda line: None) if quiet else (lambda line: print(f"… {line}", file=sys.stderr, flush=True)),
     )
     return failures[0]
+
+
+def task_rows(steps: list[tuple[Step, list[Variant]]], config: EvalConfig, endpoint, trace: str | None) -> dict:
+    """In a Ray worker: one Mind2Web task's pending method-steps on the endpoint every worker
+    reaches; the rows as lines of ``steps.jsonl``, which the driver appends."""
+    from webagent.cluster import with_usage
+    from webagent.llm.endpoint import open_client
+
+    lines: list[str] = []
+
+    async def run() -> dict:
+        async with open_client(endpoint) as client:
+            for step, variants in steps:
+                await run_step(client, step, variants, config, lambda row: lines.append(row.to_line()))
+            return with_usage({"lines": lines}, client)
+
+    return asyncio.run(run())

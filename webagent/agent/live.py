@@ -137,11 +137,10 @@ class LiveRun:
 
 def _shop_check(shop, task: str):
     """On the demo shop, a run ends when the shop confirms the order its task asks for (the
-    site's word, as MiniWoB's reward ends an episode), not when the model says so."""
+    site's word, as MiniWoB's reward ends an episode; ``DemoEpisode.done``), not when the
+    model says so."""
     if shop is None or shop.confirms(task) is None:
         return None
+    from webagent.agent.demo_episode import DemoEpisode
 
-    async def confirmed(step: int) -> str | None:
-        return "the shop confirmed the order" if shop.confirms(task) else None
-
-    return confirmed
+    return DemoEpisode(shop, task).done

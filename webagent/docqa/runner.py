@@ -256,7 +256,7 @@ async def run_eval(
 ) -> dict:
     """`memory_client` (--gist-model) builds every document's pages and gists. `cluster`: a
     connected Ray (``webagent.cluster``) runs each document's pending questions instead, in a
-    worker (``docqa.remote``), on `endpoint` (the run's ``EndpointOptions``)."""
+    worker (``worker_document``), on `endpoint` (the run's ``EndpointOptions``)."""
     done = prepare_out_dir(out, config)
     todo = [
         (doc, [(q, v) for q in doc.questions for v in variants if (v.name, q.qid) not in done]) for doc in documents
@@ -321,10 +321,9 @@ async def run_eval(
 def _on_cluster(
     cluster, endpoint, client, memory_client, todo, settings, opts, rate, emit, failed, doc_sink, quiet
 ) -> None:
-    """Each document's pending questions as one Ray task (the worker side is ``docqa.remote``):
+    """Each document's pending questions as one Ray task (the worker side is ``worker_document``):
     the document's memory is built once for its questions, as a serial run builds it."""
     from webagent.cluster import Job, run_jobs, worker_endpoint
-    from webagent.docqa import remote
 
     model = worker_endpoint(endpoint, client)
     memory = worker_endpoint(endpoint, memory_client) if memory_client is not None else None
@@ -332,7 +331,7 @@ def _on_cluster(
         Job(
             key=doc.doc_id,
             label=f"document {doc.doc_id}",
-            run=remote.document,
+            run=worker_document,
             args=(doc, items, settings, opts, rate, model, memory),
         )
         for doc, items in todo
@@ -360,3 +359,26 @@ def _on_cluster(
         failed=lambda row: bool(row["failed"]),
         say=(lambda line: None) if quiet else (lambda line: print(f"… {line}", file=sys.stderr, flush=True)),
     )
+
+
+def worker_document(doc, items, settings, opts, rate: bool, endpoint, memory, trace: str | None) -> dict:
+    """In a Ray worker: one document's pending questions (its memory built once for them, as a
+    serial run builds it) on the endpoints every worker reaches; the rows, the failures left
+    for a resume and the document's row, which the driver writes."""
+    import contextlib
+
+    from webagent.cluster import with_usage
+    from webagent.llm.endpoint import open_client
+
+    rows: list[dict] = []
+    failed: list[str] = []
+
+    async def run() -> dict:
+        async with open_client(endpoint) as client, contextlib.AsyncExitStack() as stack:
+            memory_client = await stack.enter_async_context(open_client(memory)) if memory is not None else None
+            document_row = await run_document(
+                client, doc, items, settings, opts, rate, memory_client, rows.append, failed.append
+            )
+            return with_usage({"rows": rows, "failed": failed, "document": document_row}, client, memory_client)
+
+    return asyncio.run(run())
