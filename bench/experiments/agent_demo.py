@@ -5,7 +5,10 @@ seconds go (observation, model calls, acting).
     .venv/bin/python -m bench.experiments.agent_demo --embedded qwen2.5-coder-1.5b --all-tasks
     .venv/bin/python -m bench.experiments.agent_demo --from runs/agent/2026-...-demo           # summarise trace folders
 
-Each run is `webagent run --demo` (the shop's own record decides success); the per-step
+Each task is an episode on a fresh demo shop (``DemoEpisode`` through the agent's
+``run_episode``, as ``webagent run --demo`` runs it): the shop's own record decides success,
+and the run ends when it confirms. The results folder (``--out``, ``webagent.harness``) pins
+the configuration, gets a row per task at once and resumes. The per-step
 times come from its steps.jsonl: observe (capture after the action, agent view),
 screenshot, model (gists, look-up, action) and act (executing the action). Exits 1 when
 the shop did not confirm every order asked for.
@@ -14,12 +17,14 @@ the shop did not confirm every order asked for.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
 
 from webagent.trace.record import FILE, read_steps
 
@@ -31,27 +36,69 @@ PHASES = {
 }
 
 
-def run_demo(task: str | None, args, folder: Path) -> dict:
-    cmd = [
-        sys.executable,
-        "-m",
-        "webagent.cli",
-        "run",
-        "--demo",
-        "--json",
-        "--max-steps",
-        str(args.max_steps),
-        "--trace-dir",
-        str(folder),
-    ]
-    cmd += ["--base-url", args.base_url, "--model", args.model] if args.base_url else ["--embedded", args.embedded]
-    if args.threads:
-        cmd += ["--threads", str(args.threads)]
-    if task:
-        cmd.insert(4, task)
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    return json.loads(lines[-1]) if lines else {"status": "error", "error": done.stderr.strip()[-300:]}
+class DemoConfig(BaseModel):
+    """What decides a demo run's results (pinned in OUT/config.json: a resume with another is refused)."""
+
+    model_config = ConfigDict(extra="forbid")
+    model: str
+    max_steps: int
+    lookup: str
+    context_tokens: int
+    form_check: bool
+
+
+async def run_tasks(tasks: list[str], args, out: Path) -> dict[str, dict]:
+    """Each task not yet in ``out`` as an episode on a fresh shop (``DemoEpisode`` through
+    ``run_episode``), its row appended at once; returns every task's row."""
+    from webagent.agent.demo_episode import DemoEpisode
+    from webagent.agent.episode import run_episode
+    from webagent.agent.options import AgentOptions
+    from webagent.browser import BrowserSession
+    from webagent.demo_site import DemoShop
+    from webagent.harness import ResultsFolder
+    from webagent.llm.endpoint import EndpointOptions, open_client
+
+    folder = ResultsFolder(out, DemoConfig, key=lambda row: row["task"], what="a demo bench run")
+    options = AgentOptions(max_steps=args.max_steps)
+    endpoint = EndpointOptions(
+        base_url=args.base_url,
+        model=args.model or None,
+        embedded=None if args.base_url else args.embedded,
+        threads=args.threads,
+    )
+    rows = folder.rows()
+    done = folder.done(rows)
+    async with open_client(endpoint) as client:
+        folder.pin(
+            DemoConfig(
+                model=client.model_name,
+                max_steps=options.max_steps,
+                lookup=options.lookup,
+                context_tokens=options.context_tokens,
+                form_check=options.form_check,
+            )
+        )
+        for i, task in enumerate(tasks):
+            if task in done:
+                continue
+            row = {"task": task, "status": "error", "confirmed": False, "trace_dir": str(out / f"task{i}")}
+            shop = DemoShop.start()
+            try:
+                async with BrowserSession(allowed_domains=["127.0.0.1"]) as browser:
+                    ran = await run_episode(DemoEpisode(shop, task), browser, client, options, out / f"task{i}")
+                row.update(
+                    status=ran.result.status, confirmed=ran.verdict.success, why=ran.verdict.why, steps=ran.result.steps
+                )
+            except Exception as exc:  # noqa: BLE001 - an error row, run again on resume
+                row["error"] = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
+            finally:
+                shop.stop()
+            rows[task] = row
+            folder.append(row)
+            print(
+                f"{task}: {'confirmed' if row['confirmed'] else 'NOT confirmed'} ({row.get('why') or row.get('error')})"
+            )
+    return {task: rows[task] for task in tasks if task in rows}
 
 
 def phases(folder: Path) -> dict:
@@ -78,6 +125,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, help="embedded server compute threads (default: its rule)")
     parser.add_argument("--all-tasks", action="store_true", help="the default task and the five others")
     parser.add_argument("--from", dest="sources", nargs="+", help="summarise these trace folders instead")
+    parser.add_argument("--out", help="results folder (config.json, episodes.jsonl, a trace per task); resumed")
     args = parser.parse_args()
     rows = []
     if args.sources:
@@ -87,15 +135,24 @@ def main() -> int:
     else:
         from webagent.demo_site import DEMO_TASK, DEMO_TASKS
 
-        out = Path(tempfile.mkdtemp(prefix="bench-demo-"))
-        for i, task in enumerate(DEMO_TASKS if args.all_tasks else [DEMO_TASK]):
-            result = run_demo(task, args, out / f"task{i}")
+        out = Path(args.out or tempfile.mkdtemp(prefix="bench-demo-"))
+        tasks = list(DEMO_TASKS) if args.all_tasks else [DEMO_TASK]
+        from webagent.errors import UserError
+
+        try:
+            finished = asyncio.run(run_tasks(tasks, args, out))
+        except UserError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        for task, row in finished.items():
+            folder = Path(row["trace_dir"])
             info = (
-                phases(out / f"task{i}")
-                if (out / f"task{i}" / "steps.jsonl").is_file()
+                phases(folder)
+                if (folder / FILE).is_file()
                 else {"steps": 0, "seconds": {k: 0.0 for k in PHASES}, "prompt_tokens": 0, "median_step_s": 0.0}
             )
-            rows.append((task, info, bool(result.get("demo_order_placed"))))
+            rows.append((task, info, bool(row["confirmed"])))
+        print(f"results: {out} (resumed by --out {out})")
     print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
     print(
         "| run | confirmed | steps | s / step | median s / step | observe | screenshot | model | act | prompt tokens / step |"
