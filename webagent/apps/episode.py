@@ -96,6 +96,28 @@ class AppEpisode:
         return Verdict(ok, why)
 
 
+def error_row(app: str, task: Task, trace_dir: str | None, error: str | None = None) -> dict:
+    """A task's row before it ran: an error, run again on resume (until it is filled)."""
+    row = {
+        "app": app,
+        "task": task.id,
+        "kinds": task.kinds,
+        "gold_steps": len(task.gold),
+        "success": False,
+        "status": "error",
+        "steps": 0,
+        "cause": None,
+        "check": "",
+        "answer": None,
+        "error": error,
+        "usage": {},
+        "trace_dir": trace_dir,
+    }
+    if error is not None:
+        row.update(cause="error", ended="error")
+    return row
+
+
 async def run_task(
     instance: AppInstance,
     task: Task,
@@ -112,21 +134,7 @@ async def run_task(
     model (None: none)."""
     from webagent.browser import BrowserSession
 
-    row = {
-        "app": instance.app.name,
-        "task": task.id,
-        "kinds": task.kinds,
-        "gold_steps": len(task.gold),
-        "success": False,
-        "status": "error",
-        "steps": 0,
-        "cause": None,
-        "check": "",
-        "answer": None,
-        "error": None,
-        "usage": {},
-        "trace_dir": str(trace_dir) if trace_dir else None,
-    }
+    row = error_row(instance.app.name, task, str(trace_dir) if trace_dir else None)
     t0 = time.perf_counter()
     episode = AppEpisode(instance, task, stop_at_goal, gold)
     if trace_dir is not None:

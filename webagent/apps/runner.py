@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 import webagent.harness as harness
 from webagent.apps.ceiling import GoldModel
-from webagent.apps.episode import run_task
+from webagent.apps.episode import error_row, run_task
 from webagent.apps.instance import AppInstance, stable_port
 from webagent.apps.learn import for_instance
 from webagent.apps.online import for_task
@@ -212,17 +212,7 @@ def _on_cluster(
 
     def lost(job, why: str) -> dict:
         app, task_id = job.args[0], job.args[1]
-        return {
-            "app": app.name,
-            "task": task_id,
-            "success": False,
-            "status": "error",
-            "steps": 0,
-            "cause": "error",
-            "ended": "error",
-            "error": why,
-            "time_s": 0.0,
-        }
+        return error_row(app.name, next(t for t in app.tasks if t.id == task_id), job.trace, why)
 
     run_jobs(
         cluster,

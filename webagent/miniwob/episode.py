@@ -69,13 +69,9 @@ class EpisodeNotStarted(Exception):
     pass
 
 
-async def run_episode(
-    browser, env, client, task: str, seed: int, options: AgentOptions, trace_dir: Path | None
-) -> dict:
-    """One seed of ``task`` (``MiniWoBEpisode`` through ``webagent.agent.episode.run_episode``); the
-    row for ``episodes.jsonl``."""
-    t0 = time.perf_counter()
-    row = {
+def error_row(task: str, seed: int, trace_dir: str | None, error: str | None = None) -> dict:
+    """An episode's row before it ran: an error, run again on resume (until it is filled)."""
+    return {
         "task": task,
         "seed": seed,
         "status": "error",
@@ -87,10 +83,19 @@ async def run_episode(
         "steps": 0,
         "failed_steps": 0,
         "utterance": None,
-        "error": None,
+        "error": error,
         "usage": {},
-        "trace_dir": str(trace_dir) if trace_dir else None,
+        "trace_dir": trace_dir,
     }
+
+
+async def run_episode(
+    browser, env, client, task: str, seed: int, options: AgentOptions, trace_dir: Path | None
+) -> dict:
+    """One seed of ``task`` (``MiniWoBEpisode`` through ``webagent.agent.episode.run_episode``); the
+    row for ``episodes.jsonl``."""
+    t0 = time.perf_counter()
+    row = error_row(task, seed, str(trace_dir) if trace_dir else None)
     try:
         ran = await episode_run(MiniWoBEpisode(env, task, seed), browser, client, options, trace_dir)
     except EpisodeNotStarted as exc:  # an error row, run again on resume

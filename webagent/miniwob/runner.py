@@ -30,7 +30,7 @@ from webagent.agent.loop import AgentOptions
 from webagent.errors import UserError
 from webagent.harness import ResultsFolder
 from webagent.miniwob.browser import ReusingEnv, context_session, shared_browser
-from webagent.miniwob.episode import run_episode
+from webagent.miniwob.episode import error_row, run_episode
 
 DEFAULT_TASKS = ("click-button", "enter-text", "login-user", "choose-list", "click-checkboxes", "book-flight")
 
@@ -197,20 +197,7 @@ def _on_cluster(cluster, endpoint, client, pending, out, folder, done, options, 
 
     def lost(job, why: str) -> dict:
         task, seed = job.key
-        return {
-            "task": task,
-            "seed": seed,
-            "status": "error",
-            "success": False,
-            "raw_reward": 0.0,
-            "reward": 0.0,
-            "judged": False,
-            "steps": 0,
-            "failed_steps": 0,
-            "error": why,
-            "usage": {},
-            "trace_dir": job.trace,
-        }
+        return error_row(task, seed, job.trace, why)
 
     def describe(row: dict) -> str:
         return (
