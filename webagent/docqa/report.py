@@ -26,7 +26,7 @@ def build_report(out: Path) -> dict:
     questions = len({r["qid"] for r in rows})
     build: dict[str, dict] = {}
     for d in docs.values():
-        for kind, b in d["builds"].items():
+        for kind, b in sorted(d["builds"].items()):  # by name: documents finish their builds in any order
             agg = build.setdefault(
                 kind,
                 {
