@@ -343,41 +343,18 @@ def merge_command(runs, out) -> None:
     """Join the outputs of shards (same configuration) and write one report."""
     from mind2web.report import summary_lines, write_report
     from mind2web.rows import STEPS_FILE, Manifest, read_manifest, read_rows, write_manifest
-    from mind2web.runner import CONFIG_FILE, EvalConfig, read_config
-    from webagent.harness import differences
+    from mind2web.runner import results
+    from webagent.harness import merge
 
-    configs: list[EvalConfig] = []
-    rows: dict = {}
+    out_dir = Path(out)
+    merge([Path(run) for run in runs], out_dir, results(out_dir))  # one configuration, the later shard's row wins
     manifest = Manifest()
     for run in runs:
-        stored = read_config(Path(run))
-        if stored is None:
-            raise UserError(f"{run}: not an eval output folder (no {CONFIG_FILE})")
-        try:
-            config = EvalConfig.model_validate(stored)
-        except ValueError:
-            raise UserError(
-                f"{run}/{CONFIG_FILE}: written by another version (fields differ); merge runs of this version only"
-            ) from None
-        if configs and (diff := differences(configs[0], stored)):
-            raise UserError(
-                f"{run} has another configuration than {runs[0]} ({'; '.join(d for _, d in diff)}); "
-                "merge only shards of one configuration"
-            )
-        configs.append(config)
         manifest = manifest.union(read_manifest(Path(run)).tasks, source=run)
-        for row in read_rows(Path(run) / STEPS_FILE):  # a later run's row for a step wins
-            rows.pop(row.key, None)
-            rows[row.key] = row
-    out_dir = Path(out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / CONFIG_FILE).write_text(configs[0].model_dump_json(indent=2), encoding="utf-8")
     write_manifest(out_dir, manifest)
-    with open(out_dir / STEPS_FILE, "w", encoding="utf-8") as f:
-        f.writelines(row.to_line() for row in rows.values())
-    report = write_report(
-        list(rows.values()), manifest, out_dir, {**configs[0].model_dump(mode="json"), "merged_from": list(runs)}
-    )
+    rows = read_rows(out_dir / STEPS_FILE)  # typed: a row of another version is one clear line
+    stored = results(out_dir).stored() or {}
+    report = write_report(rows, manifest, out_dir, {**stored, "merged_from": list(runs)})
     for line in summary_lines(report["results"]):
         click.echo(line)
     click.echo(
