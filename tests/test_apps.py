@@ -131,11 +131,11 @@ async def test_gold_paths_reach_their_checks_and_a_second_run_fails_the_check(ap
 async def test_ceiling_run_resumes_and_reports(tmp_path, apps_home):
     from webagent.agent.loop import AgentOptions
     from webagent.apps.report import write_report
-    from webagent.apps.runner import EvalConfig, evaluate
+    from webagent.apps.runner import AppsConfig, evaluate
 
     app = load_app(NOTES)
     out = tmp_path / "ceiling"
-    config = EvalConfig(model="ceiling (gold path)", max_steps=12, lookup="auto", context_tokens=8192)
+    config = AppsConfig(model="ceiling (gold path)", max_steps=12, lookup="auto", context_tokens=8192)
     options = AgentOptions(max_steps=12, screenshots=False)
     said: list[str] = []
     rows = await evaluate([app], ["notes-count"], out, options=options, config=config, ceiling=True, say=said.append)
@@ -160,11 +160,11 @@ async def test_ceiling_run_resumes_and_reports(tmp_path, apps_home):
 async def test_without_stop_at_goal_the_run_goes_on_and_the_goal_step_is_recorded(tmp_path, apps_home):
     from webagent.agent.loop import AgentOptions
     from webagent.apps.report import write_report
-    from webagent.apps.runner import EvalConfig, evaluate
+    from webagent.apps.runner import AppsConfig, evaluate
 
     app = load_app(NOTES)
     out = tmp_path / "on"
-    config = EvalConfig(
+    config = AppsConfig(
         model="ceiling (gold path)", max_steps=12, lookup="auto", context_tokens=8192, stop_at_goal=False
     )
     options = AgentOptions(max_steps=12, screenshots=False)

@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 
 import pytest
-from agent_support import prompt_of
 from browser_support import requires_chromium
 from click.testing import CliRunner
 
@@ -78,24 +77,19 @@ def test_a_demonstrations_setup_is_done_before_the_recording_starts_and_never_re
 @pytest.mark.asyncio
 async def test_a_model_that_calls_the_skills_finishes_a_task_the_app_confirms(tmp_path, apps_home):
     from webagent.agent.loop import AgentOptions
-    from webagent.apps.runner import EvalConfig, evaluate
+    from webagent.apps.runner import AppsConfig, evaluate
 
     app = load_app(NOTES)
     await learn_app(app, tmp_path / "demos", say=print)
-    prompts: list[str] = []
 
-    def model(messages, params, purpose):
-        prompt = prompt_of(messages)
-        prompts.append(prompt)
-        login = re.search(r'^\[([a-z_]+)\] skill "Log in"', prompt, re.MULTILINE)
-        if "Your notes" in prompt or "Buy milk" in prompt:
+    def model(messages, params, purpose, context):
+        if "Your notes" in context.page or "Buy milk" in context.page:
             return {"action": {"operation": "DONE", "value": "2"}}
-        secret = re.search(r"<secret:\w+>", prompt).group(0)
-        return {
-            "action": {"operation": "SKILL", "element_id": login.group(1), "args": {"login": "ann", "password": secret}}
-        }
+        assert "log_in" in context.skills, context.skills  # the skill learned from the log-in demonstration
+        secret = re.search(r"<secret:\w+>", context.task).group(0)  # the password as the task shows it
+        return {"action": {"operation": "SKILL", "element_id": "log_in", "args": {"login": "ann", "password": secret}}}
 
-    config = EvalConfig(model="fake", max_steps=4, lookup="auto", context_tokens=8192, skills=True)
+    config = AppsConfig(model="fake", max_steps=4, lookup="auto", context_tokens=8192, skills=True)
     options = AgentOptions(max_steps=4, screenshots=False, skills=True)
     [row] = await evaluate(
         [app],
@@ -122,11 +116,11 @@ async def test_a_model_that_calls_the_skills_finishes_a_task_the_app_confirms(tm
 @pytest.mark.asyncio
 async def test_the_ceiling_finishes_every_task_with_the_skills_offered(tmp_path, apps_home):
     from webagent.agent.loop import AgentOptions
-    from webagent.apps.runner import EvalConfig, evaluate
+    from webagent.apps.runner import AppsConfig, evaluate
 
     app = load_app(NOTES)
     await learn_app(app, tmp_path / "demos", say=print)
-    config = EvalConfig(model="ceiling (gold path)", max_steps=12, lookup="auto", context_tokens=8192, skills=True)
+    config = AppsConfig(model="ceiling (gold path)", max_steps=12, lookup="auto", context_tokens=8192, skills=True)
     options = AgentOptions(max_steps=12, screenshots=False, skills=True)
     rows = await evaluate([app], [], tmp_path / "ceiling", options=options, config=config, ceiling=True, say=print)
     assert [r["success"] for r in rows] == [True, True]

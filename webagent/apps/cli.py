@@ -143,7 +143,7 @@ async def eval_command(
     """Run the agent on the suite's tasks; write episodes.jsonl, traces and the report."""
     from webagent.apps.online import learn_from_pass, summary_line
     from webagent.apps.report import write_report
-    from webagent.apps.runner import EvalConfig, evaluate, select_tasks
+    from webagent.apps.runner import AppsConfig, evaluate, select_tasks
     from webagent.apps.spec import load_apps
     from webagent.llm.endpoint import open_client
 
@@ -157,7 +157,7 @@ async def eval_command(
     select_tasks(apps, list(task_ids), shard_of)  # an unknown task fails here, before a model is started
 
     async def passes(client, model: str) -> None:
-        config = EvalConfig(
+        config = AppsConfig(
             model=model,
             max_steps=options.max_steps,
             lookup=options.lookup,

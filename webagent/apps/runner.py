@@ -36,7 +36,7 @@ from webagent.errors import UserError
 from webagent.harness import ResultsFolder
 
 
-class EvalConfig(BaseModel):
+class AppsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     model: str
     max_steps: int
@@ -57,12 +57,12 @@ def select_tasks(apps: list[App], task_ids: list[str], shard: tuple[int, int]) -
     return harness.shard(chosen, *shard)
 
 
-def results(out: Path) -> ResultsFolder[EvalConfig]:
+def results(out: Path) -> ResultsFolder[AppsConfig]:
     """An apps eval results folder (``webagent.harness``): rows keyed by task."""
-    return ResultsFolder(out, EvalConfig, key=lambda row: row["task"], what="an apps eval run")
+    return ResultsFolder(out, AppsConfig, key=lambda row: row["task"], what="an apps eval run")
 
 
-def check_config(out: Path, config: EvalConfig) -> None:
+def check_config(out: Path, config: AppsConfig) -> None:
     results(out).pin(config)
 
 
@@ -77,7 +77,7 @@ async def evaluate(
     out: Path,
     *,
     options,
-    config: EvalConfig,
+    config: AppsConfig,
     client=None,
     ceiling: bool = False,
     shard: tuple[int, int] = (0, 1),
@@ -164,7 +164,7 @@ def _on_cluster(
     folder,
     rows: dict,
     options,
-    config: EvalConfig,
+    config: AppsConfig,
     client,
     ceiling,
     online,
