@@ -3,7 +3,8 @@
 - ScriptedBackend: replies from a queue (strings, dicts turned into JSON, or exceptions).
 - FunctionBackend: replies computed by a function of (messages, params, purpose), and of
   ``context`` when it takes one: what the call is about as data (``client.call_context``; the
-  live agent's step gives ``webagent.web.live_action.LiveContext``: URL, history, controls).
+  live agent's step gives ``webagent.web.live_action.LiveContext``: URL, history, controls,
+  the page's lines, an open dialog).
 - heuristic_reply: a crude, deterministic stand-in model used by `--model fake:heuristic`.
 - FakeOpenAIServer: a real HTTP server speaking the OpenAI chat API on 127.0.0.1, with a
   fixed delay, scripted failures (500s, hangs), a seeded random fault mode, and optionally

@@ -504,7 +504,8 @@ def _skill_action(action: LiveAction, choices: Choices) -> Checked:
 class LiveContext:
     """What a step's action call is about, as data (``llm.client.call_context``): what a fake
     model reads instead of the prompt's words (the page's URL and title, the task, the run's
-    history lines, the controls the view offers by id, the skills offered by label)."""
+    history lines, the controls the view offers by id, the skills offered by label, the page's
+    lines as the step shows them, and the kind of dialog the page holds open, if any)."""
 
     url: str
     title: str
@@ -512,6 +513,8 @@ class LiveContext:
     history: tuple[str, ...]
     controls: Mapping[str, Control]
     skills: Mapping[str, Mapping[str, tuple[str, ...]]]
+    page: str = ""  # the view's lines (the whole page, or its gists and the parts read), then the skills
+    dialog: str = ""  # "confirm", "prompt", ...: the page shows a dialog (``Choices.dialog``)
 
     def control_id(self, kind: str, name: str = "") -> str:
         """The id of the first control of this kind ("text field", "submit button"; a kind
@@ -634,7 +637,10 @@ async def predict_live_action(
         action, last[0] = parse_live_action(reply, choices)
         return action, None if last[0] is None else str(last[0])
 
-    context_token = call_context.set(LiveContext(url, title, task, tuple(history), choices.controls, choices.skills))
+    about = LiveContext(
+        url, title, task, tuple(history), choices.controls, choices.skills, page=context, dialog=choices.dialog
+    )
+    context_token = call_context.set(about)
     try:
         outcome.action = await ask_until_usable(
             client,
