@@ -1,13 +1,13 @@
-"""Helpers of the agent tests: read the live action prompt the way a fake model would."""
+"""Helpers of the agent tests. A fake model reads an action call's step as data (its
+``context``: ``webagent.web.live_action.LiveContext``), never out of the prompt's words; the
+prompt itself (``prompt_of``) is for gist and look-up calls, which have no typed context, and
+for tests about what the model was shown."""
 
 from __future__ import annotations
 
 import re
 
 from webagent.web.live_action import step_message
-
-_TASK = re.compile(r"^Task: (.*)$", re.MULTILINE)
-_URL = re.compile(r"\(URL: (\S+), title:")
 
 
 def prompt_of(messages: list[dict]) -> str:
@@ -16,28 +16,6 @@ def prompt_of(messages: list[dict]) -> str:
     if messages[0]["role"] == "system":
         return step_message(messages)
     return str(messages[0]["content"])
-
-
-def context_of(prompt: str) -> str:
-    parts = prompt.split("'''")
-    return parts[1] if len(parts) > 2 else ""
-
-
-def history_of(prompt: str) -> str:
-    return prompt.split("Previous actions and their results:", 1)[-1].split("Current page", 1)[0]
-
-
-def url_of(prompt: str) -> str:
-    m = _URL.search(prompt)
-    return m.group(1) if m else ""
-
-
-def find_id(context: str, kind: str, name: str = "") -> str:
-    """The id of the first control line ``[N] <kind> "<name>..."`` of the agent view
-    (``kind`` and ``name`` are regexes; ``name`` matches the start of the name)."""
-    m = re.search(rf'^\[([A-Za-z0-9_-]+)\] (?:{kind}) "{name}', context, re.MULTILINE)
-    assert m, f"{kind!r} {name!r} not in {context[:400]}"
-    return m.group(1)
 
 
 def demo_policy(messages, params, purpose, context=None):

@@ -18,12 +18,6 @@ def prompt_of(messages: list[dict]) -> str:
     return str(messages[-1]["content"])
 
 
-def history_of(prompt: str) -> str:
-    """The previous actions of the prompt, whether the page comes after them or before."""
-    rest = prompt.split("Previous actions and their results:", 1)[-1]
-    return re.split(r"Current page|What should be the next action\?", rest, maxsplit=1)[0]
-
-
 class Forbidden(FunctionBackend):
     """A model that must not be called: any call is recorded and raises."""
 
@@ -33,22 +27,6 @@ class Forbidden(FunctionBackend):
     @staticmethod
     def _refuse(messages, params, purpose):
         raise AssertionError(f"the model was called during a replay (purpose={purpose!r})")
-
-
-def id_of(prompt: str, text: str, html: str = "") -> str:
-    """The id of the element whose line shows ``text`` in the agent view (``[12] button
-    "Search"``), or, in the simplified-HTML rendering, of the first element matching
-    ``html`` (a regex after ``<tag id=N``; default: the tag followed by ``text``)."""
-    context = prompt.split("'''")[1] if prompt.count("'''") >= 2 else prompt
-    patterns = [
-        rf"^\[([A-Za-z0-9_-]+)\][^\n]*{re.escape(text)}",
-        r"<\w+ id=([A-Za-z0-9_-]+)" + (html or rf"[^>]*>\s*{re.escape(text)}"),
-    ]
-    for pattern in patterns:
-        m = re.search(pattern, context, re.MULTILINE)
-        if m:
-            return m.group(1)
-    raise AssertionError(f"{text!r} not on the page: {context[:600]}")
 
 
 def demo_policy(messages, params, purpose, context=None):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from agent_support import context_of, find_id, prompt_of
+from agent_support import prompt_of
 from browser_support import one_id, open_page, requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
@@ -187,20 +187,20 @@ def _model(answer: str | None, seen: list[dict]):
     """Clicks "Delete post"; while the page shows a dialog, answers it with ``answer`` (or
     DONE when None); DONE once the post is gone or kept."""
 
-    def fn(messages, params, purpose):
+    def fn(messages, params, purpose, context):
         prompt, last = prompt_of(messages), str(messages[-1]["content"])
         ops = [
             b["properties"]["operation"]["enum"][0]
             for b in params["response_format"]["json_schema"]["schema"]["properties"]["action"]["anyOf"]
         ]
-        seen.append({"prompt": prompt, "last": last, "ops": ops})
-        if "The page shows a dialog" in last:
+        seen.append({"prompt": prompt, "last": last, "ops": ops, "page": context.page})
+        if context.dialog:
             return {
                 "action": {"operation": "DIALOG", "value": answer} if answer else {"operation": "DONE", "value": ""}
             }
-        if "Post deleted." in prompt or "The post was kept." in prompt:
+        if "Post deleted." in context.page or "The post was kept." in context.page:
             return {"action": {"operation": "DONE", "value": ""}}
-        return {"action": {"operation": "CLICK", "element_id": find_id(context_of(prompt), "button", "Delete post")}}
+        return {"action": {"operation": "CLICK", "element_id": context.control_id("button", "Delete post")}}
 
     return fn
 
@@ -230,7 +230,7 @@ async def test_the_agent_sees_the_dialog_and_accepts_it(browser, site, tmp_path)
     # the next step: the same page, the dialog's text, and only its answers (and DONE) to choose
     assert asked in seen[1]["prompt"]
     assert f'The page shows a dialog (confirm): "{MESSAGE}"' in seen[1]["last"]
-    assert "Trip notes" in context_of(seen[1]["prompt"])
+    assert "Trip notes" in seen[1]["page"]
     assert seen[0]["ops"][0] == "CLICK" and seen[1]["ops"] == ["DIALOG", "DONE"]
     assert steps[1]["action_text"] == "DIALOG accept" and steps[1]["dialog"]["message"] == MESSAGE
     assert steps[1]["result"]["dialog"] == {
@@ -240,7 +240,7 @@ async def test_the_agent_sees_the_dialog_and_accepts_it(browser, site, tmp_path)
         "answer": "accept",
     }
     assert steps[1]["result_text"].startswith('ok; the page now shows "Post deleted."')
-    assert "Post deleted." in context_of(seen[2]["prompt"]) and seen[2]["ops"][0] == "CLICK"
+    assert "Post deleted." in seen[2]["page"] and seen[2]["ops"][0] == "CLICK"
 
 
 async def test_the_agent_may_dismiss_it(browser, site, tmp_path):

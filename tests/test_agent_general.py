@@ -39,7 +39,7 @@ pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_s
 PAGES = Path(__file__).parent / "fixtures" / "agent_general"
 TASKS = {p.stem: Task.model_validate(json.loads(p.read_text(encoding="utf-8"))) for p in sorted(PAGES.glob("*.json"))}
 RESULT_JS = "() => (document.body && document.body.dataset.result) || ''"
-# The page's own line of the step prompt (what ceiling.GoldModel reads too).
+# The page's lines and the task's line of the step prompt, for the tests of what the model reads.
 _PAGE = re.compile(r"Current page \(URL: .*?\n'''\n(.*?)\n'''", re.DOTALL)
 _TASK = re.compile(r"^Task: (.*)$", re.MULTILINE)
 
@@ -177,7 +177,7 @@ def _typing_what_the_task_shows(gold: GoldModel, task: str):
 
     async def reply(messages, params, purpose, context=None):
         out = await gold.reply(messages, params, purpose, context=context)
-        shown = m.group(1) if messages[0]["role"] == "system" and (m := _TASK.search(prompt_of(messages))) else task
+        shown = context.task if context is not None else task  # the task as the action call shows it
         if isinstance(out, dict) and out.get("value") and shown != task:
             start = next((i for i, (a, b) in enumerate(zip(task, shown)) if a != b), min(len(task), len(shown)))
             end = 0
@@ -235,13 +235,10 @@ async def test_a_button_whose_effect_comes_later_can_be_pressed_again(browser, s
     task = TASKS["delayed_booking"]
     await open_page(browser, site + task.start)
 
-    def policy(messages, params, purpose):
-        page = m.group(1) if (m := _PAGE.search(prompt := prompt_of(messages))) else prompt
-        target = "Book now" if '"Book now"' in page else "Check availability"
-        return {
-            "operation": "CLICK",
-            "element_id": re.search(rf'^\[([A-Za-z0-9_-]+)\] [^"\n]*"{target}"', page, re.MULTILINE).group(1),
-        }
+    def policy(messages, params, purpose, context):
+        named = {c.name: i for i, c in reversed(context.controls.items())}  # the first control of each name
+        target = "Book now" if "Book now" in named else "Check availability"
+        return {"operation": "CLICK", "element_id": named[target]}
 
     async def page_says_done(step: int):
         return "booked" if await _page_result(browser) == "ok" else None
@@ -390,15 +387,14 @@ async def test_an_id_not_on_the_page_is_refused(browser, site):
 async def test_a_link_off_the_allowed_sites_is_refused(browser, site, tmp_path):
     """In a run: the model clicks the map link; the browser refuses it and the next prompt
     tells the model why; the browser stays on the site."""
-    from agent_support import context_of, find_id, history_of
-
     await open_page(browser, site + "offsite.html")
     start = browser.page.url
+    histories: list[tuple[str, ...]] = []
 
-    def policy(messages, params, purpose):
-        prompt = prompt_of(messages)
-        if "1." not in history_of(prompt):
-            return {"operation": "CLICK", "element_id": find_id(context_of(prompt), "link", "the map site")}
+    def policy(messages, params, purpose, context):
+        histories.append(context.history)
+        if not context.history:
+            return {"operation": "CLICK", "element_id": context.control_id("link", "the map site")}
         return {"operation": "DONE", "value": ""}
 
     backend = FunctionBackend(policy)
@@ -410,5 +406,6 @@ async def test_a_link_off_the_allowed_sites_is_refused(browser, site, tmp_path):
         trace=TraceWriter(tmp_path / "trace"),
     )
     assert result.steps == 2 and browser.page.url == start
-    told = history_of(prompt_of(backend.requests[-1]["messages"]))
+    told = "\n".join(histories[-1])
     assert "not in the allowed domains" in told and "maps.elsewhere.invalid" in told, told
+    assert told in prompt_of(backend.requests[-1]["messages"])  # as the model read it

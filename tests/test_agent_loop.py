@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from agent_support import context_of, find_id, history_of, prompt_of, trace_lines
+from agent_support import prompt_of, trace_lines
 from browser_support import requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
@@ -57,12 +57,8 @@ async def _run(browser, url, policy, tmp_path, **options):
 
 
 async def test_a_failed_action_is_an_observation_and_three_in_a_row_are_stuck(browser, site, tmp_path):
-    def policy(messages, params, purpose):
-        return {
-            "operation": "CLICK",
-            "element_id": find_id(context_of(prompt_of(messages)), "button", "Old login"),
-            "value": "",
-        }
+    def policy(messages, params, purpose, context):
+        return {"operation": "CLICK", "element_id": context.control_id("button", "Old login"), "value": ""}
 
     result, backend, steps, lines = await _run(browser, site + "login.html", policy, tmp_path)
     assert (result.status, result.steps, result.failed_steps) == ("stuck", 3, 3)
@@ -70,7 +66,7 @@ async def test_a_failed_action_is_an_observation_and_three_in_a_row_are_stuck(br
     assert all("button 'Old login' is disabled" in s["problem"] and not s["ok"] for s in steps)
     # The next prompt shows the first step's failure in its history.
     third = prompt_of(backend.requests[2]["messages"])
-    assert re.search(r"1\. no usable action \(\[\d+\] button 'Old login' is disabled\) -> failed", history_of(third))
+    assert re.search(r"^1\. no usable action \(\[\d+\] button 'Old login' is disabled\) -> failed", third, re.MULTILINE)
     assert len(lines) == 3 and lines[0].startswith("step 1: http://127.0.0.1")
 
 
@@ -90,16 +86,19 @@ async def test_an_unusable_reply_is_reasked_once_then_a_failed_step(browser, sit
 async def test_password_is_redacted_everywhere(browser, site, tmp_path):
     secret = "s3cret-pw-771"
 
-    def policy(messages, params, purpose):
-        prompt = prompt_of(messages)
-        ctx, history = context_of(prompt), history_of(prompt)
-        if "1." not in history:
-            return {"operation": "TYPE", "element_id": find_id(ctx, "text field", "User"), "value": "ada"}
-        if "2." not in history:
-            return {"operation": "TYPE", "element_id": find_id(ctx, "password field", "Password"), "value": secret}
-        if "3." not in history:
-            return {"operation": "CLICK", "element_id": find_id(ctx, "button", "Log in"), "value": ""}
-        assert secret not in prompt  # the model's own history is redacted too
+    def policy(messages, params, purpose, context):
+        done = len(context.history)
+        if done < 1:
+            return {"operation": "TYPE", "element_id": context.control_id("text field", "User"), "value": "ada"}
+        if done < 2:
+            return {
+                "operation": "TYPE",
+                "element_id": context.control_id("password field", "Password"),
+                "value": secret,
+            }
+        if done < 3:
+            return {"operation": "CLICK", "element_id": context.control_id("button", "Log in"), "value": ""}
+        assert secret not in prompt_of(messages)  # the model's own history is redacted too
         return {"operation": "DONE", "element_id": "", "value": "logged in"}
 
     recorder = Recorder(tmp_path / "records", "log in as ada", site, run_id="pw")
@@ -117,11 +116,9 @@ async def test_password_is_redacted_everywhere(browser, site, tmp_path):
 
 
 async def test_navigation_to_another_domain_is_refused_and_reported(browser, site, tmp_path):
-    def policy(messages, params, purpose):
-        prompt = prompt_of(messages)
-        history = history_of(prompt)
-        if "1." not in history:
-            return {"operation": "CLICK", "element_id": find_id(context_of(prompt), "link", "A special offer")}
+    def policy(messages, params, purpose, context):
+        if not context.history:
+            return {"operation": "CLICK", "element_id": context.control_id("link", "A special offer")}
         return {"operation": "DONE", "element_id": "", "value": ""}
 
     result, _, steps, _ = await _run(browser, site + "login.html", policy, tmp_path)
@@ -133,12 +130,8 @@ async def test_navigation_to_another_domain_is_refused_and_reported(browser, sit
 
 
 async def test_dry_run_predicts_without_executing(browser, site, tmp_path):
-    def policy(messages, params, purpose):
-        return {
-            "operation": "TYPE",
-            "element_id": find_id(context_of(prompt_of(messages)), "text field", "User"),
-            "value": "ada",
-        }
+    def policy(messages, params, purpose, context):
+        return {"operation": "TYPE", "element_id": context.control_id("text field", "User"), "value": "ada"}
 
     result, _, steps, _ = await _run(browser, site + "login.html", policy, tmp_path, dry_run=True)
     assert result.status == "stuck" and result.steps == 3
@@ -147,13 +140,12 @@ async def test_dry_run_predicts_without_executing(browser, site, tmp_path):
 
 
 async def test_max_steps_and_gist_reuse_when_one_element_changes(browser, site, tmp_path):
-    def policy(messages, params, purpose):
-        prompt = prompt_of(messages)
-        if purpose == "gist":
-            return "gist: " + " ".join(prompt.split("Snippet:", 1)[-1].split()[:12])
+    def policy(messages, params, purpose, context):
+        if purpose == "gist":  # a gist call has no typed context: its prompt is the snippet
+            return "gist: " + " ".join(prompt_of(messages).split("Snippet:", 1)[-1].split()[:12])
         if purpose == "lookup":
             return {"pages": [0], "reason": "the button"}
-        return {"operation": "CLICK", "element_id": find_id(context_of(prompt), "button", "Add one"), "value": ""}
+        return {"operation": "CLICK", "element_id": context.control_id("button", "Add one"), "value": ""}
 
     result, backend, steps, _ = await _run(
         browser, site + "counter.html", policy, tmp_path, max_steps=3, lookup="always", budget_words=60
@@ -212,17 +204,17 @@ async def test_a_clock_ticking_is_no_change_and_nothing_is_withheld(browser, sit
     and says what the page now shows."""
     import time
 
-    def policy(messages, params, purpose):
+    def policy(messages, params, purpose, context):
         time.sleep(0.3)  # the model thinks; the clock ticks
         if purpose == "form_check":
             return {"fix": "", "ready": True}
-        context, n = context_of(prompt_of(messages)), len(calls)
+        n = len(calls)
         calls.append(n)
         if n == 0:
-            return {"operation": "CLICK", "element_id": find_id(context, "button", "Does nothing")}
+            return {"operation": "CLICK", "element_id": context.control_id("button", "Does nothing")}
         if n == 1:
-            return {"operation": "SELECT", "element_id": find_id(context, "select"), "value": "Red"}
-        return {"operation": "CLICK", "element_id": find_id(context, "button", "Add one")}
+            return {"operation": "SELECT", "element_id": context.control_id("select"), "value": "Red"}
+        return {"operation": "CLICK", "element_id": context.control_id("button", "Add one")}
 
     calls: list[int] = []
     result, backend, steps = await _clock_run(browser, site, tmp_path, "Choose a colour, then add one.", policy, 4)
@@ -270,11 +262,10 @@ async def test_a_reload_of_the_same_page_keeps_its_ids(browser, site, tmp_path):
     keeps the ids it read, the conversation says the page is the same instead of sending it
     again, and an action on a kept id reaches the new document's element."""
 
-    def policy(messages, params, purpose):
+    def policy(messages, params, purpose, context):
         if purpose == "form_check":
             return {"fix": "", "ready": True}
-        context = context_of(prompt_of(messages))
-        seen.append((find_id(context, "link", "Show All"), find_id(context, "text field", "Filter")))
+        seen.append((context.control_id("link", "Show All"), context.control_id("text field", "Filter")))
         last.append(str(messages[-1]["content"]))
         if len(seen) <= 2:
             return {"operation": "CLICK", "element_id": seen[-1][0]}

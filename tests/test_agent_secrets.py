@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from agent_support import context_of, find_id, history_of, prompt_of, trace_lines
+from agent_support import trace_lines
 from browser_support import requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
@@ -72,12 +72,11 @@ async def test_a_password_typed_twice_from_its_placeholder_never_reaches_the_mod
         assert (await browser.open(base + "signup.html")).ok
         prompts: list[str] = []
 
-        def policy(messages, params, purpose):
-            prompt = prompt_of(messages)
+        def policy(messages, params, purpose, context):
             prompts.append("\n".join(str(m["content"]) for m in messages))
             if purpose == "form_check":  # it reads the form too: the password as "(hidden, filled in)"
                 return {"fix": "", "ready": True}
-            context, done = context_of(prompt), history_of(prompt).count("-> ok")
+            done = sum(line.count("-> ok") for line in context.history)
             steps = [
                 ("TYPE", "text field", "Username", "ada"),
                 ("TYPE", "password field", "Password", "<secret:password>"),
@@ -88,7 +87,7 @@ async def test_a_password_typed_twice_from_its_placeholder_never_reaches_the_mod
             return {
                 "action": {
                     "operation": op,
-                    "element_id": find_id(context, kind, name),
+                    "element_id": context.control_id(kind, name),
                     "value": value,
                     "press_enter": False,
                 }
@@ -130,15 +129,14 @@ async def test_a_password_typed_again_with_another_value_is_a_change(browser, tm
         assert (await browser.open(base + "signup.html")).ok
         values = ["ada", "<secret:password>", "<secret:password>"]  # one value per step
 
-        def policy(messages, params, purpose):
+        def policy(messages, params, purpose, context):
             if purpose == "form_check":
                 return {"fix": "", "ready": True}
-            context = context_of(prompt_of(messages))
             value = values.pop(0) if len(values) > 1 else values[0]
             return {
                 "action": {
                     "operation": "TYPE",
-                    "element_id": find_id(context, "password field", "Password"),
+                    "element_id": context.control_id("password field", "Password"),
                     "value": value,
                     "press_enter": False,
                 }

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from agent_support import context_of, history_of, prompt_of, trace_lines
+from agent_support import trace_lines
 from browser_support import open_page, requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
@@ -56,8 +56,6 @@ KINDS = {
     "radio": ("radio",),
     "combobox": ("select",),
 }
-# [id] kind "name" state...
-_LINE = re.compile(r'^\[([A-Za-z0-9_-]+)\] ([^"\n]+?) ("(?:[^"\\\n]|\\.)*")(.*)$', re.MULTILINE)
 
 
 async def test_each_case_has_a_page_and_a_task():
@@ -138,33 +136,28 @@ async def test_the_gold_path_reaches_the_goal_with_playwright_alone(playwright_b
 # -- the live agent with a model that proposes the gold path ----------------------------------
 
 
-def _find_line(page: str, step: GoldStep) -> tuple[str, str] | None:
-    """(id, state) of the control line that shows ``step``'s element, by kind and name."""
+def _find_control(controls, step: GoldStep) -> str | None:
+    """The id of the first control of the view that shows ``step``'s element, by kind and name."""
     kinds = ("select",) if step.op == "select" else KINDS.get(step.role, (step.role,))
-    for m in _LINE.finditer(page):
-        if m.group(2).strip() in kinds and json.loads(m.group(3)) == step.name:
-            return m.group(1), m.group(4)
-    return None
+    return next((i for i, c in controls.items() if c.kind in kinds and c.name == step.name), None)
 
 
 def _gold_policy(task: Task, lost: list[str]):
     """A fake model proposing the gold step after the ones this run carried out (the history
-    lines that did not fail), found in the prompt's view by kind and name; anything it cannot
-    find is recorded in ``lost``."""
+    lines that did not fail), found among the step's controls by kind and name; anything it
+    cannot find is recorded in ``lost``."""
 
-    def reply(messages, params, purpose):
+    def reply(messages, params, purpose, context):
         if purpose == "form_check":
             return {"ready": True, "fix": ""}
-        prompt = prompt_of(messages)
-        done = [h for h in history_of(prompt).splitlines() if re.match(r"\s*\d+\.", h) and "-> failed" not in h]
+        done = [h for h in context.history if re.match(r"\d+\.", h) and "-> failed" not in h]
         if len(done) >= len(task.gold):
             return {"action": {"operation": "DONE", "value": ""}}
         step = task.gold[len(done)]
-        found = _find_line(context_of(prompt), step)
-        if found is None:
+        element_id = _find_control(context.controls, step)
+        if element_id is None:
             lost.append(f"no line shows {step.describe()}")
             return {"action": {"operation": "DONE", "value": ""}}
-        element_id, _ = found
         if step.op == "select":
             return {"action": {"operation": "SELECT", "element_id": element_id, "value": step.value}}
         return {"action": {"operation": "CLICK", "element_id": element_id}}
@@ -180,7 +173,7 @@ async def _page_result(browser) -> str:
 
 
 async def _run_case(browser, site, case: str, tmp_path):
-    """The agent on ``case`` with ``_gold_policy``: (result, lost, step prompts, trace steps, re-asks)."""
+    """The agent on ``case`` with ``_gold_policy``: (result, lost, trace steps, re-asks)."""
     task = TASKS[case]
     await open_page(browser, site + task.start)
     lost: list[str] = []
@@ -204,12 +197,7 @@ async def _run_case(browser, site, case: str, tmp_path):
         for r in backend.requests
         if str(r["messages"][-1]["content"]).startswith(REASK_PREFIX)
     ]
-    prompts = [
-        prompt_of(r["messages"])
-        for r in backend.requests
-        if r["messages"][0]["role"] == "system" and not str(r["messages"][-1]["content"]).startswith(REASK_PREFIX)
-    ]
-    return result, lost, prompts, steps, reasked
+    return result, lost, steps, reasked
 
 
 def _story(result, steps, lost, reasked) -> str:
@@ -220,7 +208,7 @@ def _story(result, steps, lost, reasked) -> str:
 
 @pytest.mark.parametrize("case", CASES)
 async def test_the_agent_lets_a_gold_path_model_reach_the_goal(browser, site, case, tmp_path):
-    result, lost, _, steps, reasked = await _run_case(browser, site, case, tmp_path)
+    result, lost, steps, reasked = await _run_case(browser, site, case, tmp_path)
     story = _story(result, steps, lost, reasked)
     assert await _page_result(browser) == "ok", story
     assert not lost and not reasked, story

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from agent_support import context_of, find_id, history_of, prompt_of, trace_lines
+from agent_support import prompt_of, trace_lines
 from browser_support import requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
@@ -174,13 +174,11 @@ async def test_fill_fills_a_text_field_and_a_select_and_sends_the_form_in_one_st
     try:
         assert (await browser.open(base + "order.html?item=b6")).ok
 
-        def policy(messages, params, purpose):
-            prompt = prompt_of(messages)
-            context = context_of(prompt)
-            if "Thank you!" in context:
+        def policy(messages, params, purpose, context):
+            if "Thank you!" in context.page:
                 return {"action": {"operation": "DONE", "value": ""}}
-            name, ship = find_id(context, "text field", "Your name"), find_id(context, "select", "Shipping")
-            submit = find_id(context, "submit button", "Place order")
+            name, ship = context.control_id("text field", "Your name"), context.control_id("select", "Shipping")
+            submit = context.control_id("submit button", "Place order")
             return {"action": _fill([(name, "Ada Lovelace"), (ship, "Express (1 day)")], submit)}
 
         backend = FunctionBackend(policy)
@@ -225,18 +223,16 @@ async def test_a_password_typed_by_fill_is_in_no_file_of_the_trace(browser, tmp_
         assert (await browser.open(base + "signup.html")).ok
         prompts: list[str] = []
 
-        def policy(messages, params, purpose):
-            prompt = prompt_of(messages)
-            prompts.append(prompt)
-            context = context_of(prompt)
-            if "FILL" in history_of(prompt):
+        def policy(messages, params, purpose, context):
+            prompts.append(prompt_of(messages))
+            if any("FILL" in line for line in context.history):
                 return {"action": {"operation": "DONE", "value": ""}}
             fields = [
-                (find_id(context, "text field", "Username"), "ada"),
-                (find_id(context, "password field", "Password"), secret),
-                (find_id(context, "password field", "Confirm password"), secret),
+                (context.control_id("text field", "Username"), "ada"),
+                (context.control_id("password field", "Password"), secret),
+                (context.control_id("password field", "Confirm password"), secret),
             ]
-            return {"action": _fill(fields, find_id(context, "submit button", "Create account"))}
+            return {"action": _fill(fields, context.control_id("submit button", "Create account"))}
 
         trace = TraceWriter(tmp_path / "trace")
         lines: list[str] = []
@@ -273,18 +269,16 @@ async def test_the_form_check_holds_the_click_not_the_fields(browser, tmp_path):
         assert (await browser.open(base + "order.html?item=b6")).ok
         checks: list[str] = []
 
-        def policy(messages, params, purpose):
+        def policy(messages, params, purpose, context):
             if purpose == "form_check":
                 checks.append(str(messages[-1]["content"]))
                 return {"fix": "Gift wrap should be checked", "ready": False}
-            prompt = prompt_of(messages)
-            context, history = context_of(prompt), history_of(prompt)
-            if "Thank you!" in context:
+            if "Thank you!" in context.page:
                 return {"action": {"operation": "DONE", "value": ""}}
-            submit = find_id(context, "submit button", "Place order")
-            if "FILL" in history:  # asked again: sent, without a second check
+            submit = context.control_id("submit button", "Place order")
+            if any("FILL" in line for line in context.history):  # asked again: sent, without a second check
                 return {"action": {"operation": "CLICK", "element_id": submit}}
-            name, ship = find_id(context, "text field", "Your name"), find_id(context, "select", "Shipping")
+            name, ship = context.control_id("text field", "Your name"), context.control_id("select", "Shipping")
             return {"action": _fill([(name, "Ada Lovelace"), (ship, "Express (1 day)")], submit)}
 
         trace = TraceWriter(tmp_path / "trace")
@@ -328,12 +322,14 @@ async def test_fill_stops_where_the_page_changes_under_it(browser, tmp_path):
     try:
         assert (await browser.open(base + "moves.html")).ok
 
-        def policy(messages, params, purpose):
-            context = context_of(prompt_of(messages))
-            if "You moved" in context:
+        def policy(messages, params, purpose, context):
+            if "You moved" in context.page:
                 return {"action": {"operation": "DONE", "value": ""}}
-            fields = [(find_id(context, "select", "Where"), "There"), (find_id(context, "text field", "Note"), "hi")]
-            return {"action": _fill(fields, find_id(context, "submit button", "Send"))}
+            fields = [
+                (context.control_id("select", "Where"), "There"),
+                (context.control_id("text field", "Note"), "hi"),
+            ]
+            return {"action": _fill(fields, context.control_id("submit button", "Send"))}
 
         trace = TraceWriter(tmp_path / "trace")
         result = await run_agent(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from agent_support import context_of, find_id, history_of, prompt_of, trace_lines
+from agent_support import trace_lines
 from browser_support import requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
@@ -78,20 +78,21 @@ async def test_a_form_the_check_finds_not_ready_is_held_once_then_sent(browser, 
         browser.guard = None
         assert (await browser.open(base + "signup.html")).ok
 
-        def policy(messages, params, purpose):
+        def policy(messages, params, purpose, context):
             if purpose == "form_check":
                 return {"ready": False, "fix": "Confirm password is empty"}
-            context = context_of(prompt_of(messages))
-            if not history_of(prompt_of(messages)).strip().startswith("1."):
+            if not context.history:
                 return {
                     "action": {
                         "operation": "TYPE",
-                        "element_id": find_id(context, "text field", "Username"),
+                        "element_id": context.control_id("text field", "Username"),
                         "value": "ada",
                         "press_enter": False,
                     }
                 }
-            return {"action": {"operation": "CLICK", "element_id": find_id(context, "submit button", "Create account")}}
+            return {
+                "action": {"operation": "CLICK", "element_id": context.control_id("submit button", "Create account")}
+            }
 
         trace = TraceWriter(tmp_path / "trace")
         result = await run_agent(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from agent_support import find_id, prompt_of
+from agent_support import prompt_of
 from browser_support import open_page, requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
@@ -21,6 +21,7 @@ from webagent.demo_site import serve_directory
 from webagent.llm.client import Reply
 from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.skills.learn import from_recording
+from webagent.skills.offer import label as offer_label
 from webagent.trace.writer import TraceWriter
 from webagent.web.live_action import Choices, live_action_schema, parse_live_action
 
@@ -70,24 +71,30 @@ async def browser():
 
 
 def _skill_label(prompt: str, name: str) -> str | None:
+    """The label of the skill ``name`` as the prompt shows it (for the tests of what the model reads)."""
     m = re.search(rf'^\[([a-z0-9_]+)\] skill "{re.escape(name)}"', prompt, re.MULTILINE)
     return m.group(1) if m else None
+
+
+def _offered(context, skills, name: str) -> str | None:
+    """The label the step offers the skill ``name`` under (``LiveContext.skills``), or None."""
+    found = offer_label(next(s for s in skills if s.name == name))
+    return found if found in context.skills else None
 
 
 async def test_the_model_calls_skills_with_new_values_and_the_page_confirms(browser, site, skills, tmp_path):
     await open_page(browser, site + "index.html")
     seen: list[dict] = []
 
-    def model(messages, params, purpose):
-        prompt = prompt_of(messages)
-        seen.append({"prompt": prompt, "schema": params.get("response_format") or params})
-        if "Saved:" in prompt:
+    def model(messages, params, purpose, context):
+        seen.append({"prompt": prompt_of(messages), "schema": params.get("response_format") or params})
+        if "Saved:" in context.page:
             return {"action": {"operation": "DONE", "value": ""}}
-        if label := _skill_label(prompt, "Save note"):
-            if "Your notes" in prompt:
+        if label := _offered(context, skills, "Save note"):
+            if "Your notes" in context.page:
                 args = {"title": "Eggs", "colour": "Yellow"}
                 return {"action": {"operation": "SKILL", "element_id": label, "args": args}}
-        label = _skill_label(prompt, "Log in")
+        label = _offered(context, skills, "Log in")
         return {
             "action": {
                 "operation": "SKILL",
@@ -175,10 +182,10 @@ async def test_a_skill_that_cannot_go_on_hands_control_back_saying_where(browser
     await open_page(browser, site + "notes.html?user=x")
     prompts: list[str] = []
 
-    def model(messages, params, purpose):
+    def model(messages, params, purpose, context):
         prompts.append(prompt_of(messages))
         if len(prompts) == 1:
-            label = _skill_label(prompts[0], "Save note")
+            label = _offered(context, skills, "Save note")
             args = {"title": "Tea", "colour": "White"}
             return {"action": {"operation": "SKILL", "element_id": label, "args": args}}
         return {"action": {"operation": "DONE", "value": ""}}  # also the repair's answer: no click
@@ -200,17 +207,14 @@ async def test_a_skill_that_cannot_go_on_hands_control_back_saying_where(browser
 
 async def test_a_skill_step_whose_page_changed_is_repaired_by_the_model(browser, site, skills, tmp_path):
     await open_page(browser, site + "notes.html?user=x")
-    prompts: list[str] = []
 
-    def model(messages, params, purpose):
-        prompts.append(prompt_of(messages))
-        if "(a skill's step: last time: CLICK" in prompts[-1]:  # the repair: the button as it is named now
-            return {
-                "action": {"operation": "CLICK", "element_id": find_id(prompts[-1], "(?:submit )?button", "Save note")}
-            }
-        if "Saved:" in prompts[-1]:
+    def model(messages, params, purpose, context):
+        if context.history and context.history[-1].startswith("(a skill's step: last time: CLICK"):
+            # the repair (its hint the last history line): the button as it is named now
+            return {"action": {"operation": "CLICK", "element_id": context.control_id("button", "Save note")}}
+        if "Saved:" in context.page:
             return {"action": {"operation": "DONE", "value": ""}}
-        label = _skill_label(prompts[-1], "Save note")
+        label = _offered(context, skills, "Save note")
         return {"action": {"operation": "SKILL", "element_id": label, "args": {"title": "Tea", "colour": "White"}}}
 
     trace = TraceWriter(tmp_path / "trace")
@@ -230,8 +234,8 @@ async def test_a_skill_step_whose_page_changed_is_repaired_by_the_model(browser,
 async def test_a_skill_called_again_with_the_same_values_is_a_loop(browser, site, skills):
     await open_page(browser, site + "notes.html?user=x")
 
-    def model(messages, params, purpose):
-        label = _skill_label(prompt_of(messages), "Save note")
+    def model(messages, params, purpose, context):
+        label = _offered(context, skills, "Save note")
         return {"action": {"operation": "SKILL", "element_id": label, "args": {"title": "Tea", "colour": "White"}}}
 
     result = await run_agent(
@@ -282,9 +286,9 @@ async def test_a_skill_that_cannot_start_is_not_offered_again_until_a_form_is_se
     note.steps[0].target = {**(note.steps[0].target or {}), "name": "Subject", "attrs": {"id": "nope", "name": "nope"}}
     prompts: list[str] = []
 
-    def model(messages, params, purpose):
+    def model(messages, params, purpose, context):
         prompts.append(prompt_of(messages))
-        label = _skill_label(prompts[-1], "Save note")
+        label = _offered(context, broken, "Save note")
         if label:
             return {"action": {"operation": "SKILL", "element_id": label, "args": {"title": "Tea", "colour": "White"}}}
         return {"action": {"operation": "DONE", "value": ""}}
