@@ -9,7 +9,7 @@ import asyncio
 import atexit
 from pathlib import Path
 
-from webagent.apps.instance import AppInstance, stable_port
+from webagent.apps.instance import AppInstance, free_port
 from webagent.apps.spec import App
 from webagent.cluster import with_usage
 from webagent.llm.endpoint import EndpointOptions
@@ -20,7 +20,9 @@ _instances: dict[str, AppInstance] = {}  # this worker process's instance of eac
 def _instance(app: App) -> AppInstance:
     instance = _instances.get(app.name)
     if instance is None or instance.proc is None or instance.proc.poll() is not None:
-        instance = AppInstance(app, port=stable_port(app.name)).start()
+        # A free port, not the app's usual one: two workers that found the usual port free at
+        # once both started on it, and the second worker's tasks ran on the first one's server.
+        instance = AppInstance(app, port=free_port()).start()
         _instances[app.name] = instance
         atexit.register(instance.stop)
     return instance

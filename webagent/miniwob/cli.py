@@ -67,7 +67,8 @@ def _episode_concurrency(func):
     "--reload-each-episode",
     is_flag=True,
     help="Load the task page afresh for every episode (default: "
-    "further episodes of a task start on its loaded page, as MiniWoB's own harness does).",
+    "further episodes of a task start on its loaded page, as MiniWoB's own harness does; with --ray, "
+    "every episode loads its page afresh).",
 )
 @click.option("--cdp-url", help="Attach to a running Chromium instead of launching one.")
 @click.option("--shard", help="i/n: run every n-th (task, seed) from the i-th (0-based); join with `miniwob merge`.")
@@ -122,7 +123,8 @@ async def miniwob_command(
                 context_tokens=options.context_tokens,
                 seed=seed,
                 structured=endpoint.structured,
-                reuse_page=not reload_each_episode,
+                # a Ray worker loads each episode's page afresh (its episodes are not consecutive seeds)
+                reuse_page=not reload_each_episode and ray_address is None,
                 form_check=options.form_check,
             )
             rows = await run_miniwob(
