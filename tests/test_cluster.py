@@ -158,3 +158,72 @@ def test_a_driver_killed_mid_run_resumes_with_none_lost_and_none_repeated(tmp_pa
     assert sorted(keys) == sorted(
         (t, s) for t in ("click-button", "enter-text") for s in range(3)
     )  # none lost, none twice
+
+
+def _same(a: list[dict], b: list[dict], key, fields: tuple[str, ...]) -> None:
+    """The two runs' rows, keyed, agree on ``fields`` (what the method answered and how it scored)."""
+    left, right = {key(r): r for r in a}, {key(r): r for r in b}
+    assert set(left) == set(right) and left
+    assert {k: [left[k].get(f) for f in fields] for k in left} == {k: [right[k].get(f) for f in fields] for k in right}
+
+
+async def test_qa_eval_on_ray_answers_as_the_serial_run(cluster, tmp_path):
+    """Each document's questions in a worker (the shipped fake model, made there): the same
+    answers and scores as in-process, and the workers' model use summed on the driver."""
+    from webagent.docqa.data import load
+    from webagent.docqa.methods import MethodOptions, parse_methods
+    from webagent.docqa.reading import ReadSettings
+    from webagent.docqa.runner import make_config, read_jsonl, results, run_eval
+    from webagent.llm.endpoint import EndpointOptions, open_client
+
+    fixture = Path(__file__).parent / "fixtures" / "docqa" / "narrativeqa"
+    docs = load("narrativeqa", str(fixture)).documents[:1]  # one document: one worker
+    variants, settings, opts = parse_methods("readagent-p@2,bm25@1"), ReadSettings(), MethodOptions()
+    endpoint = EndpointOptions(model="fake:heuristic", cache=False)
+    rows = {}
+    for name, on in (("serial", None), ("ray", cluster)):
+        async with open_client(endpoint) as client:
+            config = make_config("narrativeqa", "x", variants, client.model_name, settings, opts)
+            await run_eval(
+                client,
+                docs,
+                variants,
+                tmp_path / name,
+                config,
+                settings,
+                opts,
+                quiet=True,
+                cluster=on,
+                endpoint=endpoint,
+            )
+        rows[name] = read_jsonl(results(tmp_path / name).rows_path)
+    _same(
+        rows["serial"], rows["ray"], lambda r: (r["method"], r["qid"]), ("answer", "rouge1", "rating", "context_words")
+    )
+    assert cluster.usage.total.calls > 0  # the workers' calls, counted on the driver
+
+
+async def test_mind2web_on_ray_predicts_as_the_serial_run(cluster, tmp_path):
+    from mind2web.data import load_tasks
+    from mind2web.methods import Variant
+    from mind2web.rows import STEPS_FILE, read_rows
+    from mind2web.runner import EvalConfig, run_eval
+    from webagent.llm.endpoint import EndpointOptions, open_client
+
+    fixture = Path(__file__).parent / "fixtures" / "mind2web"
+    tasks = load_tasks(fixture, split="test_website")
+    variants = [Variant("bm25", 1), Variant("readagent-p", 1)]
+    endpoint = EndpointOptions(model="fake:heuristic", cache=False)
+    rows = {}
+    for name, on in (("serial", None), ("ray", cluster)):
+        async with open_client(endpoint) as client:
+            config = EvalConfig.for_client(client, data=str(fixture), split="test_website", depth="auto",
+                                           budget_words=300, context_tokens=8192, previous_k=5, act_on="looked-up",
+                                           typed_actions=False)  # fmt: skip
+            info = await run_eval(
+                client, tasks, variants, tmp_path / name, config, quiet=True, cluster=on, endpoint=endpoint
+            )
+            assert info["ran"] == info["planned"] > 0
+        rows[name] = [r.model_dump() for r in read_rows(tmp_path / name / STEPS_FILE)]
+    _same(rows["serial"], rows["ray"], lambda r: (r["variant"], r["annotation_id"], r["action_uid"]),
+          ("element_id", "op", "value", "step_success", "context_words"))  # fmt: skip
