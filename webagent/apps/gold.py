@@ -108,11 +108,6 @@ def instead_of(elements: list[tuple[str, str]], role: str, name: str) -> str:
     return "close names with other roles: " + ", ".join(f"{roles[n]} {n!r}" for n in close)
 
 
-async def nearest_names(page, role: str, name: str) -> str:
-    """``instead_of`` for the page as it is now."""
-    return instead_of(await named_elements(page), role, name)
-
-
 async def _missing(page, step: GoldStep, what: str = "") -> GoldStepError:
     """The error for ``step``'s element not on ``page``: ``what`` (by default, whether no
     element has the role or none of them the name), then what the page has instead."""

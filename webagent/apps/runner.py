@@ -62,10 +62,6 @@ def results(out: Path) -> ResultsFolder[AppsConfig]:
     return ResultsFolder(out, AppsConfig, key=lambda row: row["task"], what="an apps eval run")
 
 
-def check_config(out: Path, config: AppsConfig) -> None:
-    results(out).pin(config)
-
-
 def read_rows(out: Path) -> dict[str, dict]:
     """The last row of each task in ``episodes.jsonl``."""
     return results(out).rows()  # type: ignore[return-value]

@@ -54,10 +54,6 @@ def results(out: Path) -> ResultsFolder[MiniWoBConfig]:
     return ResultsFolder(out, MiniWoBConfig, key=lambda row: (row["task"], row["seed"]), what="a MiniWoB run")
 
 
-def check_config(out: Path, config: MiniWoBConfig) -> None:
-    results(out).pin(config)
-
-
 def read_rows(out: Path) -> dict[tuple[str, int], dict]:
     """The last row of each (task, seed) in ``episodes.jsonl``."""
     return results(out).rows()  # type: ignore[return-value]
