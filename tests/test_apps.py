@@ -9,6 +9,7 @@ import json
 import shutil
 import socket
 import sqlite3
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,21 @@ def test_an_app_gets_the_same_port_run_after_run_and_a_free_one_when_that_is_tak
         assert other != port
         with socket.socket() as s:
             s.bind(("127.0.0.1", other))  # the fallback is really free
+
+
+def test_an_instance_does_not_start_on_a_port_another_run_is_starting_on(apps_home):
+    """Two runs that found an app's usual port free at once both served there, and the second
+    one's tasks ran on the first one's server. A port is claimed first; a claimed one is left."""
+    from webagent.apps.instance import claim_port, free_port
+
+    port = free_port()
+    other_run = claim_port(port)  # another run, between choosing the port and binding it
+    assert other_run is not None and claim_port(port) is None
+    with AppInstance(load_app(NOTES), port=port) as instance:
+        assert instance.port != port
+        with urllib.request.urlopen(instance.url("/"), timeout=10) as reply:
+            assert reply.status == 200
+    other_run.close()
+    again = claim_port(port)  # released with its holder
+    assert again is not None
+    again.close()

@@ -65,6 +65,24 @@ def stable_port(name: str) -> int:
     return port
 
 
+def claim_port(port: int):
+    """An open lock file that claims ``port`` for this process until it is closed (or the
+    process ends), or None when another process holds the claim. Two runs that found an app's
+    usual port free at the same moment both started a server there, and the second one's
+    readiness check was answered by the first one's server: its tasks ran on the other's data."""
+    import fcntl
+
+    folder = Path(tempfile.gettempdir()) / "webagent-ports"  # ports are the machine's, not a home's
+    folder.mkdir(exist_ok=True)
+    lock = open(folder / f"{port}.lock", "w")  # noqa: SIM115 - held for the instance's life
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        return None
+    return lock
+
+
 def _is_sqlite(path: Path) -> bool:
     try:
         with open(path, "rb") as f:
@@ -147,6 +165,7 @@ class AppInstance:
         self.pristine: Path | None = None
         self.log: Path | None = None
         self.last_reset_s: float | None = None
+        self._claim = None  # the lock file claiming the port (``claim_port``)
 
     @property
     def base_url(self) -> str:
@@ -164,6 +183,10 @@ class AppInstance:
         _owner_file(self.live).write_text(str(os.getpid()))
         shutil.copytree(self.pristine, self.live, dirs_exist_ok=True)
         self.port = self.port or free_port()
+        self._claim = claim_port(self.port)
+        while self._claim is None:  # another run is starting a server there right now
+            self.port = free_port()
+            self._claim = claim_port(self.port)
         self.log = home / "logs" / f"serve-{self.port}.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "wb") as out:
@@ -249,6 +272,9 @@ class AppInstance:
                     pass
                 self.proc.wait()
         self.proc = None
+        if self._claim is not None:
+            self._claim.close()
+            self._claim = None
         if self.live is not None:
             shutil.rmtree(self.live, ignore_errors=True)
             _owner_file(self.live).unlink(missing_ok=True)
