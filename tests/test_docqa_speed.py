@@ -10,8 +10,9 @@ import pytest
 
 from webagent.docqa.ask import AskOptions, ask, memory_key
 from webagent.docqa.data import Document, Question
-from webagent.docqa.progress import ReadingProgress, format_duration
+from webagent.docqa.progress import ReadingProgress
 from webagent.docqa.reading import DocumentState, ReadSettings
+from webagent.durations import format_duration
 from webagent.errors import UserError
 from webagent.llm import llama_server, local
 from webagent.llm.cache import Cache

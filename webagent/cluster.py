@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from webagent.durations import format_duration
 from webagent.errors import UserError
 from webagent.llm.usage import Usage
 
@@ -58,7 +59,6 @@ class Cluster:
     workers: int
     node: str = ""  # the driver's node id: a worker there writes traces in place
     started_here: bool = False
-    retried: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)  # the workers' model use, summed from their rows
 
     def close(self) -> None:
@@ -203,7 +203,6 @@ def run_jobs(
         except lost as exc:
             why = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
             if attempt == 1:
-                cluster.retried.append(job.label)
                 say(f"{job.label}: its worker was lost ({why}); running it again")
                 submit(job, 2)
                 continue
@@ -226,17 +225,8 @@ def run_jobs(
         pace = (time.perf_counter() - started) / finished
         say(
             f"[{done_before + finished}/{total}] {job.label}: {describe(row)}; "
-            f"{failures} failed so far; ~{_duration(pace * left)} left"
+            f"{failures} failed so far; ~{format_duration(pace * left)} left"
         )
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    if seconds < 90:
-        return f"{seconds} s"
-    if seconds < 5400:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def worker_endpoint(endpoint, client):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 from pathlib import Path
+from typing import Any
 
 from webagent.apps.instance import AppInstance, free_port
 from webagent.apps.spec import App
@@ -53,25 +54,28 @@ def episode(
     gold = GoldModel(task) if ceiling else None
 
     async def run() -> dict:
+        from contextlib import nullcontext
+
         from webagent.llm.endpoint import open_client
         from webagent.llm.testing import fake_client
 
-        trace_dir = Path(trace) if trace else None
-        if gold is not None:
-            return await run_task(
+        if gold is not None:  # the ceiling: the gold path is the model
+            model: Any = nullcontext(fake_client(gold.backend()))
+        else:
+            assert endpoint is not None
+            model = open_client(endpoint)
+        async with model as client:
+            row = await run_task(
                 instance,
                 task,
-                fake_client(gold.backend()),
+                client,
                 options,
-                trace_dir,
+                Path(trace) if trace else None,
                 gold,
                 stop_at_goal,
                 None,
                 skills or None,
             )
-        assert endpoint is not None
-        async with open_client(endpoint) as client:
-            row = await run_task(instance, task, client, options, trace_dir, None, stop_at_goal, None, skills or None)
             return with_usage(row, client)
 
     return asyncio.run(run())

@@ -123,7 +123,7 @@ async def evaluate(
     for name, tasks in by_app.items():
         with AppInstance(apps_by_name[name], say=say, port=stable_port(name)) as instance:
             say(f"{name}: serving at {instance.base_url}")
-            demonstrated = _skills_for(apps_by_name[name], instance) if config.skills else []
+            demonstrated = for_instance(_demonstrated(apps_by_name[name]), instance.base_url) if config.skills else []
             learned = for_instance((online or {}).get(name, []), instance.base_url)
             for task in tasks:
                 skills = for_task(demonstrated, learned, task.id) or None
@@ -171,17 +171,11 @@ def _on_cluster(
     """The pending tasks as Ray tasks (``webagent.cluster``; the worker side is ``apps.remote``):
     each row appended as it comes back."""
     from webagent.apps import remote
-    from webagent.apps.learn import app_site
     from webagent.cluster import Job, run_jobs, worker_endpoint
-    from webagent.skills import store
 
     endpoint = None if ceiling else worker_endpoint(cluster_endpoint, client)
-    demonstrated: dict[str, list] = {}
-    for app, _ in todo:
-        if config.skills and app.name not in demonstrated:
-            demonstrated[app.name] = store.load(app_site(app))
-            if not demonstrated[app.name]:
-                raise UserError(f"app {app.name} has no skills yet: run `webagent apps learn --app {app.name}` first")
+    apps = {app.name: app for app, _ in todo}
+    demonstrated = {name: _demonstrated(app) for name, app in apps.items()} if config.skills else {}
     jobs = [
         Job(
             key=task.id,
@@ -222,15 +216,16 @@ def _on_cluster(
     )
 
 
-def _skills_for(app: App, instance: AppInstance) -> list:
-    """The app's skills (``webagent apps learn``) on this instance's port; a clear stop when there are none."""
+def _demonstrated(app: App) -> list:
+    """The app's skills (``webagent apps learn``), at the address they were learned on; a clear
+    stop when there are none."""
     from webagent.apps.learn import app_site
     from webagent.skills import store
 
     learned = store.load(app_site(app))
     if not learned:
         raise UserError(f"app {app.name} has no skills yet: run `webagent apps learn --app {app.name}` first")
-    return for_instance(learned, instance.base_url)
+    return learned
 
 
 def merge(shards: list[Path], out: Path) -> int:

@@ -15,15 +15,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from webagent.durations import format_duration
 from webagent.llm.usage import Usage
-
-
-def format_duration(seconds: float) -> str:
-    seconds = max(0, round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    return f"{minutes} min {seconds} s" if seconds else f"{minutes} min"
 
 
 class ReadingProgress:
