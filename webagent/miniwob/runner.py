@@ -132,11 +132,7 @@ async def run_miniwob(
                     folder.append(row)
                     done[(task, seed)] = row
                 if progress:
-                    progress(
-                        f"{task} seed {seed}: {row['status']}, raw reward {row['raw_reward']:g}, "
-                        f"{row['steps']} steps, {row.get('time_s', 0):.1f}s"
-                        + (f" ({row['error']})" if row["error"] else "")
-                    )
+                    progress(f"{task} seed {seed}: {_outcome(row)}")
                 episode = next_episode(task)
 
     async def workers(shared) -> None:
@@ -169,6 +165,13 @@ async def run_miniwob(
     return [done[k] for k in keys if k in done]
 
 
+def _outcome(row: dict) -> str:
+    """An episode's progress line after its name."""
+    return f"{row['status']}, raw reward {row['raw_reward']:g}, {row['steps']} steps, {row.get('time_s', 0):.1f}s" + (
+        f" ({row['error']})" if row["error"] else ""
+    )
+
+
 def _on_cluster(cluster, endpoint, client, pending, out, folder, done, options, traces, progress, total) -> None:
     """The pending episodes as Ray tasks (the worker side is ``miniwob.remote``), each row
     appended as it comes back."""
@@ -195,18 +198,12 @@ def _on_cluster(cluster, endpoint, client, pending, out, folder, done, options, 
         task, seed = job.key
         return error_row(task, seed, job.trace, why)
 
-    def describe(row: dict) -> str:
-        return (
-            f"{row['status']}, raw reward {row['raw_reward']:g}, {row['steps']} steps, {row.get('time_s', 0):.1f}s"
-            + (f" ({row['error']})" if row["error"] else "")
-        )
-
     run_jobs(
         cluster,
         jobs,
         on_row=keep,
         lost_row=lost,
-        describe=describe,
+        describe=_outcome,
         failed=lambda row: not row["success"],
         say=progress or (lambda line: None),
         done_before=total - len(pending),
