@@ -4,11 +4,11 @@ without them as one name (issue 33)."""
 
 from lxml import etree
 
-from webagent.apps.ceiling import find_line, same_name
+from webagent.apps.ceiling import find_control, same_name
 from webagent.apps.spec import GoldStep
 from webagent.trace.fingerprint import name_of
 from webagent.trace.match import score
-from webagent.web.agent_view import build_view
+from webagent.web.agent_view import Control, build_view
 from webagent.web.control_name import visible_name
 
 GLYPH = "\uf145"
@@ -34,13 +34,17 @@ def test_the_view_shows_the_accessible_name_without_the_glyph_and_the_rules_wher
 
 def test_the_ceiling_matches_a_name_with_and_without_its_glyph():
     assert same_name("Buy tickets", f"{GLYPH} Buy tickets")
-    page = '[7] submit button "Buy tickets"\n[8] button "Buy later"'
-    assert find_line(page, GoldStep(op="click", role="button", name=f"{GLYPH} Buy tickets")) == "7"
+    controls = {
+        "7": Control("7", "CLICK", "submit button", "Buy tickets"),
+        "8": Control("8", "CLICK", "button", "Buy later"),
+    }
+    assert find_control(controls, GoldStep(op="click", role="button", name=f"{GLYPH} Buy tickets")) == "7"
 
 
-def test_the_ceiling_reads_a_name_with_quotes_inside():
-    page = '[9] button "_(\\"Add participant\\")"'
-    assert find_line(page, GoldStep(op="click", role="button", name='_("Add participant")')) == "9"
+def test_the_ceiling_finds_a_name_with_quotes_inside():
+    html = '<html backend_node_id="1"><button backend_node_id="9" ax_role="button">_("Add participant")</button></html>'
+    controls = build_view(html).controls
+    assert find_control(controls, GoldStep(op="click", role="button", name='_("Add participant")')) == "9"
 
 
 def test_replay_takes_a_name_with_and_without_its_glyph_as_one_name():

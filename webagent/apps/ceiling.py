@@ -5,21 +5,23 @@ the model's.
 The element is found as the gold check finds it: by role and accessible name in the live
 page (``webagent.apps.locate``: Playwright's ``get_by_role(..., exact=True)``, then the
 element's backend node, which is the agent's id). The fake then looks for that id among the
-control lines of the step prompt (``[id] kind "name" state``) and proposes the action on it.
-So a control the agent shows under another name is still found, and counted apart:
+controls the step offers (the action call's ``LiveContext.controls``, by id, with the kind and
+name each line shows) and proposes the action on it. So a control the agent shows under
+another name is still found, and counted apart:
 
-* **not offered**: the element is on the page, but no line of the prompt shows it (the loss
-  says what the agent showed nearest to it instead);
-* **naming defect** (``naming``): the line shows the element under a name other than its
+* **not offered**: the element is on the page, but the step offers no control for it (the
+  loss says what the agent offered nearest to it instead);
+* **naming defect** (``naming``): the control shows the element under a name other than its
   accessible name (both names kept; icon-font glyphs aside, as the view drops them).
 
 Without a live page (``attach`` not called), or when the element is not on the page yet, the
-line is found by kind and name in the prompt, as before. A ``wait`` step is waited for in the
+control is found by kind and name among those offered. A ``wait`` step is waited for in the
 live page (a person waits for the confirmation), then the next step is proposed. The fake
-moves to the next gold step once the previous proposal was carried out (the last history
-line of the next prompt does not read "failed"). It answers gist and look-up calls too (a
-gist is the snippet's control lines; a look-up picks the parts that hold the element's line,
-else whose gist names it), so pages too long for the context still work."""
+moves to the next gold step once the previous proposal was carried out (the last line of the
+step's ``LiveContext.history`` does not read "failed"). It answers gist and look-up calls too,
+which carry no typed context and are read from their prompt (a gist is the snippet's control
+lines; a look-up picks the parts that hold the element's line, else whose gist names it), so
+pages too long for the context still work."""
 
 from __future__ import annotations
 
@@ -27,13 +29,14 @@ import difflib
 import json
 import re
 import string
+from collections.abc import Mapping
 from typing import Literal
 
 from webagent.apps.spec import GoldStep, Task
 from webagent.llm.reask import REASK_PREFIX
 from webagent.llm.testing import FunctionBackend
+from webagent.web.agent_view import Control
 from webagent.web.control_name import visible_name
-from webagent.web.live_action import step_message
 
 # The agent view's kinds each gold role may be shown as.
 ROLE_KINDS = {
@@ -49,10 +52,9 @@ ROLE_KINDS = {
     "listbox": ("select",),
 }
 TYPE_ROLES = ("textbox", "searchbox", "spinbutton")
-# [id] kind "name" state...: the kind runs up to the quoted name (a control without a name has none).
-# The name is written as JSON writes a string (a quote inside it escaped).
+# A gist's control lines, [id] kind "name" (the state after the name left out): the kind runs up
+# to the quoted name, written as JSON writes a string (a quote inside it escaped).
 _LINE = re.compile(r'^\[([A-Za-z0-9_-]+)\] ([^"\n]+?)(?: "((?:[^"\\\n]|\\.)*)"(?: |$)|$)', re.MULTILINE)
-_PAGE = re.compile(r"Current page \(URL: .*?\n'''\n(.*?)\n'''", re.DOTALL)
 _PART = re.compile(r"\(part (\d+)[,)]")
 _PUNCT = str.maketrans("", "", string.punctuation.replace("'", "") + "…")
 
@@ -63,23 +65,9 @@ def _fold_name(text: str) -> str:
     return " ".join(text.translate(_PUNCT).split()).casefold()
 
 
-def _name(match) -> str:
-    """The name of a control line (``_LINE`` match), unescaped."""
-    raw = match.group(3) or ""
-    try:
-        return json.loads(f'"{raw}"')
-    except ValueError:
-        return raw
-
-
 def same_name(shown: str, accessible: str) -> bool:
     """Whether the view's name is the accessible name, spacing and icon-font glyphs aside."""
     return visible_name(shown) == visible_name(accessible)
-
-
-def _lines(page: str) -> dict[str, tuple[str, str]]:
-    """id -> (kind, name) of every control line of ``page``."""
-    return {m.group(1): (m.group(2).strip(), _name(m)) for m in _LINE.finditer(page)}
 
 
 def _fits(step: GoldStep, kind: str) -> bool:
@@ -90,13 +78,13 @@ def _fits(step: GoldStep, kind: str) -> bool:
     return kind in ROLE_KINDS.get(step.role, (step.role,))
 
 
-def find_line(page: str, step: GoldStep) -> str | None:
-    """The id of the line that shows ``step``'s element, by kind and name."""
-    fitting = [m for m in _LINE.finditer(page) if _fits(step, m.group(2).strip())]
+def find_control(controls: Mapping[str, Control], step: GoldStep) -> str | None:
+    """The id of the control offered for ``step``'s element, by kind and name."""
+    fitting = [(i, c) for i, c in controls.items() if _fits(step, c.kind)]
     # The name as written first ("Owner"), then as folded: a field named only by its form
     # name ("owner") is not the one a person reads as "Owner" when that one is there too.
-    found = [m.group(1) for m in fitting if same_name(_name(m), step.name)] or [
-        m.group(1) for m in fitting if _fold_name(_name(m)) == _fold_name(step.name)
+    found = [i for i, c in fitting if same_name(c.name, step.name)] or [
+        i for i, c in fitting if _fold_name(c.name) == _fold_name(step.name)
     ]
     if not found:
         return None
@@ -113,17 +101,11 @@ def _op_fits(step: GoldStep, kind: str) -> bool:
     return not field and kind != "select"
 
 
-def nearest_lines(page: str, name: str, limit: int = 3) -> list[str]:
-    """The control lines whose names are closest to ``name`` (for a loss's message)."""
-    lines = _lines(page)
-    by_name = {n: i for i, (_, n) in lines.items() if n}
+def nearest_controls(controls: Mapping[str, Control], name: str, limit: int = 3) -> list[str]:
+    """The controls whose names are closest to ``name``, as their lines start (for a loss's message)."""
+    by_name = {c.name: i for i, c in controls.items() if c.name}
     close = difflib.get_close_matches(name, list(by_name), n=limit, cutoff=0.3)
-    return [f"[{by_name[n]}] {lines[by_name[n]][0]} {json.dumps(n, ensure_ascii=False)}" for n in close]
-
-
-def _is_checked(page: str, element_id: str) -> bool | None:
-    line = next((m.group(0) for m in re.finditer(rf"^\[{re.escape(element_id)}\] .*$", page, re.MULTILINE)), "")
-    return None if "checked" not in line else " not checked" not in line
+    return [f"[{by_name[n]}] {controls[by_name[n]].kind} {json.dumps(n, ensure_ascii=False)}" for n in close]
 
 
 def proposal(step: GoldStep, element_id: str) -> dict:
@@ -196,39 +178,36 @@ class GoldModel:
             holding = [p for p, chunk in chunks if any(f"[{i}]" in chunk for i in ids)]
             named = [p for p, chunk in chunks if _fold_name(step.name) in _fold_name(chunk)]
             return {"pages": (holding or named or parts)[:3], "reason": "the part that shows the next element"}
-        prompt = step_message(messages)
         reasked = str(messages[-1]["content"]).startswith(REASK_PREFIX)  # the agent refused the proposal
         if reasked and self.last is not None:
             return self.last
         if context is None:  # a caller that drops it would see the gold path never advance
             raise RuntimeError("the gold model needs the step as data: call reply(..., context=call_context.get())")
         self._advance(list(context.history))
-        self.last = await self._propose(prompt)
+        self.last = await self._propose(context.controls)
         return self.last
 
-    async def _find(self, page: str, step: GoldStep) -> tuple[str | None, str]:
-        """(the id of the line that shows ``step``'s element, or None with why not)."""
+    async def _find(self, controls: Mapping[str, Control], step: GoldStep) -> tuple[str | None, str]:
+        """(the id of the control offered for ``step``'s element, or None with why not)."""
         ids = await self._ids(step)
-        if ids is None:  # no live page, or not on it now: by kind and name in the prompt
-            found = find_line(page, step)
+        if ids is None:  # no live page, or not on it now: by kind and name among those offered
+            found = find_control(controls, step)
             self.found["name"] += found is not None
             return found, "" if found else f"no line shows {step.role} {step.name!r}"
-        lines = _lines(page)
-        shown = next((i for i in ids if i in lines and _op_fits(step, lines[i][0])), None)
+        shown = next((i for i in ids if i in controls and _op_fits(step, controls[i].kind)), None)
         if shown is None:
-            nearest = nearest_lines(page, step.name)
+            nearest = nearest_controls(controls, step.name)
             instead = f"; nearest lines: {'; '.join(nearest)}" if nearest else "; the prompt shows no control near it"
             return None, f"not offered: no line shows {step.role} {step.name!r} (node {ids[0]}){instead}"
         self.found["element"] += 1
-        kind, name = lines[shown]
+        kind, name = controls[shown].kind, controls[shown].name
         if not same_name(name, step.name) and not any(n["gold_step"] == self.next + 1 for n in self.naming):
             self.naming.append(
                 {"gold_step": self.next + 1, "id": shown, "kind": kind, "accessible": step.name, "shown": name}
             )
         return shown, ""
 
-    async def _propose(self, prompt: str) -> dict:
-        page = m.group(1) if (m := _PAGE.search(prompt)) else prompt
+    async def _propose(self, controls: Mapping[str, Control]) -> dict:
         while self.next < len(self.task.gold):
             step = self.task.gold[self.next]
             if step.op == "done":
@@ -241,12 +220,13 @@ class GoldModel:
             if step.op == "dialog":  # the step before raised it: the agent shows it and takes the answer
                 self.proposed = self.next
                 return {"operation": "DIALOG", "value": step.value}
-            element_id, why = await self._find(page, step)
+            element_id, why = await self._find(controls, step)
             if element_id is None:
                 self._lose(why, "not_offered")
                 self.proposed = None
                 return {"operation": "SCROLL", "value": "down"}
-            if step.op in ("check", "uncheck") and _is_checked(page, element_id) == (step.op == "check"):
+            state = {"check": "checked", "uncheck": "not checked"}.get(step.op)
+            if state is not None and controls[element_id].value == state:
                 self.next += 1  # already as the step wants it (Playwright's check() does nothing either)
                 continue
             self.proposed = self.next
