@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from webagent.cli_common import cluster_options, endpoint_options, model_options, open_cluster, run_async, user_errors
+from webagent.cli_common import (
+    cluster_options,
+    endpoint_options,
+    model_options,
+    open_cluster,
+    run_async,
+    status,
+    user_errors,
+)
 from webagent.errors import EndpointError, UserError
 
 
@@ -271,6 +279,7 @@ async def eval_command(
                 step_concurrency=max(1, opts.concurrency // 2),
                 cluster=cluster,
                 endpoint=opts,
+                say=status,
             )
             usage = client.usage if cluster is None else cluster.usage
     rows = read_rows(out_dir / STEPS_FILE)

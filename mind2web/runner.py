@@ -11,8 +11,8 @@ can run on several machines sharing one model server, and `merge` joins their ou
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -292,7 +292,7 @@ async def run_eval(
     shard: tuple[int, int] = (0, 1),
     limit: int | None = None,
     step_concurrency: int = 4,
-    quiet: bool = False,
+    say: Callable[[str], None] | None = None,
     endpoint_down_after: int = ENDPOINT_DOWN_AFTER,
     cluster=None,
     endpoint=None,
@@ -301,7 +301,8 @@ async def run_eval(
     retried_endpoint_failures, endpoint_failures, and not_started (method-steps left when
     the endpoint seemed down: `endpoint_down_after` endpoint failures in a row). `cluster`:
     a connected Ray (``webagent.cluster``) runs each task's pending method-steps instead, in a
-    worker, on `endpoint` (the run's ``EndpointOptions``)."""
+    worker, on `endpoint` (the run's ``EndpointOptions``). `say` takes the progress lines (the
+    command gives ``cli_common.status``); without it the run is quiet, no bar either."""
     chosen = choose_tasks(tasks, limit=limit, shard=shard)
     steps_path = out / STEPS_FILE
     before = prepare_out_dir(out, config, chosen)
@@ -320,7 +321,7 @@ async def run_eval(
             if left:
                 todo.append((step, left))
     if cluster is not None:
-        failures = _on_cluster(cluster, endpoint, client, todo, config, steps_path, quiet)
+        failures = _on_cluster(cluster, endpoint, client, todo, config, steps_path, say)
         return {
             "steps_file": str(steps_path),
             "planned": total,
@@ -342,13 +343,13 @@ async def run_eval(
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             transient=False,
-            disable=quiet,
+            disable=say is None,
             console=Console(stderr=True),  # stdout keeps the summary
         ) as bar,
     ):
         job = bar.add_task("mind2web eval", total=total, completed=skipped)
         # Without a terminal (a log file, CI) the bar is not drawn: print a line now and then.
-        plain = not quiet and not bar.console.is_terminal
+        plain = None if bar.console.is_terminal else say
         finished = [skipped]
 
         def emit(row: StepRow) -> None:
@@ -359,7 +360,7 @@ async def run_eval(
             bar.advance(job)
             finished[0] += 1
             if plain and (finished[0] % max(1, total // 20) == 0 or finished[0] == total):
-                bar.console.print(f"… {finished[0]}/{total} method-steps done")
+                plain(f"{finished[0]}/{total} method-steps done")
 
         async def guarded(step: Step, left: list[Variant]) -> None:
             async with semaphore:
@@ -380,7 +381,7 @@ async def run_eval(
     }
 
 
-def _on_cluster(cluster, endpoint, client, todo, config: EvalConfig, steps_path: Path, quiet: bool) -> int:
+def _on_cluster(cluster, endpoint, client, todo, config: EvalConfig, steps_path: Path, say) -> int:
     """Each task's pending method-steps as one Ray task (the worker side is ``task_rows``),
     its rows appended as they come back; returns the endpoint failures."""
     from webagent.cluster import Job, run_jobs, worker_endpoint
@@ -411,7 +412,7 @@ def _on_cluster(cluster, endpoint, client, todo, config: EvalConfig, steps_path:
         lost_row=lost,
         describe=lambda row: f"{len(row['lines'])} method-steps" + (f" ({row['error']})" if row.get("error") else ""),
         failed=lambda row: bool(row.get("error")),
-        say=(lambda line: None) if quiet else (lambda line: print(f"… {line}", file=sys.stderr, flush=True)),
+        say=say or (lambda line: None),
     )
     return failures[0]
 

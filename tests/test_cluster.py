@@ -192,7 +192,6 @@ async def test_qa_eval_on_ray_answers_as_the_serial_run(cluster, tmp_path):
                 config,
                 settings,
                 opts,
-                quiet=True,
                 cluster=on,
                 endpoint=endpoint,
             )
@@ -220,9 +219,7 @@ async def test_mind2web_on_ray_predicts_as_the_serial_run(cluster, tmp_path):
             config = EvalConfig.for_client(client, data=str(fixture), split="test_website", depth="auto",
                                            budget_words=300, context_tokens=8192, previous_k=5, act_on="looked-up",
                                            typed_actions=False)  # fmt: skip
-            info = await run_eval(
-                client, tasks, variants, tmp_path / name, config, quiet=True, cluster=on, endpoint=endpoint
-            )
+            info = await run_eval(client, tasks, variants, tmp_path / name, config, cluster=on, endpoint=endpoint)
             assert info["ran"] == info["planned"] > 0
         rows[name] = [r.model_dump() for r in read_rows(tmp_path / name / STEPS_FILE)]
     _same(rows["serial"], rows["ray"], lambda r: (r["variant"], r["annotation_id"], r["action_uid"]),

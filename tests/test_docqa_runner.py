@@ -45,7 +45,7 @@ async def _run(
     client = fake_client(backend, cache=cache)
     config = make_config(dataset, data, variants, client.model_name, SETTINGS, opts)
     docs = select(loaded.documents, limit, (0, 1))
-    summary = await run_eval(client, docs, variants, out, config, SETTINGS, opts, quiet=True)
+    summary = await run_eval(client, docs, variants, out, config, SETTINGS, opts)
     return summary, backend, client
 
 
@@ -113,7 +113,6 @@ async def test_a_degraded_memory_is_not_cached(tmp_path):
         config,
         SETTINGS,
         MethodOptions(),
-        quiet=True,
     )
     doc = json.loads((tmp_path / "r" / "documents.jsonl").read_text().splitlines()[0])
     assert doc["builds"]["gists"]["failures"] > 0
@@ -214,12 +213,12 @@ async def test_endpoint_failures_are_left_for_the_resume(tmp_path):
     docs = select(loaded.documents, 2, (0, 1))
     out = tmp_path / "r"
     client = fake_client(FunctionBackend(flaky), max_retries=0)
-    summary = await run_eval(client, docs, variants, out, config, SETTINGS, MethodOptions(), quiet=True)
+    summary = await run_eval(client, docs, variants, out, config, SETTINGS, MethodOptions())
     assert summary["endpoint_failures"] == 4 and summary["ran"] == 0
     assert (out / "results.jsonl").read_text() == ""
     down["on"] = False
     summary = await run_eval(
-        fake_client(FunctionBackend(flaky)), docs, variants, out, config, SETTINGS, MethodOptions(), quiet=True
+        fake_client(FunctionBackend(flaky)), docs, variants, out, config, SETTINGS, MethodOptions()
     )
     assert summary["ran"] == 4 and summary["endpoint_failures"] == 0
 
@@ -269,7 +268,6 @@ async def test_memories_on_fallback_pages_are_not_cached_and_say_so(tmp_path):
         config,
         SETTINGS,
         MethodOptions(),
-        quiet=True,
         rate=False,
     )
     doc = json.loads((out / "documents.jsonl").read_text().splitlines()[0])
@@ -332,14 +330,13 @@ async def test_a_rating_lost_to_the_endpoint_is_rerun_on_resume_and_the_report_c
         config,
         SETTINGS,
         MethodOptions(),
-        quiet=True,
     )
     # not written with rating None (which would silently shrink LR-1/LR-2's denominator): left for the resume
     assert summary["endpoint_failures"] == 4 and summary["ran"] == 0
     assert (out / "results.jsonl").read_text() == ""
     down["on"] = False
     summary = await run_eval(
-        fake_client(FunctionBackend(flaky_rater)), docs, variants, out, config, SETTINGS, MethodOptions(), quiet=True
+        fake_client(FunctionBackend(flaky_rater)), docs, variants, out, config, SETTINGS, MethodOptions()
     )
     assert summary["ran"] == 4
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]

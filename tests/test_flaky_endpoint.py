@@ -76,7 +76,7 @@ async def test_eval_loses_no_step_and_a_resume_reruns_only_endpoint_failures(tmp
         previous_k=5,
         act_on="looked-up",
     )
-    first = await run_eval(client, tasks, variants, out, config, quiet=True)
+    first = await run_eval(client, tasks, variants, out, config)
     await client.close()
     rows = read_rows(out / STEPS_FILE)
     assert len({r.key for r in rows}) == planned  # no step lost: each one has a row
@@ -87,7 +87,7 @@ async def test_eval_loses_no_step_and_a_resume_reruns_only_endpoint_failures(tmp
 
     # The resume (normal retries) re-runs exactly the endpoint-failed steps.
     client = client_for(flaky)
-    second = await run_eval(client, tasks, variants, out, config, quiet=True)
+    second = await run_eval(client, tasks, variants, out, config)
     await client.close()
     assert second["ran"] == len(endpoint_failed) and second["resumed"] == planned - len(endpoint_failed)
     final = {r.key: r for r in read_rows(out / STEPS_FILE)}  # the last row per step

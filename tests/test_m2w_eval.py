@@ -92,7 +92,7 @@ def test_variants_expand_and_reject_unknown():
 
 async def test_raw_with_oracle_scores_every_step_and_writes_rows(tasks, tmp_path):
     client = fake_client(FunctionBackend(oracle(tasks)))
-    info = await run_eval(client, tasks, [Variant("raw")], tmp_path, config(), quiet=True)
+    info = await run_eval(client, tasks, [Variant("raw")], tmp_path, config())
     rows = read_rows(tmp_path / "steps.jsonl")
     n_steps = sum(len(t.actions) for t in tasks)
     assert info["ran"] == len(rows) == n_steps
@@ -123,7 +123,7 @@ async def test_gistmem_cannot_see_ids_but_readagent_lookup_expands_them(tasks, t
         return fn(messages, params, purpose)
 
     client = fake_client(FunctionBackend(lookup_gold))
-    await run_eval(client, tasks, [Variant("gistmem"), Variant("readagent-p", 1)], tmp_path, config(), quiet=True)
+    await run_eval(client, tasks, [Variant("gistmem"), Variant("readagent-p", 1)], tmp_path, config())
     rows = read_rows(tmp_path / "steps.jsonl")
     by = {v: [r for r in rows if r.variant == v] for v in ("gistmem", "readagent-p@1")}
     assert all(r.lookups and len(r.lookups) == 1 for r in by["readagent-p@1"])
@@ -134,17 +134,17 @@ async def test_gistmem_cannot_see_ids_but_readagent_lookup_expands_them(tasks, t
 
 async def test_resume_skips_finished_steps_and_refuses_other_config(tasks, tmp_path):
     client = fake_client(FunctionBackend(oracle(tasks)))
-    first = await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(), limit=1, quiet=True)
+    first = await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(), limit=1)
     lines_before = (tmp_path / "steps.jsonl").read_text().splitlines()
     with open(tmp_path / "steps.jsonl", "a") as f:
         f.write('{"variant": "bm25@1", "annot')  # a torn line from a killed run
-    second = await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(), quiet=True)
+    second = await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config())
     assert second["resumed"] == first["ran"] == len(lines_before)
     assert second["ran"] == sum(len(t.actions) for t in tasks) - first["ran"]
     keys = [(r.variant, r.action_uid) for r in read_rows(tmp_path / "steps.jsonl")]
     assert len(keys) == len(set(keys)) == sum(len(t.actions) for t in tasks)
     with pytest.raises(UserError, match="another configuration"):
-        await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(depth=5), quiet=True)
+        await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(depth=5))
 
 
 async def test_shards_merge_to_the_same_report(tasks, tmp_path):
@@ -157,9 +157,8 @@ async def test_shards_merge_to_the_same_report(tasks, tmp_path):
             tmp_path / f"s{i}",
             config(),
             shard=(i, 2),
-            quiet=True,
         )
-    await run_eval(fake_client(FunctionBackend(fn)), tasks, [Variant("raw")], tmp_path / "whole", config(), quiet=True)
+    await run_eval(fake_client(FunctionBackend(fn)), tasks, [Variant("raw")], tmp_path / "whole", config())
     result = CliRunner().invoke(
         m2w_main, ["merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "merged")]
     )
@@ -320,7 +319,6 @@ async def test_ranker_method_uses_mindact_scores(tasks, tmp_path):
         [Variant("ranker", 1)],
         tmp_path / "out",
         config(),
-        quiet=True,
     )
     rows = read_rows(tmp_path / "out" / "steps.jsonl")
     assert rows and all(r.element_correct for r in rows)
@@ -393,7 +391,7 @@ async def test_a_page_that_cannot_be_split_is_a_failed_step_not_a_crash(tasks, t
     broken = tasks[0].model_copy(deep=True)
     broken.actions[0].cleaned_html = "   "
     client = fake_client(FunctionBackend(oracle(tasks)))
-    info = await run_eval(client, [broken], [Variant("bm25", 1)], tmp_path, config(), quiet=True)
+    info = await run_eval(client, [broken], [Variant("bm25", 1)], tmp_path, config())
     rows = {r.step_index: r for r in read_rows(tmp_path / "steps.jsonl")}
     assert info["ran"] == len(broken.actions)
     assert rows[0].failures == 1 and "could not be split" in rows[0].problem and not rows[0].step_success
@@ -404,7 +402,7 @@ async def test_report_counts_tasks_a_limited_run_left_incomplete(tasks, tmp_path
     from mind2web.report import summarise
 
     client = fake_client(FunctionBackend(oracle(tasks)))
-    await run_eval(client, tasks, [Variant("raw")], tmp_path, config(), quiet=True)
+    await run_eval(client, tasks, [Variant("raw")], tmp_path, config())
     rows, manifest = read_rows(tmp_path / "steps.jsonl"), read_manifest(tmp_path)
     assert summarise(rows, manifest)["test_website"]["raw"]["incomplete_tasks"] == 0
     first = tasks[0].actions[0].action_uid
@@ -426,7 +424,7 @@ async def test_task_success_is_over_the_gold_steps_not_the_finished_ones(tasks, 
     from mind2web.report import summarise
 
     client = fake_client(FunctionBackend(oracle(tasks)))
-    await run_eval(client, tasks, [Variant("raw")], tmp_path, config(), quiet=True)
+    await run_eval(client, tasks, [Variant("raw")], tmp_path, config())
     first_task, second_task = tasks[0], tasks[1]
     keep_uid = first_task.actions[0].action_uid
     _rewrite_rows(
@@ -457,7 +455,6 @@ async def test_merge_scores_over_the_union_of_the_shards_manifests(tasks, tmp_pa
             tmp_path / f"s{i}",
             config(),
             shard=(i, 2),
-            quiet=True,
         )
     # shard 1 was killed after its first step
     s1_task = tasks[1]
@@ -498,7 +495,7 @@ async def test_resume_reruns_only_the_steps_whose_endpoint_failed(tasks, tmp_pat
 
     calls: list[str] = []
     client = fake_client(FunctionBackend(_down_for(down.confirmed_task, first_model, calls)), max_retries=1)
-    info = await run_eval(client, tasks, [Variant("raw")], tmp_path, config(), quiet=True)
+    info = await run_eval(client, tasks, [Variant("raw")], tmp_path, config())
     assert info["endpoint_failures"] == len(down.actions)
     rows = {r.action_uid: r for r in read_rows(tmp_path / "steps.jsonl")}
     assert all(rows[a.action_uid].endpoint_failed and not rows[a.action_uid].step_success for a in down.actions)
@@ -506,7 +503,7 @@ async def test_resume_reruns_only_the_steps_whose_endpoint_failed(tasks, tmp_pat
 
     calls.clear()
     client = fake_client(FunctionBackend(fn))  # the endpoint is back
-    info = await run_eval(client, tasks, [Variant("raw")], tmp_path, config(), quiet=True)
+    info = await run_eval(client, tasks, [Variant("raw")], tmp_path, config())
     assert info["ran"] == info["retried_endpoint_failures"] == len(down.actions)
     assert info["endpoint_failures"] == 0
     assert len(client.backend.requests) == len(down.actions)
@@ -528,7 +525,7 @@ async def test_an_endpoint_failure_raised_by_the_method_is_a_row_not_a_crash(tas
 
     monkeypatch.setattr(runner, "predict", broken)
     info = await run_eval(
-        fake_client(FunctionBackend(oracle(tasks))), tasks[:1], [Variant("bm25", 1)], tmp_path, config(), quiet=True
+        fake_client(FunctionBackend(oracle(tasks))), tasks[:1], [Variant("bm25", 1)], tmp_path, config()
     )
     rows = read_rows(tmp_path / "steps.jsonl")
     assert info["endpoint_failures"] == len(rows) == len(tasks[0].actions)
@@ -548,13 +545,13 @@ async def test_an_endpoint_failure_raised_by_the_method_is_a_row_not_a_crash(tas
 )
 async def test_a_changed_configuration_refuses_to_resume_and_names_the_fields(tasks, tmp_path, change, named):
     client = fake_client(FunctionBackend(oracle(tasks)))
-    await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(), limit=1, quiet=True)
+    await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(), limit=1)
     with pytest.raises(UserError) as err:
-        await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(**change), quiet=True)
+        await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(**change))
     message = str(err.value)
     assert "another configuration" in message and named in message and "\n" not in message
     # other methods are per row: adding one resumes into the same folder
-    await run_eval(client, tasks, [Variant("raw")], tmp_path, config(), limit=1, quiet=True)
+    await run_eval(client, tasks, [Variant("raw")], tmp_path, config(), limit=1)
 
 
 def test_the_config_pins_every_prompt_the_methods_use_and_the_endpoint_identity():
@@ -591,9 +588,7 @@ async def test_previous_k_shows_the_last_k_gold_actions_and_act_on_reaches_predi
     monkeypatch.setattr(runner, "predict", spy)
     task = tasks[0]
     client = fake_client(FunctionBackend(oracle(tasks)))
-    await run_eval(
-        client, [task], [Variant("raw")], tmp_path / "k1", config(previous_k=1, act_on="context"), quiet=True
-    )
+    await run_eval(client, [task], [Variant("raw")], tmp_path / "k1", config(previous_k=1, act_on="context"))
     assert sorted(seen) == sorted([(task.action_reprs[max(0, i - 1) : i], "context") for i in range(len(task.actions))])
     last_prompt = next(
         r["messages"][0]["content"]
@@ -602,7 +597,7 @@ async def test_previous_k_shows_the_last_k_gold_actions_and_act_on_reaches_predi
     )
     assert task.action_reprs[0] not in last_prompt.split("Previous actions:")[1]
     seen.clear()
-    await run_eval(client, [task], [Variant("raw")], tmp_path / "k0", config(previous_k=0), quiet=True)
+    await run_eval(client, [task], [Variant("raw")], tmp_path / "k0", config(previous_k=0))
     assert all(prev == [] for prev, _ in seen)
 
 
@@ -610,7 +605,7 @@ async def test_rows_and_report_carry_needed_and_spent_tokens(tasks, tmp_path):
     from mind2web.report import summarise
 
     client = fake_client(FunctionBackend(oracle(tasks)))
-    await run_eval(client, tasks, [Variant("raw")], tmp_path, config(), quiet=True)
+    await run_eval(client, tasks, [Variant("raw")], tmp_path, config())
     rows = read_rows(tmp_path / "steps.jsonl")
     assert all(r.needed_prompt_tokens == r.prompt_tokens > 0 and r.needed_completion_tokens > 0 for r in rows)
     # a method served from the cache: nothing spent this run, but the same need
@@ -721,12 +716,10 @@ async def test_a_down_endpoint_stops_the_run_instead_of_failing_every_step(tasks
 
     client = fake_client(FunctionBackend(lambda *a: TransientError("connection refused")), max_retries=0)
     info = await run_eval(
-        client, tasks, [Variant("raw")], tmp_path, config(), quiet=True, step_concurrency=1, endpoint_down_after=3
+        client, tasks, [Variant("raw")], tmp_path, config(), step_concurrency=1, endpoint_down_after=3
     )
     n = sum(len(t.actions) for t in tasks)
     assert info["endpoint_failures"] == info["ran"] == 3 and info["not_started"] == n - 3
     # the rest runs on resume once the endpoint is back
-    info = await run_eval(
-        fake_client(FunctionBackend(oracle(tasks))), tasks, [Variant("raw")], tmp_path, config(), quiet=True
-    )
+    info = await run_eval(fake_client(FunctionBackend(oracle(tasks))), tasks, [Variant("raw")], tmp_path, config())
     assert info["ran"] == n and info["retried_endpoint_failures"] == 3 and info["not_started"] == 0

@@ -195,7 +195,7 @@ async def test_the_flag_changes_the_schema_sent_and_is_recorded_in_the_config(tm
     runs = {}
     for typed in (False, True):
         client = fake_client(FunctionBackend(gold_model(tasks)))
-        await run_eval(client, tasks, variants, tmp_path / str(typed), config(typed_actions=typed), quiet=True)
+        await run_eval(client, tasks, variants, tmp_path / str(typed), config(typed_actions=typed))
         runs[typed] = client
         assert json.loads((tmp_path / str(typed) / "config.json").read_text())["typed_actions"] is typed
         rows = read_rows(tmp_path / str(typed) / "steps.jsonl")
@@ -210,20 +210,20 @@ async def test_the_flag_changes_the_schema_sent_and_is_recorded_in_the_config(tm
     assert sorted(map(str, prompts[0])) == sorted(map(str, prompts[1]))
     # a changed flag refuses to resume into the folder
     with pytest.raises(UserError, match=r"typed_actions \(true → false\)"):
-        await run_eval(runs[True], tasks, variants, tmp_path / "True", config(), quiet=True)
+        await run_eval(runs[True], tasks, variants, tmp_path / "True", config())
 
 
 async def test_a_folder_written_before_the_flag_existed_resumes_as_plain(tmp_path):
     tasks = load_tasks(FIXTURES, split="test_website")
     client = fake_client(FunctionBackend(gold_model(tasks)))
-    await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(), limit=1, quiet=True)
+    await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(), limit=1)
     stored = json.loads((tmp_path / "config.json").read_text())
     del stored["typed_actions"]
     (tmp_path / "config.json").write_text(json.dumps(stored))
-    info = await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(), quiet=True)
+    info = await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config())
     assert info["resumed"] == len(tasks[0].actions)
     with pytest.raises(UserError, match="typed_actions"):
-        await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(typed_actions=True), quiet=True)
+        await run_eval(client, tasks, [Variant("bm25", 1)], tmp_path, config(typed_actions=True))
 
 
 def test_cli_typed_actions_reaches_config_and_report(tmp_path):

@@ -103,7 +103,6 @@ async def measure(data: str, docs: int | None) -> dict:
             config,
             settings,
             opts,
-            quiet=True,
             rate=False,
             doc_concurrency=4,
         )

@@ -173,6 +173,7 @@ async def qa_eval_command(
                 memory_client=memory_client,
                 cluster=cluster,
                 endpoint=endpoint,
+                say=status,
             )
             usage_line = (client.usage if cluster is None else cluster.usage).summary_line()
     report = write_report(out_dir)

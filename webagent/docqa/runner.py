@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -248,7 +248,7 @@ async def run_eval(
     opts: MethodOptions,
     *,
     doc_concurrency: int = 2,
-    quiet: bool = False,
+    say: Callable[[str], None] | None = None,
     rate: bool = True,
     memory_client: LLMClient | None = None,
     cluster=None,
@@ -256,7 +256,9 @@ async def run_eval(
 ) -> dict:
     """`memory_client` (--gist-model) builds every document's pages and gists. `cluster`: a
     connected Ray (``webagent.cluster``) runs each document's pending questions instead, in a
-    worker (``worker_document``), on `endpoint` (the run's ``EndpointOptions``)."""
+    worker (``worker_document``), on `endpoint` (the run's ``EndpointOptions``). `say` takes the
+    Ray driver's progress lines (the command gives ``cli_common.status``); without it the run is
+    quiet, no bar either."""
     done = prepare_out_dir(out, config)
     todo = [
         (doc, [(q, v) for q in doc.questions for v in variants if (v.name, q.qid) not in done]) for doc in documents
@@ -274,11 +276,11 @@ async def run_eval(
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            disable=quiet,
+            disable=say is None,
         ) as bar,
     ):
         job = bar.add_task("qa-eval", total=total, completed=resumed)
-        plain = not quiet and not bar.console.is_terminal
+        plain = say is not None and not bar.console.is_terminal
         finished = [resumed]
 
         def emit(row: dict) -> None:
@@ -297,7 +299,7 @@ async def run_eval(
             if not items:
                 return
             async with semaphore:
-                progress = None if quiet else (lambda line: bar.console.print(f"… {line}"))
+                progress = None if say is None else (lambda line: bar.console.print(f"… {line}"))
                 doc_row = await run_document(
                     client, doc, items, settings, opts, rate, memory_client, emit, failed, progress
                 )
@@ -306,7 +308,7 @@ async def run_eval(
 
         if cluster is not None:
             _on_cluster(
-                cluster, endpoint, client, memory_client, todo, settings, opts, rate, emit, failed, doc_sink, quiet
+                cluster, endpoint, client, memory_client, todo, settings, opts, rate, emit, failed, doc_sink, say
             )
         else:
             await asyncio.gather(*(document(d, items) for d, items in todo))
@@ -319,7 +321,7 @@ async def run_eval(
 
 
 def _on_cluster(
-    cluster, endpoint, client, memory_client, todo, settings, opts, rate, emit, failed, doc_sink, quiet
+    cluster, endpoint, client, memory_client, todo, settings, opts, rate, emit, failed, doc_sink, say
 ) -> None:
     """Each document's pending questions as one Ray task (the worker side is ``worker_document``):
     the document's memory is built once for its questions, as a serial run builds it."""
@@ -357,7 +359,7 @@ def _on_cluster(
             + (f", {len(row['failed'])} left for a resume" if row["failed"] else "")
         ),
         failed=lambda row: bool(row["failed"]),
-        say=(lambda line: None) if quiet else (lambda line: print(f"… {line}", file=sys.stderr, flush=True)),
+        say=say or (lambda line: None),
     )
 
 
