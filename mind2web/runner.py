@@ -43,7 +43,6 @@ CONFIG_FILE = "config.json"
 # Every prompt file the Mind2Web methods render: their hashes are part of the run's
 # configuration, so editing one refuses to resume into results made with the old text.
 PROMPTS_USED = ("web_gist", "web_lookup", "web_action")
-DEFAULT_PREVIOUS_K = 5  # MindAct's previous_k
 # This many method-steps in a row failing on the endpoint (each after every retry) means it
 # is down, not flaky: stop starting steps rather than record the rest of the run as failed.
 ENDPOINT_DOWN_AFTER = 20

@@ -135,7 +135,6 @@ class BrowserSession(Tabs):
         self._pw: Any = None  # playwright's own objects, made by start()
         self._browser: Any = None
         self._context: Any = None
-        self._owns_context = True
         self._cdp: dict[object, object] = {}  # Page or Frame -> CDPSession
         self._target_names: dict[object, str] = {}
         self._targets: dict[str, Any] = {}  # target name -> Page or Frame

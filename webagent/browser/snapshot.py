@@ -60,7 +60,6 @@ class Built:
     elements: dict[str, tuple[int, str, bool]] = field(default_factory=dict)  # id -> (backendNodeId, tag, is_password)
     nodes: int = 0
     truncated: bool = False
-    frame_ids: dict[str, int] = field(default_factory=dict)  # frameId of an inlined doc -> index
 
 
 def _rare_strings(rare: dict | None) -> dict[int, int]:

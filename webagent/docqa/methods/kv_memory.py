@@ -42,7 +42,6 @@ _READ = re.compile(r"\[\s*read\s*\]\s*\(?\s*([^()\n]+?)\s*\)?\s*$", re.IGNORECAS
 _WRITE = re.compile(r"\[\s*write\s*\]\s*\(\s*([^()\n]+?)\s*\)\s*(.+)", re.IGNORECASE | re.DOTALL)
 _WRITE_PLAIN = re.compile(r"\[\s*write\s*\]\s*([\w.-]+)\s*[:\s]\s*(.+)", re.IGNORECASE | re.DOTALL)
 _EOQ = re.compile(r"\[\s*EOQ\s*\]", re.IGNORECASE)
-ROLLING_KEY = "current-summary"
 
 
 def parse_tool(reply: Reply) -> tuple[tuple | None, str | None]:
