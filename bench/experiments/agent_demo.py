@@ -26,6 +26,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from bench.lib.verdict import Targets
 from webagent.trace.record import FILE, read_steps
 
 PHASES = {
@@ -167,12 +168,9 @@ def main() -> int:
             f"{info['median_step_s']:.1f} | {shares} | "
             f"{info['prompt_tokens'] / steps:.0f} |"
         )
-    ok = all(confirmed for _, _, confirmed in rows)
-    print(
-        f"target: the shop confirms every order; figure {sum(c for *_, c in rows)}/{len(rows)}; "
-        f"{'PASS' if ok else 'FAIL'}"
-    )
-    return 0 if ok else 1
+    targets, ok = Targets("demo shop"), all(confirmed for _, _, confirmed in rows)
+    targets.check("the shop confirms every order", f"{sum(c for *_, c in rows)}/{len(rows)}", "the shop's record", ok)
+    return targets.report()
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.lib.verdict import Targets
+
 TASKS = ("click-button", "enter-text", "login-user", "choose-list", "click-checkboxes", "book-flight")
 NON_FLIGHT = TASKS[:5]
 
@@ -97,12 +99,13 @@ def main() -> int:
             f"| {task} | {row['episodes']} | {row['success']:.0%} | {row['prompt_tokens_per_step']:.0f} | "
             f"{row['seconds_per_step']:.1f} |"
         )
-    ok = summary["five_success"] >= args.target
-    print(
-        f"target: success on the five non-flight tasks >= {args.target:.0%}; figure {summary['five_success']:.0%} "
-        f"({folder}); {'PASS' if ok else 'FAIL'}"
+    targets = Targets("MiniWoB++ small models")
+    target, figure = (
+        f"success on the five non-flight tasks >= {args.target:.0%}",
+        f"{summary['five_success']:.0%} ({folder})",
     )
-    return 0 if ok else 1
+    targets.check(target, figure, "each task's MiniWoB++ reward", summary["five_success"] >= args.target)
+    return targets.report()
 
 
 if __name__ == "__main__":

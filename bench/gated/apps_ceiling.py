@@ -1,7 +1,8 @@
 """The agent's ceiling on the real-app suite: the share of tasks the whole agent (its view,
 its offered actions, its validity checks, its actions) lets a perfect model finish. The
-model is each task's gold path, found in the agent's own prompt by role and name
-(``webagent apps eval --ceiling``); success is each app's database check.
+model is each task's gold path, its elements found in the live page by role and name and
+among the agent's offered controls by backend node (``webagent apps eval --ceiling``);
+success is each app's database check.
 
     .venv/bin/python -m bench.gated.apps_ceiling [--out DIR] [--app APP ...]
 
@@ -19,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from bench.lib import ROOT
+from bench.lib.verdict import Targets
 
 TARGET = 1.0
 
@@ -53,13 +55,11 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         if not row["success"]:
             print(f"loss {row['task']}: {row['cause']}")
-    rate = summary["success_rate"]
-    verdict = "PASS" if rate >= TARGET else "FAIL"
-    print(
-        f"[{verdict}] tasks the agent lets a perfect model finish | {summary['success']}/{summary['tasks']} "
-        f"({100 * rate:.0f}%) | target: {100 * TARGET:.0f}%  (results: {out})"
-    )
-    return 0 if rate >= TARGET else 1
+    rate, targets = summary["success_rate"], Targets("apps ceiling")
+    figure = f"{summary['success']}/{summary['tasks']} ({100 * rate:.0f}%; results: {out})"
+    target = f"the agent lets a perfect model finish {100 * TARGET:.0f}% of the tasks"
+    targets.check(target, figure, "each task's gold path as the model", rate >= TARGET)
+    return targets.report()
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import urllib.request
 from pathlib import Path
 
 from bench.lib import ROOT
+from bench.lib.verdict import Targets
 from webagent.llm.client import LLMClient
 from webagent.llm.llama_server import server_threads
 from webagent.llm.local import LocalServer, _free_port, die_with_parent, embedded_slots, find_default_gguf
@@ -230,19 +231,20 @@ def main() -> None:
         + "".join(f"{k + ' s':>9}" for k in KINDS)
     )
     _, new_tps = row("new", new_wall, new, new_hits, new_phases)
-    checks = {f"new-server prompt-cache hit ratio = {new_hits:.1%}  (target > 0)": new_hits > 0}
+    targets = Targets("local server")
+    targets.check(
+        "the new server's prompt cache hits (> 0)", f"{new_hits:.1%} of prompt tokens", "none cached", new_hits > 0
+    )
     if old is None:
         print("old server (llama-cpp-python) not installed: pip install -e '.[bench-old-server]' to compare")
     else:
         _, old_tps = row("old", old_wall, old, None, old_phases)
         ratio = new_tps / old_tps
-        checks[f"new/old total tokens/s = {ratio:.2f}x, wall old/new = {old_wall / new_wall:.2f}x  (target >= 1.0)"] = (
-            ratio >= 1.0
+        figure = f"{ratio:.2f}x the tokens/s, wall old/new {old_wall / new_wall:.2f}x"
+        targets.check(
+            "the new server at least as fast (>= 1.0x)", figure, "the old server (llama-cpp-python)", ratio >= 1.0
         )
-    for text, ok in checks.items():
-        print(f"{text}: {'PASS' if ok else 'FAIL'}")
-    if not all(checks.values()):
-        sys.exit(1)
+    sys.exit(targets.report())
 
 
 if __name__ == "__main__":

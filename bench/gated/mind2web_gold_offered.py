@@ -15,6 +15,7 @@ import json
 import sys
 
 from bench.lib import ROOT
+from bench.lib.verdict import Targets
 from mind2web.data import iter_steps, load_tasks
 from webagent.llm.client import Reply
 from webagent.web.agent_view import build_view
@@ -63,12 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     refused = [(s, why) for s in steps if (why := check(s)) is not None]
     for s, why in refused:
         print(f"{s.annotation_id} step {s.index + 1} ({s.action.operation.op} {s.action.operation.value!r}): {why}")
-    ok = not refused
-    print(
-        f"[{'PASS' if ok else 'FAIL'}] gold actions refused or not offered by the live agent | "
-        f"{len(refused)}/{len(steps)} | target: 0"
+    targets = Targets("mind2web gold offered")
+    target = "the live agent offers and accepts every gold action"
+    targets.check(
+        target, f"{len(refused)} of {len(steps)} refused or not offered", "the data's gold actions", not refused
     )
-    return 0 if ok else 1
+    return targets.report()
 
 
 if __name__ == "__main__":
