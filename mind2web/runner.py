@@ -122,11 +122,20 @@ def _base(step: Step) -> dict:
     }
 
 
+# A row's cost: the step's model use (``llm.usage.Counter``).
+_COST_FIELDS = (
+    "calls cached_calls prompt_tokens completion_tokens needed_prompt_tokens needed_completion_tokens".split()
+)
+
+
+def _cost(usage) -> dict:
+    return {name: getattr(usage, name) if usage is not None else 0 for name in _COST_FIELDS}
+
+
 def failed_row(
     variant: Variant, base: dict, problem: str, *, endpoint_failed: bool = False, usage=None, wall_s: float = 0.0
 ) -> StepRow:
     """A step that predicted nothing: scored as wrong, its failure kept visible."""
-    cost = usage.to_dict() if usage is not None else {}
     return StepRow(
         variant=variant.name,
         **base,
@@ -148,12 +157,7 @@ def failed_row(
         lookup_failures=0,
         endpoint_failed=endpoint_failed,
         problem=problem,
-        calls=cost.get("calls", 0),
-        cached_calls=cost.get("cached_calls", 0),
-        prompt_tokens=cost.get("prompt_tokens", 0),
-        completion_tokens=cost.get("completion_tokens", 0),
-        needed_prompt_tokens=cost.get("needed_prompt_tokens", 0),
-        needed_completion_tokens=cost.get("needed_completion_tokens", 0),
+        **_cost(usage),
         wall_s=wall_s,
     )
 
@@ -235,7 +239,6 @@ async def run_step(client: LLMClient, step: Step, variants: list[Variant], confi
         scored = score_step(
             action, pred.element_id, pred.op, pred.value, annotation_id=step.annotation_id, split=step.split
         )
-        usage = scoped.usage.total
         endpoint_failed = pred.endpoint_failed or bool(endpoint_errors)
         problem = pred.problem
         if endpoint_errors and not problem:
@@ -262,12 +265,7 @@ async def run_step(client: LLMClient, step: Step, variants: list[Variant], confi
                 lookup_failures=pred.lookup_failures,
                 endpoint_failed=endpoint_failed,
                 problem=problem,
-                calls=usage.calls,
-                cached_calls=usage.cached_calls,
-                prompt_tokens=usage.prompt_tokens,
-                completion_tokens=usage.completion_tokens,
-                needed_prompt_tokens=usage.needed_prompt_tokens,
-                needed_completion_tokens=usage.needed_completion_tokens,
+                **_cost(scoped.usage.total),
                 wall_s=round(time.perf_counter() - started, 3),
             )
         )
