@@ -416,7 +416,8 @@ async def _frame_offset(owner) -> tuple[float, float]:
     return box["x"] + inset[0], box["y"] + inset[1]
 
 
-async def _click(session, owner, cdp, ref, object_id, element_id, result) -> None:
+async def _probe(cdp, object_id, element_id: str) -> dict:
+    """The element's ``_PROBE``; an ActionFailed when it is gone, hidden or disabled."""
     probe = await _call(cdp, object_id, _PROBE)
     if probe.get("gone"):
         raise ActionFailed(f"page changed: element {element_id} was removed from the page; observe again", True)
@@ -424,6 +425,11 @@ async def _click(session, owner, cdp, ref, object_id, element_id, result) -> Non
         raise ActionFailed(f"element {element_id} ({probe['tag']}) is hidden")
     if probe["disabled"]:
         raise ActionFailed(f"element {element_id} ({probe['tag']}) is disabled")
+    return probe
+
+
+async def _click(session, owner, cdp, ref, object_id, element_id, result) -> None:
+    probe = await _probe(cdp, object_id, element_id)
     point, why = None, "no box on screen"
     if probe["sized"]:
         offset = None
@@ -482,13 +488,7 @@ async def _scroll_into_view(cdp, ref) -> None:
 
 async def _type(session, cdp, ref, object_id, action: Action, result: ActionResult) -> None:
     value = action.value or ""
-    probe = await _call(cdp, object_id, _PROBE)
-    if probe.get("gone"):
-        raise ActionFailed(f"page changed: element {action.element_id} was removed; observe again", True)
-    if probe["hidden"]:
-        raise ActionFailed(f"element {action.element_id} ({probe['tag']}) is hidden")
-    if probe["disabled"]:
-        raise ActionFailed(f"element {action.element_id} ({probe['tag']}) is disabled")
+    await _probe(cdp, object_id, action.element_id or "")
     kind = await _call(
         cdp,
         object_id,
