@@ -52,6 +52,27 @@ def _load(data: str, split: str | None, skip_bad: bool):
     return tasks, bad
 
 
+def _cut_options(func):
+    """``--depth`` and ``--budget-words`` of ``snippets`` and ``eval``: how a page is cut into snippets."""
+    func = click.option(
+        "--budget-words",
+        type=click.IntRange(min=10),
+        default=300,
+        show_default=True,
+        help="--depth auto: most words of one snippet (a subtree larger than this is split "
+        "further); unused with an integer depth.",
+    )(func)
+    return click.option(
+        "--depth",
+        default="auto",
+        show_default=True,
+        help="N: the paper's cut (App. E.1, which tests 5-7): each element at depth N "
+        "(<html> = 0, <body> = 1) with its descendants is one snippet, the rest above "
+        "depth N kept in leftover snippets, no word budget. 'auto' (ours): a "
+        "budget-driven cut (--budget-words) at a depth chosen per page.",
+    )(func)
+
+
 @click.group()
 def main() -> None:
     """Mind2Web with ReadAgent's web gist memory (paper Appendix E) and baselines."""
@@ -60,22 +81,7 @@ def main() -> None:
 @main.command("snippets")
 @click.argument("file", type=click.Path())
 @click.option("--action-uid", help="Which action's page, for a Mind2Web file (default: the first).")
-@click.option(
-    "--depth",
-    default="auto",
-    show_default=True,
-    help="N: the paper's cut (App. E.1, which tests 5-7): each element at depth N "
-    "(<html> = 0, <body> = 1) with its descendants is one snippet, the rest above "
-    "depth N kept in leftover snippets, no word budget. 'auto' (ours): a "
-    "budget-driven cut (--budget-words) at a depth chosen per page.",
-)
-@click.option(
-    "--budget-words",
-    type=click.IntRange(min=10),
-    default=300,
-    show_default=True,
-    help="Snippet word budget of --depth auto (unused with an integer depth).",
-)
+@_cut_options
 @click.option(
     "--json", "as_json", is_flag=True, help="Only the JSON lines, one object per snippet (no summary line on stderr)."
 )
@@ -144,21 +150,7 @@ def snippets_command(file, action_uid, depth, budget_words, as_json) -> None:
 )
 @click.option("--max-lookup", default="1,5", show_default=True, help="readagent-p: most snippets looked up (list).")
 @click.option("--top-k", default="1,5", show_default=True, help="bm25/neural/ranker: snippets retrieved (list).")
-@click.option(
-    "--depth",
-    default="auto",
-    show_default=True,
-    help="N: the paper's DOM cut at depth N (App. E.1 tests 5-7; <html> = 0, <body> = 1; "
-    "no word budget), or 'auto' (ours: budget-driven cut, --budget-words).",
-)
-@click.option(
-    "--budget-words",
-    type=click.IntRange(min=10),
-    default=300,
-    show_default=True,
-    help="--depth auto: most words of one snippet (a subtree larger than this is split "
-    "further); unused with an integer depth.",
-)
+@_cut_options
 @click.option(
     "--context-tokens",
     type=click.IntRange(min=1024),
