@@ -40,6 +40,26 @@ def test_a_long_page_that_changed_one_line_is_sent_as_that_line():
     assert folded.startswith("Previous actions and their results:\n1. CLICK [5] -> ok\nCurrent page (URL: http://shop/")
 
 
+def test_the_fold_keeps_the_last_turns_warning_where_the_full_message_has_it():
+    chat = LiveChat()
+    first = _turn(chat, LONG, [])
+    chat.commit(first, None, "", url="http://shop/", context=LONG)
+    warn = "Warning: you already did CLICK [5] on this same page, and it did not help. Do something else."
+    for page in (LONG, LONG.replace("0 items", "1 items")):  # the same page, and one line changed
+        second = chat.user_turn(
+            context=page,
+            task="Add one",
+            history=["1. CLICK [5] -> ok"],
+            url="http://shop/",
+            title="Shop",
+            warning=warn,
+            question="Next?",
+        )
+        folded = fold_conversation([first, second])
+        assert folded.endswith(f"'''\n{warn}\nTask: Add one\nNext?"), folded[-300:]
+    assert "Warning" not in fold_conversation([first])
+
+
 def test_a_short_page_a_new_url_and_a_big_change_are_sent_whole():
     chat = LiveChat()
     first = _turn(chat, SHORT, [])

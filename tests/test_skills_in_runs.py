@@ -304,3 +304,103 @@ async def test_a_skill_that_cannot_start_is_not_offered_again_until_a_form_is_se
     # its first element is not on its start page: it cannot start here, so it is not offered
     assert len(prompts) == 2 and _skill_label(prompts[1], "Save note") is None
     assert 'skill "Save note" stopped at its step 1 of 3' in prompts[1]
+
+
+def _unstartable_login(skills):
+    """The log-in skill as if its page had changed: opened from anywhere (a stable address), its
+    first field is not there, so it cannot start."""
+    broken = [s.model_copy(deep=True) for s in skills]
+    login = next(s for s in broken if s.name == "Log in")
+    login.start.reachable = True
+    login.steps[0].target = {**(login.steps[0].target or {}), "name": "Badge", "attrs": {"id": "nope", "name": "nope"}}
+    return broken, login
+
+
+async def test_a_skill_that_cannot_start_goes_back_where_it_was_called_and_says_where_its_start_led(
+    browser, site, skills, tmp_path
+):
+    await open_page(browser, site + "notes.html?user=x")
+    broken, login = _unstartable_login(skills)
+    prompts: list[str] = []
+
+    def model(messages, params, purpose, context):
+        prompts.append(prompt_of(messages))
+        if len(prompts) == 1:
+            label = _offered(context, broken, "Log in")
+            return {"action": {"operation": "SKILL", "element_id": label, "args": {"user": "bo", "password": "pw"}}}
+        return {"action": {"operation": "DONE", "value": ""}}
+
+    trace = TraceWriter(tmp_path / "trace")
+    await run_agent(
+        browser,
+        fake_client(FunctionBackend(model)),
+        "Log in as bo",
+        options=AgentOptions(max_steps=2, screenshots=False),
+        skills=broken,
+        trace=trace,
+    )
+    # the next step reads the page it was called on, told where the start led
+    assert browser.page.url == site + "notes.html?user=x"
+    assert f"URL: {site}notes.html?user=x" in prompts[1]
+    assert f"its start led to {site}index.html; back on {site}notes.html?user=x, where it was called" in prompts[1]
+    first = json.loads((trace.folder / "steps.jsonl").read_text().splitlines()[0])
+    assert [(s["op"], s["ok"]) for s in first["skill_steps"]] == [("GOTO", True), ("GOTO", True)]
+
+
+async def test_a_skill_that_could_not_start_twice_is_not_offered_again_in_the_run(browser, site, skills):
+    await open_page(browser, site + "notes.html?user=x")
+    broken, login = _unstartable_login(skills)
+    offered: list[bool] = []
+
+    def model(messages, params, purpose, context):
+        label = _offered(context, broken, "Log in")
+        offered.append(label is not None)
+        if label:
+            return {"action": {"operation": "SKILL", "element_id": label, "args": {"user": "bo", "password": "pw"}}}
+        # a form sent: a log-in could have changed what can start
+        title = f"Tea {len(offered)}"  # each time new values, so no repetition ends the run
+        return {
+            "action": {
+                "operation": "FILL",
+                "fields": [{"element_id": context.control_id("text field", "Title"), "value": title}],
+                "element_id": context.control_id("button", "Save note"),
+            }
+        }
+
+    await run_agent(
+        browser,
+        fake_client(FunctionBackend(model)),
+        "Log in as bo",
+        options=AgentOptions(max_steps=5, screenshots=False, form_check=False),
+        skills=broken,
+    )
+    # offered, fails; hidden until a form is sent; offered, fails again; never offered again
+    assert offered == [True, False, True, False, False]
+
+
+async def test_the_same_values_set_again_at_the_same_address_earn_a_warning(browser, site, skills):
+    await open_page(browser, site + "notes.html?user=x")
+    prompts: list[str] = []
+
+    def model(messages, params, purpose, context):
+        prompts.append(prompt_of(messages))
+        fields = [
+            {"element_id": context.control_id("text field", "Title"), "value": "Tea"},
+            {"element_id": context.control_id("select", "Colour"), "value": "White"},
+        ]
+        return {
+            "action": {"operation": "FILL", "fields": fields, "element_id": context.control_id("button", "Save note")}
+        }
+
+    result = await run_agent(
+        browser,
+        fake_client(FunctionBackend(model)),
+        "Save a white note titled Tea",
+        options=AgentOptions(max_steps=4, screenshots=False, form_check=False),
+        skills=[],
+    )
+    assert "Warning" not in prompts[0] + prompts[1]
+    # step 2's page (a note saved) differs from step 1's: only the address is the same
+    assert re.search(r"Warning: you already did FILL .* on this page at step 1: the fields already hold", prompts[2])
+    assert "on this same page, and it did not help" in prompts[3]  # steps 2 and 3: the same-looking page too
+    assert result.status == "stuck" and result.steps == 4

@@ -6,8 +6,9 @@ comes a third time in the run (``stuck``; this also catches loops between pages)
 * Every action's result says what happened (``webagent.agent.outcome``): "ok" and what the
   page now shows, "no visible change" (decided after the page went quiet; a clock's ticking
   does not count), or "failed: why". It goes into the history the next prompt shows; the
-  second time the same action meets the same-looking page adds a warning. An unusable
-  model reply (after the one re-ask) is a failed step with no action; nothing is defaulted.
+  second time the same action meets the same-looking page adds a warning, as does a TYPE,
+  SELECT or FILL setting the same values again at the same address, however the page looks. An
+  unusable model reply (after the one re-ask) is a failed step with no action; nothing is defaulted.
 * Only validity limits what the model may answer (``webagent.web.live_action``): every
   control the page shows (a disabled one is shown, not offered), BACK when this run has an
   earlier page, DONE at any step. Nothing reads the task to hide or refuse an action.
@@ -55,6 +56,7 @@ from webagent.web.live_action import LiveAction
 from webagent.web.live_chat import LiveChat
 
 STUCK_REPEATS = 3
+MAX_FAILED_STARTS = 2  # a skill that could not start this many times is not offered again in the run
 # The conversation (after the fixed instructions and examples) restarts beyond this many
 # words per context token: words run about 1.5 tokens here, and the reply needs room.
 CHAT_SHARE = 0.4
@@ -93,10 +95,18 @@ class _Repeats:
 
     def __init__(self) -> None:
         self.seen: dict[tuple, int] = {}
+        self.steps: dict[tuple, int] = {}  # a value-setting action at an address -> the step that first did it
 
     def see(self, key: tuple) -> int:
         self.seen[key] = self.seen.get(key, 0) + 1
         return self.seen[key]
+
+    def first(self, key: tuple | None, step: int) -> int | None:
+        """The step that first did ``key`` if it is not this one (None the first time, or no key)."""
+        if key is None:
+            return None
+        then = self.steps.setdefault(key, step)
+        return then if then != step else None
 
 
 async def run_agent(
@@ -175,10 +185,16 @@ async def run_agent(
                 result.status = "stuck"
                 result.error = f"the same action on the same page {STUCK_REPEATS} times: {record.action_text}"
                 break
+            # the same values set again at the same address, the page's look aside (a dropdown the
+            # FILL's click toggled): the 1.5B filled the same search six times, its answer shown
+            earlier = repeats.first(_setting(action, record), n) if action and count < 2 else None
             state.warning = (
                 f"Warning: you already did {record.action_text} on this same page, and it "
                 "did not help. Do something else."
                 if count == 2
+                else f"Warning: you already did {record.action_text} on this page at step {earlier}: the "
+                "fields already hold those values. Do something else."
+                if earlier
                 else ""
             )
     except BaseException as exc:  # the trace says how the run ended, then the error goes on
@@ -337,10 +353,15 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
             state.skills_done[offer.skill.id] = n
         if offer is not None and not ok and not started(acted.skill_steps or []):
             # it could not start: its first element is not on its start page (a staff page
-            # while logged out): not offered again until a form is sent (a log-in changes that)
+            # while logged out): not offered again until a form is sent (a log-in changes
+            # that), and after a second time not again in this run (the 1.5B, once logged in,
+            # called a skill whose page it could not reach after every search it sent)
             state.skills_unstartable.add(offer.skill.id)
+            state.skills_failed_starts[offer.skill.id] = state.skills_failed_starts.get(offer.skill.id, 0) + 1
         elif ok and _sends_form(action, control):
-            state.skills_unstartable.clear()
+            state.skills_unstartable = {
+                s for s in state.skills_unstartable if state.skills_failed_starts.get(s, 0) >= MAX_FAILED_STARTS
+            }
     no_decision: dict[str, Any] = {
         "context_words": 0,
         "lookup_skipped": None,
@@ -397,6 +418,16 @@ def _repairer(client, state: RunState):
         return to_browser_action(action, state.named)
 
     return repair
+
+
+def _setting(action: LiveAction, record: StepRecord) -> tuple | None:
+    """A TYPE, SELECT or FILL by what it sets, at its page's address (None for other actions):
+    setting the same values again there can only send the same form again."""
+    if action.operation == "FILL":
+        return ("FILL", record.url, json.dumps(_fields(record)), action.element_id)
+    if action.operation in ("TYPE", "SELECT"):
+        return (action.operation, record.url, record.element, action.value, action.press_enter)
+    return None
 
 
 def _sends_form(action: LiveAction, control) -> bool:

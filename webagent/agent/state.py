@@ -44,7 +44,8 @@ class RunState:
     skills: list = field(default_factory=list)  # the site's skills (``webagent.skills``), offered where they start
     offers: dict = field(default_factory=dict)  # this step's offered skills: label -> ``skills.offer.Offer``
     skills_done: dict[str, int] = field(default_factory=dict)  # skill id -> the step that last did it
-    skills_unstartable: set[str] = field(default_factory=set)  # skills that could not start since a form was last sent
+    skills_unstartable: set[str] = field(default_factory=set)  # skills not offered now: they could not start
+    skills_failed_starts: dict[str, int] = field(default_factory=dict)  # skill id -> the times it could not start
     # password field id -> a hash of what this run last typed into it (never the value itself)
     passwords_typed: dict[str, str] = field(default_factory=dict)
     # (observation, snippets, view) of the last two renderings: a step renders the page it acts

@@ -4,7 +4,12 @@ the page read again after each. A step past the first whose element is not found
 by the model when the run gives a ``repair`` (one action on the live page, the recorded step
 as its hint, as replay repairs a step; it must be the same operation). A step that cannot be
 found, repaired or done stops the skill: control goes back to the model, told which step
-failed and why. Each step done is kept for the trace."""
+failed and why. Each step done is kept for the trace.
+
+A skill that could not start (its start page shows none of its first step: a staff page that
+redirects a guest to a log-in) leaves the browser where it was called, not where its start led:
+the 1.5B, left on a log-in page a staff skill had redirected to, typed its search into Username
+six times. The result says where the start led."""
 
 from __future__ import annotations
 
@@ -47,6 +52,7 @@ Repair = Callable[[Observation, str, str], Awaitable[Action | None]]
 async def run_skill(
     browser, obs: Observation, offer: Offer, args: dict[str, str], reveal=None, repair: Repair | None = None
 ) -> SkillRun:
+    called = obs  # the page the skill was called on: where it goes back to if it cannot start
     skill = offer.skill
     done: list[InnerStep] = []
     steps = list(skill.steps)
@@ -72,6 +78,8 @@ async def run_skill(
             if not found.found and (repaired is None or repaired.op != step.op):
                 why = found.why + (f"; the model's repair was {repaired.op}, not {step.op}" if repaired else "")
                 last = ActionResult(ok=False, action=Action(op=step.op))
+                if not started(done) and obs.url != called.url:
+                    return await _back(browser, called, obs, _failed(last, skill, k, len(steps), why), done)
                 return SkillRun(_failed(last, skill, k, len(steps), why), obs, done)
             action = repaired or Action(
                 op=step.op, element_id=found.element_id, value=value or None, press_enter=step.press_enter
@@ -100,6 +108,18 @@ async def run_skill(
             return SkillRun(result, obs, done)
         obs = await browser.observe()
     return SkillRun(result if steps else ActionResult(ok=True, action=Action(op="BACK")), obs, done)
+
+
+async def _back(browser, called: Observation, landed: Observation, failed: ActionResult, done) -> SkillRun:
+    """A skill that could not start, after its start page led elsewhere: back on the page it was
+    called on (``called``), the result saying where the start led. The way back is a step of
+    the skill's record, as its way there is."""
+    result = await browser.act(Action(op="GOTO", value=called.url), landed)
+    done.append(inner_step("GOTO", result, landed, value=called.url))
+    if not result.ok:
+        return SkillRun(failed, landed, done)
+    note = f"its start led to {landed.url}; back on {called.url}, where it was called"
+    return SkillRun(failed.model_copy(update={"note": "; ".join(x for x in (note, failed.note) if x)}), called, done)
 
 
 def _hint(step, args: dict[str, str]) -> str:

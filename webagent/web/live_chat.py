@@ -139,6 +139,8 @@ def fold_conversation(turns: list[str]) -> str:
                 page = [line for line in page if line[:60] not in cut]
     last = turns[-1]
     tail = last[last.rindex("\nTask: ") + 1 :] if "\nTask: " in last else ""
+    if warning := _warning(last):  # the last turn's warning, where the full message has it
+        tail = warning + "\n" + tail
     return (
         "Previous actions and their results:\n"
         + ("\n".join(history_lines) or "None")
@@ -149,3 +151,17 @@ def fold_conversation(turns: list[str]) -> str:
         + "\n'''\n"
         + tail
     )
+
+
+def _warning(turn: str) -> str:
+    """What a turn says between its page and its task (a warning, a dialog), or ""."""
+    body = turn[: turn.rindex("\nTask: ")] if "\nTask: " in turn else turn
+    if not turn.startswith("Previous actions"):
+        body = body.partition("\n")[2]  # after its "Result:" line
+    if body.startswith("The page is the same as above."):
+        return body[len("The page is the same as above.") :].strip()
+    block = _BLOCK.search(body)
+    after = body[block.end() :] if block else ""
+    if after.lstrip("\n").startswith("Gone from the page: "):
+        after = after.lstrip("\n").partition("\n")[2]
+    return after.strip()
