@@ -120,8 +120,8 @@ def write_report(out: Path, beside: Path | None = None) -> Path:
         lines += ["", "## Naming defects", ""]
         lines.append(
             f"The gold model found its element's line by the element (role and name in the live page, then "
-            f"its node) {by['element']} times, by name in the prompt {by['name']} times (the element not "
-            "on the page when asked)."
+            f"its node) {by['element']} times, by kind and name among the controls offered {by['name']} times (the "
+            "element not on the page when asked)."
         )
         lines.append("")
         lines.append(
