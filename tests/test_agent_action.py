@@ -33,6 +33,15 @@ LATER = Choices(CONTROLS, can_back=True)
 FIRST = Choices(CONTROLS)
 
 
+NOTED = Choices(
+    CONTROLS,
+    notes=(
+        "Warning: you already did SKILL [login] (user=bo) on this same page. Do something else.",
+        "<secret:password>",
+    ),
+)
+
+
 def _reply(text: str) -> Reply:
     return Reply(text=text, data=extract_json(text))
 
@@ -104,11 +113,25 @@ def test_usable_replies(text, expected):
         ('{"operation": "HOVER", "element_id": "7"}', LATER, "no valid operation", "unreadable"),
         ('{"operation": "BACK"}', FIRST, "no earlier page", "not_offered"),
         ("no idea", LATER, "no LiveAction found", "unreadable"),
+        # an answer quoting the prompt's own words: a warning it copied, a placeholder of the task
+        (
+            '{"operation": "DONE", "value": "You already did SKILL [login] (user=bo)"}',
+            NOTED,
+            "prompt's own",
+            "bad_answer",
+        ),
+        ('{"operation": "DONE", "value": "Log in as bo (password <secret:password>)"}', NOTED, "own", "bad_answer"),
     ],
 )
 def test_unusable_replies_say_why(text, choices, problem, kind):
     action, found = parse_live_action(_reply(text), choices)
     assert action is None and found is not None and problem in found.message and found.kind == kind
+
+
+def test_an_answer_from_the_page_is_not_refused_for_sharing_a_few_words_with_a_note():
+    for answer in ("bo", "Login", "Ticket 33 is assigned to bo", ""):
+        action, problem = parse_live_action(_reply(f'{{"operation": "DONE", "value": "{answer}"}}'), NOTED)
+        assert problem is None and action is not None and action.value == answer
 
 
 def _branches(choices: Choices) -> dict[str, list[dict]]:

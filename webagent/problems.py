@@ -16,6 +16,7 @@ ProblemKind = Literal[
     "disabled",  # the element is disabled
     "bad_fill",  # a FILL whose parts are not fields of one form and its submit button
     "bad_skill_args",  # a SKILL's arguments missing, unknown, or not among a select's options
+    "bad_answer",  # a DONE whose answer quotes the prompt's own words (a warning, a placeholder), not the page
     "nothing_to_act_on",  # the page showed nothing the model could act on (no model call)
 ]
 PROBLEM_KINDS: tuple[str, ...] = get_args(ProblemKind)

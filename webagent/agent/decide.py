@@ -87,12 +87,13 @@ async def decide(
     skills: str = "",
     skill_params: dict[str, dict[str, tuple[str, ...]]] | None = None,
     fill: bool = True,
+    notes: tuple[str, ...] = (),
 ) -> Decision:
     """``snippets`` are in the agent view (``agent_view``); ``controls`` every control on the page;
     ``dialog`` the kind of dialog the page holds open (then only its answers and DONE are choices);
     ``skills`` the lines of the skills the page offers (``webagent.skills.offer.block``), read after
     the page, and ``skill_params`` what each takes (``Choices.skills``); ``fill``: FILL may be
-    offered (``Choices.fill``)."""
+    offered (``Choices.fill``); ``notes`` the prompt's own words no page shows (``Choices.notes``)."""
     page = "\n".join(s.text for s in snippets)
 
     async def predict(context: str, allowed: list[str], hint: str = "", in_chat: bool = False) -> LiveOutcome:
@@ -102,6 +103,7 @@ async def decide(
             dialog=dialog,
             skills=dict(skill_params or {}),
             fill=fill,
+            notes=notes,
         )
         return await predict_live_action(
             client,

@@ -11,7 +11,8 @@ comes a third time in the run (``stuck``; this also catches loops between pages)
   unusable model reply (after the one re-ask) is a failed step with no action; nothing is defaulted.
 * Only validity limits what the model may answer (``webagent.web.live_action``): every
   control the page shows (a disabled one is shown, not offered), BACK when this run has an
-  earlier page, DONE at any step. Nothing reads the task to hide or refuse an action.
+  earlier page, DONE at any step (its answer not a quote of the prompt's own words: its
+  warning, a secret's placeholder). Nothing reads the task to hide or refuse an action.
 * A confirm or prompt the model's own action raised is held open (``BrowserSession.dialog``,
   unless the session accepts dialogs at once): the step's result says what the page asks;
   the next step shows the same page with the dialog's text, and the choices are the
@@ -40,7 +41,7 @@ from webagent.agent.decide import Decision, decide, decide_page
 from webagent.agent.options import AgentOptions, RunStatus
 from webagent.agent.outcome import act, to_browser_action
 from webagent.agent.record import Recorder
-from webagent.agent.secrets import mask_task, uses_secret
+from webagent.agent.secrets import mask_task, placeholder, uses_secret
 from webagent.agent.state import DID, RunState, did_key, page_key
 from webagent.browser import ActionResult
 from webagent.errors import UserError
@@ -283,6 +284,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
             dialog=dialog.kind if dialog is not None else "",
             skills=skill_block(offered, state.skills_done),
             skill_params={o.label: {p.name: o.options.get(p.name, ()) for p in o.skill.params} for o in offered},
+            notes=tuple(x for x in (state.warning, *map(placeholder, state.named)) if x),
         )
         times.update(decision.times)
         problem, problem_kind = decision.outcome.problem, decision.outcome.problem_kind

@@ -62,6 +62,10 @@ class Choices:
     # values (a select's live options), or () for any text
     skills: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     fill: bool = True  # FILL may be offered (replay's one-step repair cannot carry it out)
+    # words the prompt says that no page does (its warning, a secret's placeholder): a DONE
+    # answer quoting them is refused (the 1.5B answered with the warning, and with the task
+    # whose password it read as a placeholder)
+    notes: tuple[str, ...] = ()
 
     def ids(self, op: str) -> list[str]:
         if self.dialog:
@@ -380,6 +384,12 @@ def parse_live_action(reply: Reply, choices: Choices) -> Checked:
             return None, Problem("bad_value", 'DIALOG takes the value "accept" or "dismiss"')
         text = action.text if choices.dialog == "prompt" and answer == "accept" else ""
         return action.model_copy(update={"element_id": "", "press_enter": False, "value": answer, "text": text}), None
+    if op == "DONE" and (quoted := next((n for n in choices.notes if _quotes(action.value, n)), None)):
+        return None, Problem(
+            "bad_answer",
+            f"DONE's answer quotes this prompt's own words ({quoted[:50]!r}), not the page: answer with what "
+            "the page shows, or act",
+        )
     if op == "SCROLL" and action.value.lower() not in ("", "up", "down"):
         return None, Problem("bad_value", 'SCROLL takes the value "up" or "down"')
     return action.model_copy(
@@ -390,6 +400,13 @@ def parse_live_action(reply: Reply, choices: Choices) -> Checked:
             "value": action.value if op in ("SCROLL", "DONE") else "",
         }
     ), None
+
+
+def _quotes(answer: str, note: str) -> bool:
+    """Whether ``answer`` holds ``note`` (a placeholder), or is a copy of a piece of it (a
+    warning; from 20 characters, its first 40 as the note has them), case and spaces aside."""
+    a, n = " ".join(answer.lower().split()), " ".join(note.lower().split())
+    return bool(n) and (n in a or (len(a) >= 20 and a[:40] in n))
 
 
 def _element_action(action: LiveAction, choices: Choices) -> Checked:
