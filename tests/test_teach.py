@@ -9,6 +9,7 @@ file the recording writes may hold it."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,26 @@ async def test_a_form_sent_with_enter_and_a_page_the_person_opened_are_steps(sit
     ops = [(s.action.operation, s.action.press_enter) for s in steps if s.action]
     assert ops == [("TYPE", False), ("TYPE", True), ("GOTO", False)]
     assert steps[2].action is not None and steps[2].action.value == site + "index.html"
+
+
+@pytest.mark.asyncio
+async def test_a_gesture_keeps_its_order_when_the_recorder_is_slow(site, tmp_path):
+    """A select then a click, made while the recorder is still busy with the field the select
+    left (a machine under load): the steps are in the order the person made them."""
+    async with Teach(
+        site + "notes.html?user=ada", "Save a pink note titled Milk", tmp_path / "t", headed=False
+    ) as teach:
+        assert teach.recorder is not None
+        page = teach.page
+        await page.get_by_role("textbox", name="Title").fill("Milk")  # still being edited
+        async with teach.recorder._lock:  # the recorder busy: each event waits its turn
+            await page.get_by_role("combobox", name="Colour").select_option("Pink")  # flushes Title
+            await page.get_by_role("button", name="Save note").click(no_wait_after=True)
+            await asyncio.sleep(0.5)  # both events sent while the first still waits
+        await teach.settle()
+        folder = await teach.finish()
+    steps = W.read_records(folder)
+    assert [s.action.operation for s in steps if s.action] == ["TYPE", "SELECT", "CLICK"]
 
 
 def test_a_recording_with_no_steps_is_one_line_and_writes_nothing(site, tmp_path):

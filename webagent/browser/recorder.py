@@ -12,7 +12,11 @@ A field's value is sent when the field changes (on leaving it) or when a form is
 it is being edited; a password field's value is never an event's value: it is kept in
 ``Recorder.secrets`` (memory only) so that the trace can scrub it from URLs and titles.
 
-``Recorder.events`` holds ``RecordedEvent``s in the order the person made them; each carries
+The script calls the binding for every event of one gesture at once, in order (a field still
+being edited, then the select or click that left it), never after awaiting an earlier call:
+a select recorded only after the field it flushed came back let the click that followed
+overtake it, on a machine under load. ``Recorder.events`` holds ``RecordedEvent``s in the
+order the person made them; each carries
 the observation the element was read from (``obs``) and its id there (``element_id``).
 """
 
@@ -61,7 +65,7 @@ SCRIPT = """(() => {
     else if (el && el.tagName === 'SELECT') {
       const opt = el.selectedOptions[0];
       const value = opt ? opt.text.replace(/\\s+/g, ' ').trim() : '';
-      flush(el).then(() => send('select', el, {value: value}));  // fields typed before it come first
+      flush(el); send('select', el, {value: value});  // fields typed before it come first
     }
   }, true);
   document.addEventListener('keydown', (e) => {
@@ -75,7 +79,7 @@ SCRIPT = """(() => {
     // sent with Enter from a field: the field's value, with Enter, is the step (then the form goes)
     e.preventDefault(); e.stopImmediatePropagation();
     const form = e.target;
-    flush(el).then(() => typed(el, true)).finally(() => { T.replaying = true; try { form.requestSubmit(); } finally { T.replaying = false; } });
+    Promise.all([flush(el), typed(el, true)]).finally(() => { T.replaying = true; try { form.requestSubmit(); } finally { T.replaying = false; } });
   }, true);
   document.addEventListener('click', (e) => {
     if (T.replaying || !e.isTrusted) return;
@@ -87,7 +91,7 @@ SCRIPT = """(() => {
     const kind = (el.getAttribute('type') || '').toLowerCase();
     if (tag === 'INPUT' && (kind === 'checkbox' || kind === 'radio')) {
       // a box toggles in place (nothing navigates): recorded as it is, the click not held
-      flush(null).then(() => send('click', el));
+      flush(null); send('click', el);
       return;
     }
     e.preventDefault(); e.stopImmediatePropagation();
@@ -96,7 +100,7 @@ SCRIPT = """(() => {
     T.enter = null;
     // Enter in a field clicks its form's default button for it: the step is the field's Enter
     const implicit = enter && el.form && el.form === enter.form && (el.type || '').toLowerCase() === 'submit';
-    const step = implicit ? flush(enter).then(() => typed(enter, true)) : flush(null).then(() => send('click', el));
+    const step = implicit ? Promise.all([flush(enter), typed(enter, true)]) : Promise.all([flush(null), send('click', el)]);
     step.finally(() => {
       T.replaying = true;
       try { el.click(); } finally { T.replaying = false; T.pending--; }
