@@ -76,8 +76,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/mypy
 
+# The suite runs on one worker per core (pytest-xdist); a module's tests stay on one worker, so
+# its fixtures (an app's server, a browser) start once. Most tests wait on a browser or a
+# server, so two workers finish sooner on two cores.
 test: setup test-model test-apps lint
-	$(PY) -m pytest -q --durations=10
+	$(PY) -m pytest -q -n auto --dist loadscope --durations=10
 
 # Every benchmark runs even when one misses its target; the target fails if any did. Each prints
 # its targets as "[PASS|FAIL] target | figure | against: rival or floor" (bench/lib/verdict.py).
