@@ -188,7 +188,7 @@ async def run_agent(
                 break
             # the same values set again at the same address, the page's look aside (a dropdown the
             # FILL's click toggled): the 1.5B filled the same search six times, its answer shown
-            earlier = repeats.first(_setting(action, record), n) if action and count < 2 else None
+            earlier = repeats.first(_setting(action, record), n) if action else None
             state.warning = (
                 f"Warning: you already did {record.action_text} on this same page, and it "
                 "did not help. Do something else."
