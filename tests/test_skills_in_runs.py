@@ -401,6 +401,9 @@ async def test_the_same_values_set_again_at_the_same_address_earn_a_warning(brow
     )
     assert "Warning" not in prompts[0] + prompts[1]
     # step 2's page (a note saved) differs from step 1's: only the address is the same
-    assert re.search(r"Warning: you already did FILL .* on this page at step 1: the fields already hold", prompts[2])
+    assert re.search(
+        r"Warning: you already did FILL .* on this page at step 1, with the same values\. Do something else\.",
+        prompts[2],
+    )
     assert "on this same page, and it did not help" in prompts[3]  # steps 2 and 3: the same-looking page too
     assert result.status == "stuck" and result.steps == 4

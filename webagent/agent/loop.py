@@ -193,8 +193,8 @@ async def run_agent(
                 f"Warning: you already did {record.action_text} on this same page, and it "
                 "did not help. Do something else."
                 if count == 2
-                else f"Warning: you already did {record.action_text} on this page at step {earlier}: the "
-                "fields already hold those values. Do something else."
+                else f"Warning: you already did {record.action_text} on this page at step {earlier}, with "
+                "the same values. Do something else."
                 if earlier
                 else ""
             )
