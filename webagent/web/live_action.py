@@ -34,10 +34,10 @@ from webagent.llm.client import LLMClient, Reply, call_context
 from webagent.llm.reask import REASK_PREFIX, ask_until_usable
 from webagent.llm.replies import read_reply
 from webagent.problems import Problem, ProblemKind
-from webagent.prompts import load_prompt, render_prompt
+from webagent.prompts import load_prompt
 from webagent.web.action import MAX_ENUM_IDS, _action_from_text
 from webagent.web.agent_view import Control, grouped_options, matching_option, option_names
-from webagent.web.live_chat import LiveChat, fold_conversation
+from webagent.web.live_chat import LiveChat, fold_conversation, full_step_message
 
 LIVE_OPERATIONS = ("CLICK", "TYPE", "SELECT", "FILL", "SKILL", "SCROLL", "BACK", "DONE", "DIALOG")
 DIALOG_ANSWERS = ("accept", "dismiss")
@@ -582,21 +582,17 @@ def live_messages(
 ) -> list[dict]:
     """System instructions, the worked examples, then this step: the part that stays the same
     comes first, so the server's prompt cache reuses it from call to call."""
-    step = render_prompt(
-        "web_live_action",
-        context=context,
-        task=task,
-        url=url,
-        title=title,
-        history="\n".join(history) if history else "None",
-        warning=warning,
-    )
-    if not warning:
-        step = step.replace("\n\n", "\n")
+    step = full_step_message(context=context, task=task, history=history, url=url, title=title, warning=warning)
+    return _messages(step, skills)
+
+
+def _messages(user: str, skills: bool, turns: list[dict] | None = None) -> list[dict]:
+    """The system message, the worked examples, a conversation's earlier turns, then ``user``."""
     return [
         {"role": "system", "content": load_prompt("web_live_system").strip()},
         *_example_turns(skills),
-        {"role": "user", "content": step.strip()},
+        *(turns or []),
+        {"role": "user", "content": user},
     ]
 
 
@@ -640,12 +636,7 @@ async def predict_live_action(
         user = chat.user_turn(
             context=context, task=task, history=history, url=url, title=title, warning=warning, question=NEXT_QUESTION
         )
-        prompt = [
-            {"role": "system", "content": load_prompt("web_live_system").strip()},
-            *_example_turns(bool(choices.skills)),
-            *chat.turns,
-            {"role": "user", "content": user},
-        ]
+        prompt = _messages(user, bool(choices.skills), chat.turns)
     outcome = LiveOutcome()
     ops = choices.operations()
     last: list[Problem | None] = [None]  # the last reply's problem, its kind kept for the reports

@@ -33,6 +33,21 @@ def _words(messages: list[dict]) -> int:
     return sum(len(str(m.get("content", "")).split()) for m in messages)
 
 
+def full_step_message(*, context: str, task: str, history: list[str], url: str, title: str, warning: str = "") -> str:
+    """A step's whole user message (``web_live_action``: history, page, task, question); the
+    blank line a warning would fill goes when there is none."""
+    text = render_prompt(
+        "web_live_action",
+        context=context,
+        task=task,
+        url=url,
+        title=title,
+        history="\n".join(history) if history else "None",
+        warning=warning,
+    )
+    return (text if warning else text.replace("\n\n", "\n")).strip()
+
+
 @dataclass
 class LiveChat:
     budget_words: int = 3500  # the conversation (after the fixed prefix) restarts beyond this
@@ -50,16 +65,7 @@ class LiveChat:
             self.reset()
             self.restarts += 1
         if not self.turns:
-            text = render_prompt(
-                "web_live_action",
-                context=context,
-                task=task,
-                url=url,
-                title=title,
-                history="\n".join(history) if history else "None",
-                warning=warning,
-            )
-            return (text if warning else text.replace("\n\n", "\n")).strip()
+            return full_step_message(context=context, task=task, history=history, url=url, title=title, warning=warning)
         parts = [f"Result: {history[-1]}" if history else "Result: none"]
         parts.append(self._page_part(lines, url, title, context))
         if warning:
