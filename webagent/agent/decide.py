@@ -73,10 +73,7 @@ async def decide(
     task: str,
     history: list[str],
     controls: dict[str, Control],
-    lookup: str,
-    max_lookup: int,
-    context_tokens: int,
-    act_on: str,
+    options: AgentOptions,
     reuse: GistReuse | None,
     url: str = "",
     title: str = "",
@@ -90,6 +87,7 @@ async def decide(
     notes: tuple[str, ...] = (),
 ) -> Decision:
     """``snippets`` are in the agent view (``agent_view``); ``controls`` every control on the page;
+    ``options`` how the page is read (``lookup``, ``max_lookup``, ``context_tokens``, ``act_on``);
     ``dialog`` the kind of dialog the page holds open (then only its answers and DONE are choices);
     ``skills`` the lines of the skills the page offers (``webagent.skills.offer.block``), read after
     the page, and ``skill_params`` what each takes (``Choices.skills``); ``fill``: FILL may be
@@ -117,7 +115,7 @@ async def decide(
             chat=chat if in_chat else None,
         )
 
-    if lookup == "auto" and fits(page, context_tokens):
+    if options.lookup == "auto" and fits(page, options.context_tokens):
         t0 = time.perf_counter()
         allowed = [i for i in line_ids(page) if i in controls]
         outcome = await predict(page, allowed, in_chat=True)
@@ -140,7 +138,7 @@ async def decide(
     memory = await build_web_memory(client, snippets, reuse, gist_prompt="web_live_gist")
     times["gist_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    found = await look_up(client, memory, task=task, previous_actions=history, max_pages=max_lookup)
+    found = await look_up(client, memory, task=task, previous_actions=history, max_pages=options.max_lookup)
     times["lookup_s"] = time.perf_counter() - t0
     lookup_info = {
         "pages": found.pages,
@@ -157,8 +155,8 @@ async def decide(
         task=task,
         previous_actions=history,
         valid_ids=set(controls),
-        act_on=act_on,
-        context_tokens=context_tokens,
+        act_on=options.act_on,
+        context_tokens=options.context_tokens,
         predict=predict,
         visible=line_ids,
         render=memory_text,
@@ -201,10 +199,7 @@ async def decide_page(
         task=task,
         history=history,
         controls=view.controls,
-        lookup=options.lookup,
-        max_lookup=options.max_lookup,
-        context_tokens=options.context_tokens,
-        act_on=options.act_on,
+        options=options,
         reuse=None,
         url=obs.url,
         title=obs.title,
