@@ -93,26 +93,21 @@ def read_gguf_info(path: str | Path) -> GGUFInfo:
     return info
 
 
-def file_hash(path: str | Path) -> str:
-    """sha256 of the file's bytes, computed once per (path, size, mtime) and remembered
-    in $WEBAGENT_HOME/gguf-hashes.json, so a command does not re-read 100 MB each start."""
+def _hash_memo(path: str | Path) -> tuple[Path, str, dict[str, str]]:
+    """$WEBAGENT_HOME/gguf-hashes.json, the file's key in it (path, size, mtime), what it holds."""
     from webagent.llm.cache import webagent_home
 
     p = Path(path).resolve()
     st = p.stat()
-    key = f"{p}|{st.st_size}|{st.st_mtime_ns}"
     store = webagent_home() / "gguf-hashes.json"
     try:
         known = json.loads(store.read_text())
     except (OSError, ValueError):
         known = {}
-    if key in known:
-        return known[key]
-    h = hashlib.sha256()
-    with open(p, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    known[key] = h.hexdigest()
+    return store, f"{p}|{st.st_size}|{st.st_mtime_ns}", known
+
+
+def _save_memo(store: Path, known: dict[str, str]) -> None:
     try:
         store.parent.mkdir(parents=True, exist_ok=True)
         tmp = store.with_suffix(f".{os.getpid()}.tmp")
@@ -120,4 +115,25 @@ def file_hash(path: str | Path) -> str:
         os.replace(tmp, store)  # atomic: concurrent starts never read half a file
     except OSError:
         pass
+
+
+def remember_hash(path: str | Path, sha256: str) -> None:
+    """Seed the memo with a hash just checked (a pulled model), so the first start does not re-read it."""
+    store, key, known = _hash_memo(path)
+    known[key] = sha256
+    _save_memo(store, known)
+
+
+def file_hash(path: str | Path) -> str:
+    """sha256 of the file's bytes, computed once per (path, size, mtime) and remembered
+    in $WEBAGENT_HOME/gguf-hashes.json, so a command does not re-read 100 MB each start."""
+    store, key, known = _hash_memo(path)
+    if key in known:
+        return known[key]
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    known[key] = h.hexdigest()
+    _save_memo(store, known)
     return known[key]

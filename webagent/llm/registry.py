@@ -271,7 +271,9 @@ def pull(name: str, *, force: bool = False) -> Path:
                 f"pinned {model.size:,} bytes and {model.sha256}"
             )
         os.replace(assembled, target)
-    _remember_hash(target, model.sha256)
+    from webagent.llm.gguf_info import remember_hash
+
+    remember_hash(target, model.sha256)  # seed the hash memo: the first start does not re-read the file
     _say(f"{model.name} saved to {target}")
     return target
 
@@ -280,29 +282,6 @@ def _verified(model: Model, path: Path) -> bool:
     from webagent.llm.gguf_info import file_hash
 
     return file_hash(path) == model.sha256  # memoised by (path, size, mtime): hashed once
-
-
-def _remember_hash(path: Path, sha256: str) -> None:
-    """Seed gguf_info's memo with the hash just checked, so the first start does not re-read it."""
-    import json
-
-    from webagent.llm.cache import webagent_home
-
-    p = path.resolve()
-    st = p.stat()
-    store = webagent_home() / "gguf-hashes.json"
-    try:
-        known = json.loads(store.read_text())
-    except (OSError, ValueError):
-        known = {}
-    known[f"{p}|{st.st_size}|{st.st_mtime_ns}"] = sha256
-    try:
-        store.parent.mkdir(parents=True, exist_ok=True)
-        tmp = store.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(known))
-        os.replace(tmp, store)
-    except OSError:
-        pass
 
 
 def ensure(name: str | None = None) -> Path:
