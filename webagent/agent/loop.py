@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from webagent.agent import elements
@@ -76,17 +76,7 @@ class AgentResult:
     final_title: str = ""
 
     def to_json(self) -> dict:
-        return {
-            "status": self.status,
-            "answer": self.answer,
-            "steps": self.steps,
-            "trace_dir": self.trace_dir,
-            "usage": self.usage,
-            "error": self.error,
-            "failed_steps": self.failed_steps,
-            "final_url": self.final_url,
-            "final_title": self.final_title,
-        }
+        return {f.name: getattr(self, f.name) for f in fields(AgentResult)}  # a subclass adds its own
 
 
 class _Repeats:

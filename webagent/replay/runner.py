@@ -51,8 +51,6 @@ class ReplayResult(AgentResult):
     model_calls: int = 0
     wall_s: float = 0.0
     startup_s: float = 0.0  # browser start and the first page
-    final_url: str = ""
-    final_title: str = ""
     misses: list[dict] = field(default_factory=list)  # {step, why, repaired}
     workflow: dict | None = None  # the program after repairs
     saved_to: str | None = None
@@ -65,8 +63,6 @@ class ReplayResult(AgentResult):
             "model_calls": self.model_calls,
             "wall_s": round(self.wall_s, 3),
             "startup_s": round(self.startup_s, 3),
-            "final_url": self.final_url,
-            "final_title": self.final_title,
             "misses": self.misses,
             "saved_to": self.saved_to,
         }
