@@ -265,15 +265,13 @@ def tasks_from_records(
     split: str,
     skip_bad: bool = False,
     bad_log: list | None = None,
-    record_label: str = "task",
-    first_index: int = 0,
 ) -> list[Task]:
     """Validate an iterable of raw task dicts (a parsed JSON list, a ``datasets.Dataset``,
-    ...) into :class:`Task` objects. Records are labelled ``f"{record_label} {i}"``."""
+    ...) into :class:`Task` objects. Records are labelled ``task 0``, ``task 1``, ..."""
     sink = _Sink(skip_bad, bad_log)
     out: list[Task] = []
-    for i, raw in enumerate(records, start=first_index):
-        task = _validate(raw, source, f"{record_label} {i}", split, sink)
+    for i, raw in enumerate(records):
+        task = _validate(raw, source, f"task {i}", split, sink)
         if task is not None:
             out.append(task)
     return out

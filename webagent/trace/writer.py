@@ -34,14 +34,14 @@ def scrub(value, secrets: set[str]):
     return value
 
 
-def outline_png(png: bytes, box: tuple[float, float, float, float] | None, scale: float = 1.0) -> bytes:
+def outline_png(png: bytes, box: tuple[float, float, float, float] | None) -> bytes:
     """The screenshot with a rectangle around ``box`` (page CSS pixels)."""
     if box is None:
         return png
     from PIL import Image, ImageDraw
 
     image = Image.open(io.BytesIO(png)).convert("RGB")
-    x, y, w, h = (v * scale for v in box)
+    x, y, w, h = box
     draw = ImageDraw.Draw(image)
     for grow in range(3):  # 3 px, outside the element so its own pixels stay visible
         draw.rectangle([x - 2 - grow, y - 2 - grow, x + w + 1 + grow, y + h + 1 + grow], outline=OUTLINE)

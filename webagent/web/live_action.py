@@ -39,7 +39,6 @@ from webagent.web.action import MAX_ENUM_IDS, _action_from_text
 from webagent.web.agent_view import Control, grouped_options, matching_option, option_names
 from webagent.web.live_chat import LiveChat, fold_conversation, full_step_message
 
-LIVE_OPERATIONS = ("CLICK", "TYPE", "SELECT", "FILL", "SKILL", "SCROLL", "BACK", "DONE", "DIALOG")
 DIALOG_ANSWERS = ("accept", "dismiss")
 NEEDS_ELEMENT = ("CLICK", "TYPE", "SELECT")
 # Each select is its own schema branch (its options as the value enum) up to this many.
