@@ -143,7 +143,6 @@ async def test_the_fake_reads_the_step_as_data_so_rewording_the_prompt_breaks_no
     """The function-driven fake takes the step's URL, history and controls as data
     (``LiveContext``), as pydantic-ai's FunctionModel receives AgentInfo: with every prompt's
     "URL", "Current page" and "Previous actions" reworded, it still orders the book."""
-    import webagent.web.live_action as live_action
     import webagent.web.live_chat as live_chat
 
     def reworded(text: str) -> str:
@@ -151,8 +150,8 @@ async def test_the_fake_reads_the_step_as_data_so_rewording_the_prompt_breaks_no
             text = text.replace(old, new)
         return text
 
-    render = live_action.render_prompt
-    monkeypatch.setattr(live_action, "render_prompt", lambda name, **kw: reworded(render(name, **kw)))
+    render = live_chat.render_prompt  # the full step message (live_chat.full_step_message)
+    monkeypatch.setattr(live_chat, "render_prompt", lambda name, **kw: reworded(render(name, **kw)))
     user_turn = live_chat.LiveChat.user_turn
     monkeypatch.setattr(live_chat.LiveChat, "user_turn", lambda self, **kw: reworded(user_turn(self, **kw)))
     await _start(browser, site + "index.html")
