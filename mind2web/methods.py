@@ -252,20 +252,7 @@ async def predict_from_memory(
         lookups, lookup_calls, lookup_failures = found.pages, found.calls, found.failures
         failures += found.failures
         endpoint_failed = endpoint_failed or found.endpoint_failed
-    typed = None
-    if controls is not None:  # the same prompt as the default, in the typed action space
-
-        async def typed(context: str, allowed: list[str], hint: str) -> ActionOutcome:
-            return await predict_action(
-                client,
-                context=context,
-                task=step.task,
-                previous_actions=step.previous_actions,
-                allowed_ids=allowed,
-                target_hint=hint,
-                controls=controls,
-            )
-
+    act = _act(client, step, controls)  # the default prompt, in the typed action space with controls
     decision = await act_on_memory(
         client,
         memory,
@@ -275,7 +262,7 @@ async def predict_from_memory(
         valid_ids=step.valid_ids,
         act_on=act_on,
         context_tokens=context_tokens,
-        predict=typed,
+        predict=lambda context, allowed, hint: act(context=context, allowed_ids=allowed, target_hint=hint),
     )
     # The look-up prompt saw all gists; the action prompt the gists with snippets expanded.
     context_words = max(gist_memory_words, memory.context_words(expanded=decision.expanded))
