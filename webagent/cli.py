@@ -9,7 +9,7 @@ import click
 
 from webagent.cli_common import endpoint_options, model_options, run_async, status, user_errors
 from webagent.docqa.ask import LOOKUPS, PAGINATIONS, AskOptions, ask
-from webagent.docqa.cli_qa import qa_eval_command
+from webagent.docqa.cli_qa import print_answer, qa_eval_command
 from webagent.errors import UserError
 from webagent.llm.endpoint import open_client, open_gist_client
 
@@ -124,14 +124,7 @@ async def ask_command(
     async with open_client(endpoint) as client, open_gist_client(endpoint, gist_model, client) as memory_client:
         result = await ask(client, path, question, opts, progress=status, memory_client=memory_client)
         usage_line = client.usage.summary_line()
-    if as_json:
-        click.echo(result.model_dump_json())
-        return
-    click.echo(result.answer or "(the model gave an empty answer)")
-    click.echo("")
-    for line in describe_result(result):
-        click.echo(line)
-    click.echo(usage_line)
+    print_answer(result, describe_result(result), usage_line, as_json)
 
 
 def _pages(pages: list[int]) -> str:

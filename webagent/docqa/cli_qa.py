@@ -235,19 +235,23 @@ async def ask_with_method(
             progress=status,
         )
         usage_line = client.usage.summary_line()
-    if as_json:
-        click.echo(result.model_dump_json())
-        return
-    click.echo(result.answer or "(the model gave an empty answer)")
-    click.echo("")
-    click.echo(
+    lines = [
         f"method: {result.method}; pages read in full: {', '.join(map(str, result.pages_read)) or 'none'} "
         f"of {result.num_pages}; compression rate: {result.compression_rate:.1f}%"
         + ("  (memory from cache)" if result.memory_from_cache else "")
-    )
+    ]
     if result.failures or result.memory_failures:
-        click.echo(
+        lines.append(
             f"failures: {result.failures} in answering ({result.problem or 'see --json'}), "
             f"{result.memory_failures} in building the memory (not cached)"
         )
-    click.echo(usage_line)
+    print_answer(result, lines, usage_line, as_json)
+
+
+def print_answer(result, lines: list[str], usage_line: str, as_json: bool) -> None:
+    """What `webagent ask` prints: one JSON object, or the answer, a blank line, ``lines`` and the cost."""
+    if as_json:
+        click.echo(result.model_dump_json())
+        return
+    for line in (result.answer or "(the model gave an empty answer)", "", *lines, usage_line):
+        click.echo(line)
