@@ -58,13 +58,22 @@ from pathlib import Path
 
 from bench.lib import ROOT
 from bench.rivals.demos_text import demos_text
-from bench.rivals.episode_process import last_json_line, run_process, server_model
+from bench.rivals.episode_process import (
+    flash_option,
+    last_json_line,
+    no_row,
+    read_jsonl,
+    run_process,
+    run_webagent,
+    runner_cmd,
+    server_model_or_exit,
+    server_options,
+    trace_steps,
+)
 from bench.rivals.proxy import CountingProxy
 from webagent.apps.install import venv_python
 from webagent.apps.instance import AppError, AppInstance
 from webagent.apps.spec import load_apps
-
-HERE = ROOT / "bench" / "rivals"
 
 # Three tasks per app, short and long (gold steps in brackets).
 SUBSET = [
@@ -79,7 +88,6 @@ SUBSET = [
     "helpdesk-assign-battery-to-bob",  # [8] log in, open, assign, leave the rest alone
 ]
 PEERS = ("agentlab", "browser-use", "webagent")
-VENV = {"browser-use": HERE / ".venv-browser-use", "agentlab": HERE / ".venv-agentlab"}
 RUNNER = {"browser-use": "bench.rivals.apps_browseruse", "agentlab": "bench.rivals.apps_agentlab"}  # run with -m
 DEFAULT_OUT = ROOT / "runs" / "apps_peers"  # resumed across peers; kept runs go to bench/results
 DEMOS_LABEL = "with the demonstrations"
@@ -139,19 +147,11 @@ def row_key(row: dict) -> tuple:
 
 
 def load_rows(path: Path) -> dict:
-    rows = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                rows[row_key(row)] = row
-    return rows
+    return {row_key(row): row for row in read_jsonl(path)}
 
 
 def tagged(path: Path, tag: str) -> list[dict]:
-    if not path.exists():
-        return []
-    return [c for c in (json.loads(x) for x in path.read_text().splitlines() if x.strip()) if c.get("tag") == tag]
+    return [c for c in read_jsonl(path) if c.get("tag") == tag]
 
 
 def proxy_usage(out: Path, tag: str) -> dict:
@@ -198,23 +198,14 @@ async def peer_episode(
         "chromium": os.environ.get("WEBAGENT_CHROMIUM", "/usr/bin/chromium"),
         "demos": demos,  # browser-use: extend_system_message; AgentLab: flags.extra_instructions
     }
-    spec_path = out / "logs" / f"{tag}.spec.json"
-    spec_path.write_text(json.dumps(spec, indent=2))
-    python = VENV[peer] / "bin" / "python"
-    if not python.exists():
+    cmd = runner_cmd(peer, RUNNER[peer], spec, log, indent=2)
+    if cmd is None:
         return {**row, "outcome": "error", "error": f"not installed: run bench/rivals/setup.sh {peer}"}
     hard_cap = args.cap + 90  # the runner stops itself at the cap; this is for a runner that hangs
-    rc, text = await run_process([str(python), "-m", RUNNER[peer], str(spec_path)], log, hard_cap, ROOT)
+    rc, text = await run_process(cmd, log, hard_cap, ROOT)
     result = last_json_line(text)
     if result is None:
-        result = {
-            "capped": rc is None,
-            "error": (
-                f"killed at the hard cap of {hard_cap:g} s"
-                if rc is None
-                else f"runner exited {rc} without a result (see {os.path.relpath(log, ROOT)})"
-            ),
-        }
+        result = {"capped": rc is None, "error": no_row(rc, hard_cap, os.path.relpath(log, ROOT))}
     row.update({k: v for k, v in result.items() if k not in ("peer", "task")})
     try:
         ok, why = instance.check(task.id, (result.get("answer") or "") if answer_task else None)
@@ -235,32 +226,10 @@ async def peer_episode(
 async def webagent_episode(task, args, base_url: str, tag: str, out: Path) -> dict:
     log = out / "logs" / f"{tag}.log"
     folder = out / "runs" / "webagent" / tag
-    cmd = [
-        str(ROOT / ".venv" / "bin" / "webagent"),
-        "apps",
-        "eval",
-        "--base-url",
-        base_url,
-        "--model",
-        args.model,
-        "--api-key",
-        "none",
-        "--task",
-        task.id,
-        "--out",
-        str(folder),
-        "--max-steps",
-        str(args.max_steps),
-        "--no-cache",
-    ] + (["--skills"] if args.demos else [])  # the skills `webagent apps learn` made from the same demos
-    rc, _ = await run_process(cmd, log, args.cap, ROOT, env={**os.environ, "OPENAI_API_KEY": "none"})
-    rows = (
-        [json.loads(x) for x in (folder / "episodes.jsonl").read_text().splitlines() if x.strip()]
-        if (folder / "episodes.jsonl").exists()
-        else []
-    )
-    if rows:
-        r = rows[-1]
+    options = ["--task", task.id, "--out", str(folder), "--max-steps", str(args.max_steps), "--no-cache"]
+    options += ["--skills"] if args.demos else []  # the skills `webagent apps learn` made from the same demos
+    rc, r = await run_webagent(["apps", "eval"], options, base_url, args.model, folder, log, args.cap)
+    if r is not None:
         row = {
             "success": r["success"],
             "steps": r["steps"],
@@ -276,12 +245,11 @@ async def webagent_episode(task, args, base_url: str, tag: str, out: Path) -> di
         row["outcome"] = "success" if r["success"] else ("error" if r.get("cause") == "error" else "failure")
         return row
     if rc is None:
-        steps = list(folder.glob(f"traces/{task.id}/steps.jsonl"))
         return {
             "success": False,
             "outcome": "capped",
             "error": f"wall-time cap of {args.cap:g} s reached",
-            "steps": sum(1 for x in steps[0].read_text().splitlines() if x.strip()) if steps else None,
+            "steps": trace_steps(folder, task.id),
         }
     return {
         "success": False,
@@ -480,18 +448,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--peer", choices=PEERS)
     parser.add_argument("--tasks", nargs="+", default=SUBSET, metavar="ID", help="task ids (default: the 9 of SUBSET)")
-    parser.add_argument(
-        "--server", default="http://127.0.0.1:8765/v1", help="the shared OpenAI-compatible model server"
-    )
-    parser.add_argument("--model", help="model name at the server (default: the server's first model)")
+    server_options(parser)
     parser.add_argument("--cap", type=float, default=900, help="wall-time cap per episode, seconds")
     parser.add_argument("--max-steps", type=int, default=15, help="most agent steps (webagent apps eval's default)")
-    parser.add_argument(
-        "--browser-use-flash",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="browser-use's flash_mode (its short prompt for fast models; default on)",
-    )
+    flash_option(parser)
     parser.add_argument(
         "--demos",
         action="store_true",
@@ -512,13 +472,9 @@ def main() -> None:
         if not args.peer:
             parser.error("--peer is required (or --report-only)")
         if not args.model:
-            try:
-                args.model = server_model(args.server)
-            except OSError as exc:
-                sys.exit(
-                    f"no model server at {args.server} ({exc}); start one: "
-                    ".venv/bin/webagent serve --embedded qwen2.5-coder-0.5b --port 8765"
-                )
+            args.model = server_model_or_exit(
+                args.server, ".venv/bin/webagent serve --embedded qwen2.5-coder-0.5b --port 8765"
+            )
         asyncio.run(run(args))
     elif not (Path(args.out) / "episodes.jsonl").exists():
         sys.exit(f"{args.out}: no episodes.jsonl to report on (run a --peer into this --out first)")

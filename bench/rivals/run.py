@@ -33,30 +33,46 @@ import uuid
 from pathlib import Path
 
 from bench.lib import ROOT
-from bench.rivals.episode_process import last_json_line, run_process, server_model
+from bench.rivals.episode_process import (
+    HERE,
+    flash_option,
+    last_json_line,
+    no_row,
+    read_jsonl,
+    run_process,
+    run_webagent,
+    runner_cmd,
+    server_model_or_exit,
+    server_options,
+    trace_steps,
+)
 from bench.rivals.proxy import CountingProxy
 from webagent.demo_site import serve_directory
 from webagent.miniwob.env import START_EPISODE, miniwob_html_dir
-
-HERE = ROOT / "bench" / "rivals"
 
 AGENTS = ("browser-use", "agentlab", "webagent")
 STATUS_JS = (
     "(typeof WOB_RAW_REWARD_GLOBAL === 'undefined') ? {left: location.href} : "
     "{done: WOB_DONE_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL, reward: WOB_REWARD_GLOBAL}"
 )
-VENV = {"browser-use": HERE / ".venv-browser-use", "agentlab": HERE / ".venv-agentlab"}
 RUNNER = {"browser-use": "bench.rivals.run_browseruse", "agentlab": "bench.rivals.run_agentlab"}  # run with -m
 
 
 def load_rows(path: Path) -> dict:
-    rows = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                rows[(row["agent"], row["task"], row["seed"], row["model"], row["max_steps"])] = row
-    return rows
+    return {(r["agent"], r["task"], r["seed"], r["model"], r["max_steps"]): r for r in read_jsonl(path)}
+
+
+def empty_row(agent: str, task: str, seed: int, error: str | None) -> dict:
+    """An episode's row with nothing from its agent: no steps, no success."""
+    return {
+        "agent": agent,
+        "task": task,
+        "seed": seed,
+        "steps": None,
+        "raw_reward": 0.0,
+        "success": False,
+        "error": error,
+    }
 
 
 async def episode(agent: str, task: str, seed: int, args, proxy_base: str, miniwob_url: str, out: Path) -> dict:
@@ -68,46 +84,11 @@ async def episode(agent: str, task: str, seed: int, args, proxy_base: str, miniw
     t0 = time.time()
     if agent == "webagent":
         folder = out / "webagent" / tag
-        cmd = [
-            str(ROOT / ".venv" / "bin" / "webagent"),
-            "miniwob",
-            "--base-url",
-            base_url,
-            "--model",
-            args.model,
-            "--api-key",
-            "none",
-            "--tasks",
-            task,
-            "--seed",
-            str(seed),
-            "--episodes",
-            "1",
-            "--max-steps",
-            str(args.max_steps),
-            "--no-cache",
-            "--out",
-            str(folder),
-            "--timeout",
-            str(args.episode_timeout),
-        ]
-        rc, _ = await run_process(cmd, log, args.episode_timeout, ROOT, env={**os.environ, "OPENAI_API_KEY": "none"})
-        row = {
-            "agent": "webagent",
-            "task": task,
-            "seed": seed,
-            "steps": None,
-            "raw_reward": 0.0,
-            "success": False,
-            "error": None,
-        }
-        rows = (
-            [json.loads(x) for x in (folder / "episodes.jsonl").read_text().splitlines() if x.strip()]
-            if (folder / "episodes.jsonl").exists()
-            else []
-        )
-        if rows:
-            r = rows[-1]
+        options = ["--tasks", task, "--seed", str(seed), "--episodes", "1", "--max-steps", str(args.max_steps)]
+        options += ["--no-cache", "--out", str(folder), "--timeout", str(args.episode_timeout)]
+        rc, r = await run_webagent(["miniwob"], options, base_url, args.model, folder, log, args.episode_timeout)
+        row = empty_row(agent, task, seed, None)
+        if r is not None:
             row.update(
                 steps=r["steps"],
                 raw_reward=r["raw_reward"],
@@ -117,14 +98,12 @@ async def episode(agent: str, task: str, seed: int, args, proxy_base: str, miniw
                 utterance=r.get("utterance"),
             )
         else:
-            row["error"] = (
-                f"wall-time cap of {args.episode_timeout:g} s reached"
+            row.update(
+                error=f"wall-time cap of {args.episode_timeout:g} s reached"
                 if rc is None
-                else f"webagent exited {rc} without an episode row (see {log})"
+                else f"webagent exited {rc} without an episode row (see {log})",
+                steps=trace_steps(folder),  # the steps it took before it was stopped
             )
-            steps = list(folder.glob("traces/*/steps.jsonl"))  # the steps it took before it was stopped
-            if steps:
-                row["steps"] = sum(1 for x in steps[0].read_text().splitlines() if x.strip())
     else:
         spec = {
             "task_url": f"{miniwob_url}miniwob/{task}.html",
@@ -140,35 +119,13 @@ async def episode(agent: str, task: str, seed: int, args, proxy_base: str, miniw
             "timeout_s": args.episode_timeout,
             "flash_mode": args.browser_use_flash,
         }
-        spec_path = out / "logs" / f"{tag}.spec.json"
-        spec_path.write_text(json.dumps(spec))
-        python = VENV[agent] / "bin" / "python"
-        if not python.exists():
-            row = {
-                "agent": agent,
-                "task": task,
-                "seed": seed,
-                "steps": None,
-                "raw_reward": 0.0,
-                "success": False,
-                "error": f"not installed: run bench/rivals/setup.sh {agent}",
-            }
-        else:
-            rc, text = await run_process([str(python), "-m", RUNNER[agent], str(spec_path)], log, hard_cap, ROOT)
-            row = last_json_line(text) or {
-                "agent": agent,
-                "task": task,
-                "seed": seed,
-                "steps": None,
-                "raw_reward": 0.0,
-                "success": False,
-                "error": (
-                    f"killed at the hard cap of {hard_cap:g} s"
-                    if rc is None
-                    else f"runner exited {rc} without a result (see {log})"
-                ),
-            }
-    calls = [c for c in proxy_calls(out / "calls.jsonl") if c.get("tag") == tag]
+        cmd = runner_cmd(agent, RUNNER[agent], spec, log)
+        result, error = None, f"not installed: run bench/rivals/setup.sh {agent}"
+        if cmd is not None:
+            rc, text = await run_process(cmd, log, hard_cap, ROOT)
+            result, error = last_json_line(text), no_row(rc, hard_cap, log)
+        row = result or empty_row(agent, task, seed, error)
+    calls = [c for c in read_jsonl(out / "calls.jsonl") if c.get("tag") == tag]
     row.update(
         agent=agent,
         model=args.model,
@@ -183,12 +140,6 @@ async def episode(agent: str, task: str, seed: int, args, proxy_base: str, miniw
         log=os.path.relpath(log, ROOT),
     )
     return row
-
-
-def proxy_calls(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
 def _mean(xs):
@@ -408,21 +359,13 @@ async def main(args) -> int:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--server", default="http://127.0.0.1:8765/v1", help="the shared OpenAI-compatible model server"
-    )
-    parser.add_argument("--model", help="model name at the server (default: the server's first model)")
+    server_options(parser)
     parser.add_argument("--agents", default=",".join(AGENTS))
     parser.add_argument("--tasks", default="click-button,enter-text")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--max-steps", type=int, default=6)
     parser.add_argument("--episode-timeout", type=float, default=480, help="wall-time cap per episode, seconds")
-    parser.add_argument(
-        "--browser-use-flash",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="browser-use's flash_mode (its short prompt for fast models; default on)",
-    )
+    flash_option(parser)
     parser.add_argument(
         "--parallel",
         type=int,
@@ -441,10 +384,5 @@ if __name__ == "__main__":
     args.tasks = [t for t in args.tasks.split(",") if t]
     args.seeds = [int(s) for s in args.seeds.split(",") if s]
     if not args.model:
-        try:
-            args.model = server_model(args.server)
-        except OSError as exc:
-            sys.exit(
-                f"no model server at {args.server} ({exc}); start one: .venv/bin/webagent serve --gguf FILE --port 8765"
-            )
+        args.model = server_model_or_exit(args.server, ".venv/bin/webagent serve --gguf FILE --port 8765")
     sys.exit(asyncio.run(main(args)))
