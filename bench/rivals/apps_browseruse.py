@@ -21,18 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import os
-import sys
-import time
+from functools import partial
 from importlib.metadata import version
-from pathlib import Path
 
-from bench.rivals.chromium import shared_chromium
-
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "false")
-os.environ.setdefault("BROWSER_USE_CLOUD_SYNC", "false")
-os.environ.setdefault("BROWSER_USE_LOGGING_LEVEL", "info")
+from bench.rivals.browseruse_episode import browser_session, main, make_agent, run
+from bench.rivals.episode_process import apps_error_row
 
 
 async def app_check(check: dict, task_id: str, answer: str | None = None) -> tuple[bool, str]:
@@ -55,8 +48,6 @@ async def app_check(check: dict, task_id: str, answer: str | None = None) -> tup
 
 
 async def episode(spec: dict, cdp_url: str) -> dict:
-    from browser_use import Agent, BrowserSession, ChatOpenAI
-
     row = {
         "peer": "browser-use",
         "version": f"browser-use {version('browser-use')}",
@@ -68,26 +59,10 @@ async def episode(spec: dict, cdp_url: str) -> dict:
         "error": None,
         "demos": bool(spec.get("demos")),
     }
-    session = BrowserSession(cdp_url=cdp_url, keep_alive=True)
-    await session.start()
-    try:
+    async with browser_session(cdp_url) as session:
         await session.navigate_to(spec["start_url"])
-        llm = ChatOpenAI(
-            model=spec["model"], base_url=spec["base_url"], api_key="none", timeout=spec["timeout_s"], max_retries=1
-        )
-        agent = Agent(
-            task=spec["goal"],
-            llm=llm,
-            browser_session=session,
-            use_vision=False,
-            use_judge=False,
-            calculate_cost=False,
-            step_timeout=int(spec["timeout_s"]),
-            llm_timeout=int(spec["timeout_s"]),
-            directly_open_url=False,
-            flash_mode=bool(spec.get("flash_mode", True)),
-            extend_system_message=spec.get("demos") or None,  # the app's demonstrations, as text
-        )
+        demos = spec.get("demos") or None  # the app's demonstrations, as text
+        agent = make_agent(spec, session, spec["goal"], extend_system_message=demos)
 
         async def on_step_end(agent) -> None:  # the app's word after each step, as webagent's eval has it
             if spec["answer_task"]:
@@ -101,17 +76,7 @@ async def episode(spec: dict, cdp_url: str) -> dict:
                 row["stopped_by_check"] = True
                 agent.stop()
 
-        t0 = time.perf_counter()
-        history = None
-        try:
-            history = await asyncio.wait_for(
-                agent.run(max_steps=spec["max_steps"], on_step_end=on_step_end), spec["timeout_s"]
-            )
-        except TimeoutError:
-            row["capped"] = True
-            row["error"] = f"wall-time cap of {spec['timeout_s']:g} s reached"
-        row["time_s"] = round(time.perf_counter() - t0, 1)
-        hist = history if history is not None else agent.history
+        hist = await run(agent, spec, row, mark_capped=True, on_step_end=on_step_end)
         row["steps"] = len([h for h in hist.history if h.model_output is not None])
         row["done"] = bool(hist.is_done())
         row["answer"] = hist.final_result() if row["done"] else None
@@ -119,29 +84,8 @@ async def episode(spec: dict, cdp_url: str) -> dict:
         # an action carries the element it acted on (a DOMInteractedElement): written as its str()
         row["actions"] = [json.dumps(a, default=str)[:200] for a in hist.model_actions()][:30]
         row["urls"] = [u for u in hist.urls() if u][-3:]
-    finally:
-        try:
-            await asyncio.wait_for(session.stop(), 20)
-        except Exception:
-            pass
     return row
 
 
-def main() -> None:
-    spec = json.loads(Path(sys.argv[1]).read_text())
-    logging.basicConfig(level=logging.INFO)
-    with shared_chromium() as cdp_url:
-        try:
-            row = asyncio.run(episode(spec, cdp_url))
-        except Exception as exc:  # reported as the episode's error, never a traceback only
-            row = {
-                "peer": "browser-use",
-                "task": spec["task_id"],
-                "steps": 0,
-                "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-            }
-    sys.stdout.write("\n" + json.dumps(row) + "\n")
-
-
 if __name__ == "__main__":
-    main()
+    main(episode, partial(apps_error_row, "browser-use"))

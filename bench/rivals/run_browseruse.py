@@ -12,20 +12,12 @@ its OpenAI-compatible ``ChatOpenAI`` pointed at ``base_url``. Afterwards MiniWoB
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
-import os
-import sys
-import time
+from functools import partial
 from importlib.metadata import version
-from pathlib import Path
 
-from bench.rivals.chromium import shared_chromium
-
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "false")
-os.environ.setdefault("BROWSER_USE_CLOUD_SYNC", "false")
-os.environ.setdefault("BROWSER_USE_LOGGING_LEVEL", "info")
+from bench.rivals.browseruse_episode import browser_session, main, make_agent, run
+from bench.rivals.episode_process import miniwob_error_row
 
 
 async def evaluate(session, expression: str, target_id=None):
@@ -43,8 +35,6 @@ async def evaluate(session, expression: str, target_id=None):
 
 
 async def episode(spec: dict, cdp_url: str) -> dict:
-    from browser_use import Agent, BrowserSession, ChatOpenAI
-
     row = {
         "agent": "browser-use",
         "version": version("browser-use"),
@@ -57,9 +47,7 @@ async def episode(spec: dict, cdp_url: str) -> dict:
         "error": None,
         "utterance": None,
     }
-    session = BrowserSession(cdp_url=cdp_url, keep_alive=True)
-    await session.start()
-    try:
+    async with browser_session(cdp_url) as session:
         await session.navigate_to(spec["task_url"])
         start = json.dumps([spec["seed"], int(spec["episode_max_s"] * 1000), 10000])
         out = await evaluate(session, f"({spec['start_js']})({start})")
@@ -68,29 +56,7 @@ async def episode(spec: dict, cdp_url: str) -> dict:
             return row
         row["utterance"] = out["utterance"]
         episode_tab = session.agent_focus_target_id  # the reward is read here even if the agent opens other tabs
-        llm = ChatOpenAI(
-            model=spec["model"], base_url=spec["base_url"], api_key="none", timeout=spec["timeout_s"], max_retries=1
-        )
-        agent = Agent(
-            task=out["utterance"],
-            llm=llm,
-            browser_session=session,
-            use_vision=False,
-            use_judge=False,
-            calculate_cost=False,
-            step_timeout=int(spec["timeout_s"]),
-            llm_timeout=int(spec["timeout_s"]),
-            directly_open_url=False,
-            flash_mode=bool(spec.get("flash_mode", True)),
-        )
-        t0 = time.perf_counter()
-        history = None
-        try:
-            history = await asyncio.wait_for(agent.run(max_steps=spec["max_steps"]), spec["timeout_s"])
-        except TimeoutError:
-            row["error"] = f"wall-time cap of {spec['timeout_s']:g} s reached"
-        row["time_s"] = round(time.perf_counter() - t0, 1)
-        hist = history if history is not None else agent.history
+        hist = await run(make_agent(spec, session, out["utterance"]), spec, row)
         row["steps"] = len(hist.history)
         row["done"] = bool(hist.is_done())
         row["agent_errors"] = [e for e in hist.errors() if e][:3]
@@ -105,32 +71,8 @@ async def episode(spec: dict, cdp_url: str) -> dict:
             wob_done=bool(status.get("done")),
             success=float(status.get("raw_reward") or 0.0) > 0,
         )
-    finally:
-        try:
-            await asyncio.wait_for(session.stop(), 20)
-        except Exception:
-            pass
     return row
 
 
-def main() -> None:
-    spec = json.loads(Path(sys.argv[1]).read_text())
-    logging.basicConfig(level=logging.INFO)
-    with shared_chromium() as cdp_url:
-        try:
-            row = asyncio.run(episode(spec, cdp_url))
-        except Exception as exc:  # reported as the episode's error, never a traceback only
-            row = {
-                "agent": "browser-use",
-                "task": spec["task"],
-                "seed": spec["seed"],
-                "steps": 0,
-                "raw_reward": 0.0,
-                "success": False,
-                "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-            }
-    sys.stdout.write("\n" + json.dumps(row) + "\n")
-
-
 if __name__ == "__main__":
-    main()
+    main(episode, partial(miniwob_error_row, "browser-use"))
