@@ -10,7 +10,10 @@ it, so the task does not need both); a demonstration showed a combination when e
 it was learned from that one recording. Reads the skills kept by `webagent apps learn` (run it first).
 
 With ``--run DIR`` (an ``apps eval`` results folder, repeatable) it also reports each run's
-success on the tasks that need a new combination apart from the rest.
+success on the tasks that need a new combination apart from the rest and, where the folder
+still has its traces, how far the runs got through their tasks' covering skills: in how many
+tasks the model ran every covering skill to its end (a SKILL step that came back ok), and how
+many of those the app confirmed.
 
     .venv/bin/python -m bench.experiments.skills_coverage [--out DIR] [--run RESULTS_DIR ...]
 """
@@ -74,6 +77,39 @@ def by_combination(run: Path, new: set[str]) -> str:
     return f"{run}: " + "; ".join(parts)
 
 
+def _skills_run_ok(trace_dir: Path) -> set[str]:
+    """The skills a run's steps called that came back ok (a skill that could not start or
+    stopped part-way is not counted)."""
+    done = set()
+    for line in (trace_dir / "steps.jsonl").read_text(encoding="utf-8").splitlines():
+        step = json.loads(line) if line.strip() else {}
+        action = step.get("action") or {}
+        if action.get("operation") == "SKILL" and step.get("ok"):
+            done.add(action.get("element_id"))
+    return done
+
+
+def skills_reached(run: Path, covering: dict[str, list[str]]) -> str:
+    """Of the tasks with covering skills, those whose run called all of them to their end,
+    and the app's verdict on those; "" when the folder has no traces."""
+    traces = run / "traces"
+    if not traces.is_dir():
+        return ""
+    ok_rows = {}
+    for line in (run / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            ok_rows[row["task"]] = bool(row.get("success"))
+    tasks = [t for t in ok_rows if covering.get(t) and (traces / t / "steps.jsonl").is_file()]
+    reached = [t for t in tasks if set(covering[t]) <= _skills_run_ok(traces / t)]
+    confirmed = sum(ok_rows[t] for t in reached)
+    without = sum(ok_rows[t] for t in tasks if t not in reached)
+    return (
+        f"{run}: every covering skill run to its end in {len(reached)}/{len(tasks)} tasks "
+        f"(the app confirmed {confirmed} of those; {without} others succeeded without)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -104,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     print(summary)
     for run in args.run:
         print(by_combination(Path(run), {r["task"] for r in needing_new}))
+        reached = skills_reached(Path(run), {r["task"]: r["skills"] for r in rows})
+        if reached:
+            print(reached)
     out = Path(args.out) if args.out else results_folder("skills", "coverage")
     write_meta(out)
     (out / "coverage.json").write_text(json.dumps({"summary": summary, "tasks": rows}, indent=1))
