@@ -85,7 +85,7 @@ def _skills_run_ok(trace_dir: Path) -> set[str]:
         step = json.loads(line) if line.strip() else {}
         action = step.get("action") or {}
         if action.get("operation") == "SKILL" and step.get("ok"):
-            done.add(action.get("element_id"))
+            done.add(str(action.get("element_id")))
     return done
 
 
