@@ -10,7 +10,8 @@ it, so the task does not need both); a demonstration showed a combination when e
 it was learned from that one recording. Reads the skills kept by `webagent apps learn` (run it first).
 
 With ``--run DIR`` (an ``apps eval`` results folder, repeatable) it also reports each run's
-success on the tasks that need a new combination apart from the rest and, where the folder
+success on the tasks that need a new combination apart from the rest, by the share of the
+gold path's element steps the covering skills do (none, under half, half or more, all) and, where the folder
 still has its traces, how far the runs got through their tasks' covering skills: in how many
 tasks the model ran every covering skill to its end (a SKILL step that came back ok), and how
 many of those the app confirmed.
@@ -57,24 +58,41 @@ def needed(combo: list) -> list:
     return kept
 
 
-def by_combination(run: Path, new: set[str]) -> str:
-    """A run's success on the tasks needing a new combination, and on the others it ran."""
-    path = run / "episodes.jsonl"
-    if not path.is_file():
-        return f"{run}: no episodes.jsonl"
+def _episodes(run: Path) -> dict[str, bool]:
+    """Each task's success in a results folder (a re-run row replaces the earlier one, as the
+    report reads them)."""
     rows = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in (run / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             row = json.loads(line)
-            rows[row["task"]] = row  # a re-run row replaces the earlier one, as the report reads them
+            rows[row["task"]] = bool(row.get("success"))
+    return rows
+
+
+def success_by(run: Path, group: dict[str, str], order: list[str]) -> str:
+    """A run's success on each group of tasks (``group``: task -> its group's label)."""
+    if not (run / "episodes.jsonl").is_file():
+        return f"{run}: no episodes.jsonl"
+    rows = _episodes(run)
     parts = []
-    for label, chosen in (
-        ("new combination", [r for t, r in rows.items() if t in new]),
-        ("the others", [r for t, r in rows.items() if t not in new]),
-    ):
-        ok = sum(bool(r.get("success")) for r in chosen)
-        parts.append(f"{label} {ok}/{len(chosen)}")
+    for label in order:
+        chosen = [ok for t, ok in rows.items() if group.get(t) == label]
+        parts.append(f"{label} {sum(chosen)}/{len(chosen)}")
     return f"{run}: " + "; ".join(parts)
+
+
+def share_covered(combo: list, task) -> float:
+    """The share of the task's element steps on the gold path that its covering skills do."""
+    gold = [(OPS.get(s.op), visible_name(s.name)) for s in task.gold if s.op in OPS]
+    done = set().union(*(_steps(skill) for skill in combo)) if combo else set()
+    return sum(step in done for step in gold) / len(gold) if gold else 0.0
+
+
+SHARES = ["none covered", "under half covered", "half or more covered", "all covered"]
+
+
+def share_label(share: float) -> str:
+    return SHARES[0 if share == 0 else 1 if share < 0.5 else 2 if share < 1 else 3]
 
 
 def _skills_run_ok(trace_dir: Path) -> set[str]:
@@ -95,11 +113,7 @@ def skills_reached(run: Path, covering: dict[str, list[str]]) -> str:
     traces = run / "traces"
     if not traces.is_dir():
         return ""
-    ok_rows = {}
-    for line in (run / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            ok_rows[row["task"]] = bool(row.get("success"))
+    ok_rows = _episodes(run)
     tasks = [t for t in ok_rows if covering.get(t) and (traces / t / "steps.jsonl").is_file()]
     reached = [t for t in tasks if set(covering[t]) <= _skills_run_ok(traces / t)]
     confirmed = sum(ok_rows[t] for t in reached)
@@ -118,7 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run", action="append", default=[], help="an apps eval results folder (repeatable)")
     args = parser.parse_args(argv)
     rows: list[dict[str, Any]] = []
-    lines = ["| task | skills that cover it | one demonstration showed them together |", "|---|---|---|"]
+    lines = [
+        "| task | skills that cover it | one demonstration showed them together | gold steps they do |",
+        "|---|---|---|---|",
+    ]
     for app in load_apps(["roundup", "oscar", "helpdesk"]):
         skills = store.load(app_site(app))
         if not skills:
@@ -128,9 +145,18 @@ def main(argv: list[str] | None = None) -> int:
             combo = needed([s for s in skills if covers(s, task)])
             together = any(all(src in s.sources for s in combo) for src in {x for s in combo for x in s.sources})
             new = len(combo) >= 2 and not together
-            rows.append({"app": app.name, "task": task.id, "skills": [s.id for s in combo], "new_combination": new})
+            share = share_covered(combo, task)
+            rows.append(
+                {
+                    "app": app.name,
+                    "task": task.id,
+                    "skills": [s.id for s in combo],
+                    "new_combination": new,
+                    "gold_share_covered": round(share, 3),
+                }
+            )
             shown = "yes" if together else ("no" if len(combo) >= 2 else "–")
-            lines.append(f"| {task.id} | {', '.join(s.id for s in combo) or '–'} | {shown} |")
+            lines.append(f"| {task.id} | {', '.join(s.id for s in combo) or '–'} | {shown} | {share:.0%} |")
     needing_new = [r for r in rows if r["new_combination"]]
     used = [r for r in rows if r["skills"]]
     summary = (
@@ -139,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(summary)
     for run in args.run:
-        print(by_combination(Path(run), {r["task"] for r in needing_new}))
+        combination = {r["task"]: "new combination" if r["new_combination"] else "the others" for r in rows}
+        print(success_by(Path(run), combination, ["new combination", "the others"]))
+        print(success_by(Path(run), {r["task"]: share_label(r["gold_share_covered"]) for r in rows}, SHARES))
         reached = skills_reached(Path(run), {r["task"]: r["skills"] for r in rows})
         if reached:
             print(reached)
