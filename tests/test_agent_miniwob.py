@@ -275,3 +275,22 @@ def test_the_scripted_model_clicks_the_button_named_in_the_task_not_the_first():
 
     page = '[38] button "yes"\ncommodo nisl egestas\n[44] button "previous"\n'
     assert plan('Click on the "previous" button.', page, "") == {"operation": "CLICK", "element_id": "44"}
+
+
+def test_the_scripted_model_submits_a_list_already_showing_the_option():
+    """choose-list's first option can be the one asked for: choosing it again changes nothing
+    visible, so the scripted model reads the select's state, not the history, or it would
+    choose it until the agent calls the run stuck (seed 3, in two of four runs)."""
+    from webagent.miniwob.scripted import plan
+
+    task = "Select Heard Island and McDonald Islands from the list and click Submit."
+    shown = '[288] select selected="Heard Island and McDonald Islands" options: "Heard Island and McDonald Islands", "Sudan"\n[310] button "Submit"\n'
+    other = (
+        '[288] select selected="Sudan" options: "Heard Island and McDonald Islands", "Sudan"\n[310] button "Submit"\n'
+    )
+    assert plan(task, shown, "1. SELECT [288] -> no visible change") == {"operation": "CLICK", "element_id": "310"}
+    assert plan(task, other, "") == {
+        "operation": "SELECT",
+        "element_id": "288",
+        "value": "Heard Island and McDonald Islands",
+    }

@@ -71,8 +71,11 @@ def plan(task: str, context: str, history: str) -> dict:
         ]
         return steps[min(done, 2)]
     if m := re.match(r"Select (.*) from the list and click Submit", task):
-        steps = [{"operation": "SELECT", "element_id": _id(context, "select"), "value": m.group(1)}, _submit(context)]
-        return steps[min(done, 1)]
+        # State, not history: a select already showing the option (its first option may be
+        # the one asked for, and choosing it again changes nothing visible) is submitted.
+        if re.search(rf'^\[[A-Za-z0-9_-]+\] select selected="{re.escape(m.group(1))}"', context, re.MULTILINE):
+            return _submit(context)
+        return {"operation": "SELECT", "element_id": _id(context, "select"), "value": m.group(1)}
     if m := re.match(r"Select (.*) and click Submit", task):
         wanted = set() if m.group(1) == "nothing" else {w.strip() for w in m.group(1).split(",")}
         # State, not history: click each checkbox whose state differs from what is wanted.
