@@ -37,14 +37,19 @@ from webagent.web.control_name import visible_name
 OPS = {"click": "CLICK", "check": "CLICK", "uncheck": "CLICK", "type": "TYPE", "select": "SELECT"}
 
 
-def covers(skill, task) -> bool:
-    gold = {(OPS.get(s.op), visible_name(s.name)) for s in task.gold if s.op in OPS}
-    steps = [s for s in skill.steps if s.target]
-    return bool(steps) and all((s.op, visible_name((s.target or {}).get("name") or "")) in gold for s in steps)
+def _gold(task) -> list:
+    """The task's element steps on its gold path, as (operation, visible name)."""
+    return [(OPS.get(s.op), visible_name(s.name)) for s in task.gold if s.op in OPS]
 
 
 def _steps(skill) -> set:
+    """The skill's element steps, as (operation, visible name of the recorded target)."""
     return {(s.op, visible_name((s.target or {}).get("name") or "")) for s in skill.steps if s.target}
+
+
+def covers(skill, task) -> bool:
+    steps = _steps(skill)
+    return bool(steps) and steps <= set(_gold(task))
 
 
 def needed(combo: list) -> list:
@@ -69,21 +74,19 @@ def _episodes(run: Path) -> dict[str, bool]:
     return rows
 
 
-def success_by(run: Path, group: dict[str, str], order: list[str]) -> str:
-    """A run's success on each group of tasks (``group``: task -> its group's label)."""
-    if not (run / "episodes.jsonl").is_file():
-        return f"{run}: no episodes.jsonl"
-    rows = _episodes(run)
+def success_by(rows: dict[str, bool], group: dict[str, str], order: list[str]) -> str:
+    """A run's success (``rows``: task -> success) on each group of tasks (``group``: task ->
+    its group's label)."""
     parts = []
     for label in order:
         chosen = [ok for t, ok in rows.items() if group.get(t) == label]
         parts.append(f"{label} {sum(chosen)}/{len(chosen)}")
-    return f"{run}: " + "; ".join(parts)
+    return "; ".join(parts)
 
 
 def share_covered(combo: list, task) -> float:
     """The share of the task's element steps on the gold path that its covering skills do."""
-    gold = [(OPS.get(s.op), visible_name(s.name)) for s in task.gold if s.op in OPS]
+    gold = _gold(task)
     done = set().union(*(_steps(skill) for skill in combo)) if combo else set()
     return sum(step in done for step in gold) / len(gold) if gold else 0.0
 
@@ -107,19 +110,18 @@ def _skills_run_ok(trace_dir: Path) -> set[str]:
     return done
 
 
-def skills_reached(run: Path, covering: dict[str, list[str]]) -> str:
-    """Of the tasks with covering skills, those whose run called all of them to their end,
-    and the app's verdict on those; "" when the folder has no traces."""
+def skills_reached(run: Path, ok_rows: dict[str, bool], covering: dict[str, list[str]]) -> str:
+    """Of the tasks with covering skills, those whose run (``ok_rows``: task -> success) called
+    all of them to their end, and the app's verdict on those; "" when the folder has no traces."""
     traces = run / "traces"
     if not traces.is_dir():
         return ""
-    ok_rows = _episodes(run)
     tasks = [t for t in ok_rows if covering.get(t) and (traces / t / "steps.jsonl").is_file()]
     reached = [t for t in tasks if set(covering[t]) <= _skills_run_ok(traces / t)]
     confirmed = sum(ok_rows[t] for t in reached)
     without = sum(ok_rows[t] for t in tasks if t not in reached)
     return (
-        f"{run}: every covering skill run to its end in {len(reached)}/{len(tasks)} tasks "
+        f"every covering skill run to its end in {len(reached)}/{len(tasks)} tasks "
         f"(the app confirmed {confirmed} of those; {without} others succeeded without)"
     )
 
@@ -132,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run", action="append", default=[], help="an apps eval results folder (repeatable)")
     args = parser.parse_args(argv)
     rows: list[dict[str, Any]] = []
+    by_share: dict[str, str] = {}
     lines = [
         "| task | skills that cover it | one demonstration showed them together | gold steps they do |",
         "|---|---|---|---|",
@@ -155,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                     "gold_share_covered": round(share, 3),
                 }
             )
+            by_share[task.id] = share_label(share)
             shown = "yes" if together else ("no" if len(combo) >= 2 else "–")
             lines.append(f"| {task.id} | {', '.join(s.id for s in combo) or '–'} | {shown} | {share:.0%} |")
     needing_new = [r for r in rows if r["new_combination"]]
@@ -164,13 +168,17 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(needing_new)} need two or more skills in a combination no single demonstration showed."
     )
     print(summary)
+    combination = {r["task"]: "new combination" if r["new_combination"] else "the others" for r in rows}
+    covering = {r["task"]: r["skills"] for r in rows}
     for run in args.run:
-        combination = {r["task"]: "new combination" if r["new_combination"] else "the others" for r in rows}
-        print(success_by(Path(run), combination, ["new combination", "the others"]))
-        print(success_by(Path(run), {r["task"]: share_label(r["gold_share_covered"]) for r in rows}, SHARES))
-        reached = skills_reached(Path(run), {r["task"]: r["skills"] for r in rows})
-        if reached:
-            print(reached)
+        if not (Path(run) / "episodes.jsonl").is_file():
+            print(f"{run}: no episodes.jsonl")
+            continue
+        ok_rows = _episodes(Path(run))
+        print(f"{run}: " + success_by(ok_rows, combination, ["new combination", "the others"]))
+        print(f"{run}: " + success_by(ok_rows, by_share, SHARES))
+        if reached := skills_reached(Path(run), ok_rows, covering):
+            print(f"{run}: " + reached)
     out = Path(args.out) if args.out else results_folder("skills", "coverage")
     write_meta(out)
     (out / "coverage.json").write_text(json.dumps({"summary": summary, "tasks": rows}, indent=1))
