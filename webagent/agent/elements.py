@@ -4,34 +4,18 @@ description (for the history, the report and Mind2Web's ``action_reprs``), its b
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from lxml import etree
+from webagent.trace.fingerprint import TEXT_INPUTS, element
 
 # Mind2Web's action_reprs name elements by role-like tags: "[link]  Flights -> CLICK".
 _ROLE = {"a": "link", "select": "combobox", "textarea": "textbox"}
-_TEXT_INPUTS = ("", "text", "search", "email", "password", "tel", "url", "number")
 _LABEL_ATTRS = ("aria_label", "aria-label", "placeholder", "title", "name", "value", "alt", "type")
-
-
-@lru_cache(maxsize=8)
-def _tree(html: str):
-    return etree.fromstring(html.encode("utf-8"), etree.HTMLParser())
-
-
-def find(html: str, element_id: str):
-    """The element with ``backend_node_id == element_id`` in ``html``, or None."""
-    if not html or not element_id:
-        return None
-    found = _tree(html).xpath("//*[@backend_node_id=$i]", i=element_id)
-    return found[0] if found else None
 
 
 def role(el) -> str:
     tag = el.tag if isinstance(el.tag, str) else "node"
     if tag == "input":
         kind = (el.get("type") or "").lower()
-        return "textbox" if kind in _TEXT_INPUTS else kind or "input"
+        return "textbox" if kind in TEXT_INPUTS else kind or "input"
     return _ROLE.get(tag, tag)
 
 
@@ -47,7 +31,7 @@ def label(el, limit: int = 60) -> str:
 
 def describe(html: str, element_id: str) -> str:
     """``[button]  Search`` — or ``[?] id 12`` when the id is not in ``html``."""
-    el = find(html, element_id)
+    el = element(html, element_id)
     if el is None:
         return f"[?] id {element_id}"
     return f"[{role(el)}]  {label(el)}".rstrip()
@@ -55,7 +39,7 @@ def describe(html: str, element_id: str) -> str:
 
 def box(raw_html: str, element_id: str) -> tuple[float, float, float, float] | None:
     """(x, y, width, height) in page CSS pixels from ``bounding_box_rect``."""
-    el = find(raw_html, element_id)
+    el = element(raw_html, element_id)
     rect = el.get("bounding_box_rect") if el is not None else None
     if not rect:
         return None
@@ -68,7 +52,7 @@ def box(raw_html: str, element_id: str) -> tuple[float, float, float, float] | N
 
 def attributes(raw_html: str, element_id: str) -> tuple[str, dict[str, str]]:
     """(tag, attributes) of the element in the raw page (Mind2Web's candidate fields)."""
-    el = find(raw_html, element_id)
+    el = element(raw_html, element_id)
     if el is None:
         return "", {"backend_node_id": element_id}
     attrs = {k: v for k, v in el.attrib.items()}

@@ -23,7 +23,7 @@ from webagent.web.control_name import visible_name
 STABLE_ATTRS = ("name", "id", "placeholder", "href", "type", "aria-label", "role", "title", "alt")
 LANDMARK_TAGS = ("header", "nav", "main", "aside", "footer", "form", "section", "dialog")
 _HEADINGS = "h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h6"
-_TEXT_INPUTS = ("", "text", "search", "email", "password", "tel", "url", "number")
+TEXT_INPUTS = ("", "text", "search", "email", "password", "tel", "url", "number")
 _SKIP_IN_LABEL = ("select", "textarea", "option", "script", "style")
 MAX_TEXT = 80
 
@@ -54,7 +54,7 @@ def role_of(el) -> str:
     tag = el.tag if isinstance(el.tag, str) else ""
     if tag == "input":
         kind = (el.get("type") or "").lower()
-        if kind in _TEXT_INPUTS:
+        if kind in TEXT_INPUTS:
             return "searchbox" if kind == "search" else "textbox"
         return {"submit": "button", "button": "button", "reset": "button", "image": "button"}.get(kind, kind)
     return {

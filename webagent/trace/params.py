@@ -136,7 +136,8 @@ def substitution(params: dict[str, dict], values: dict[str, str]) -> dict[str, s
 
 
 def apply(value, mapping: dict[str, str]):
-    """``value`` (str, list or dict, recursively) with each recorded value replaced."""
+    """``value`` (str, list, tuple or dict, recursively) with each recorded value replaced
+    (a tuple comes back a list)."""
     if not mapping:
         return value
     if isinstance(value, str):
@@ -145,7 +146,7 @@ def apply(value, mapping: dict[str, str]):
         return value
     if isinstance(value, dict):
         return {k: apply(v, mapping) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [apply(v, mapping) for v in value]
     return value
 

@@ -14,24 +14,15 @@ import json
 from pathlib import Path
 
 from webagent.browser import REDACTED
+from webagent.trace.params import apply
 from webagent.trace.record import FILE, StepRecord, read_steps
 
 OUTLINE = (230, 30, 30)
 
 
 def scrub(value, secrets: set[str]):
-    """``value`` (JSON-like) with every secret replaced by REDACTED."""
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        for secret in sorted(secrets, key=len, reverse=True):
-            value = value.replace(secret, REDACTED)
-        return value
-    if isinstance(value, dict):
-        return {k: scrub(v, secrets) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [scrub(v, secrets) for v in value]
-    return value
+    """``value`` (JSON-like) with every secret replaced by REDACTED (the longest first)."""
+    return apply(value, dict.fromkeys(sorted(secrets, key=len, reverse=True), REDACTED))
 
 
 def outline_png(png: bytes, box: tuple[float, float, float, float] | None) -> bytes:
