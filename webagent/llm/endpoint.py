@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from webagent.errors import UserError
 from webagent.llm.cache import Cache
@@ -37,19 +37,11 @@ class EndpointOptions:
 
     def resolved(self) -> EndpointOptions:
         """Fill unset fields from the environment (OPENAI_BASE_URL, OPENAI_API_KEY, WEBAGENT_MODEL)."""
-        return EndpointOptions(
+        return replace(
+            self,
             base_url=self.base_url or os.environ.get("OPENAI_BASE_URL") or None,
             model=self.model or os.environ.get("WEBAGENT_MODEL") or None,
             api_key=self.api_key or os.environ.get("OPENAI_API_KEY") or None,
-            gguf=self.gguf,
-            embedded=self.embedded,
-            n_ctx=self.n_ctx,
-            concurrency=self.concurrency,
-            timeout_s=self.timeout_s,
-            cache=self.cache,
-            structured=self.structured,
-            max_retries=self.max_retries,
-            threads=self.threads,
         )
 
 
@@ -122,17 +114,14 @@ async def _open_backend(opts: EndpointOptions, gguf: str | None = None, log_name
         )
     elif model is None:
         raise UserError("--base-url is set but no model: pass --model or set WEBAGENT_MODEL")
-    if server is not None:
-        backend = OpenAIBackend(
-            base_url,
-            model,
-            opts.api_key,
-            timeout_s=opts.timeout_s,
-            identity=server.identity(),
-            progress_url=server.server_url,
-        )
-    else:
-        backend = OpenAIBackend(base_url, model, opts.api_key, timeout_s=opts.timeout_s)
+    backend = OpenAIBackend(
+        base_url,
+        model,
+        opts.api_key,
+        timeout_s=opts.timeout_s,
+        identity=server.identity() if server is not None else None,
+        progress_url=server.server_url if server is not None else None,
+    )
     try:
         await backend.check()
     except BaseException:
@@ -179,12 +168,12 @@ def gist_model_options(options: EndpointOptions, gist_model: str) -> tuple[Endpo
     if opts.model and opts.model.startswith("fake:"):
         return opts, None
     if opts.base_url:
-        return EndpointOptions(**{**opts.__dict__, "model": gist_model}), None
+        return replace(opts, model=gist_model), None
     from pathlib import Path
 
     if gist_model.endswith(".gguf") or Path(gist_model).is_file():
-        return EndpointOptions(**{**opts.__dict__, "gguf": gist_model, "embedded": None}), gist_model
-    embedded = EndpointOptions(**{**opts.__dict__, "gguf": None, "embedded": gist_model})
+        return replace(opts, gguf=gist_model, embedded=None), gist_model
+    embedded = replace(opts, gguf=None, embedded=gist_model)
     return embedded, embedded_gguf(embedded)
 
 

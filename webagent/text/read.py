@@ -24,7 +24,6 @@ HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
 
 _SNIFF_BYTES = 8192
 _READ_CHARS = 1 << 16  # a line longer than this is read in pieces
-_HASH_CHUNK = 1 << 20
 
 # A sentence ends at . ! ? … (possibly repeated, possibly followed by closing quotes or
 # brackets) followed by whitespace. Tokenised text ("crashed . That") works too.
@@ -370,8 +369,5 @@ def document_hash(path: str | os.PathLike) -> str:
     """sha256 (hex) of the file's bytes, read in chunks."""
     path = Path(path)
     _check_file(path)
-    digest = hashlib.sha256()
     with _open_binary(path) as f:
-        while chunk := f.read(_HASH_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
