@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 
 from webagent.llm.client import EndpointUnavailable, LLMClient, ModelCallError
-from webagent.memory.pages import GistMemory, Page
+from webagent.memory.pages import GistMemory, Page, first_words
 from webagent.prompts import render_prompt
 
 # A failed or empty gist falls back to the page's first words, so the memory keeps a
@@ -15,8 +15,7 @@ FALLBACK_WORDS = 40
 
 
 def fallback_gist(page: Page) -> str:
-    words = page.text.split()
-    return " ".join(words[:FALLBACK_WORDS]) + (" ..." if len(words) > FALLBACK_WORDS else "")
+    return first_words(page.text, FALLBACK_WORDS) + (" ..." if page.words > FALLBACK_WORDS else "")
 
 
 async def gist_page(

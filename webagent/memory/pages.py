@@ -11,6 +11,15 @@ def word_count(text: str) -> int:
     return len(text.split())
 
 
+def first_words(text: str, n: int) -> str:
+    return " ".join(text.split()[:n])
+
+
+def last_words(text: str, n: int) -> str:
+    """The last `n` words (every word when `n` is 0)."""
+    return " ".join(text.split()[-n:])
+
+
 @dataclass(frozen=True)
 class Page:
     index: int

@@ -29,7 +29,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from webagent.llm.client import LLMClient, Reply
 from webagent.llm.reask import ReplyTally, ask_until_usable
 from webagent.llm.replies import read_reply
-from webagent.memory.pages import Page, word_count
+from webagent.memory.pages import Page, first_words, last_words, word_count
 from webagent.prompts import render_prompt
 from webagent.text.read import split_paragraph
 
@@ -206,27 +206,17 @@ def _split_input(paragraphs: Iterable[str], max_words: int) -> Iterator[tuple[st
                 yield piece, word_count(piece)
 
 
-def _tail(text: str, n: int) -> str:
-    words = text.split()
-    return " ".join(words[-n:]) if len(words) > n else " ".join(words)
-
-
-def _head(text: str, n: int) -> str:
-    words = text.split()
-    return " ".join(words[:n]) if len(words) > n else " ".join(words)
-
-
 def render_window(window: list[str], labels: list[int], before: str = "", after: str = "") -> str:
     """The passage shown to the model: ⟨k⟩ after the k-th paragraph for every k in `labels`,
     with a little context from before and after the window marked by '...'."""
-    parts = [f"... {_tail(before, CONTEXT_WORDS)}"] if before else []
+    parts = [f"... {last_words(before, CONTEXT_WORDS)}"] if before else []
     offered = set(labels)
     for k, paragraph in enumerate(window, start=1):
         parts.append(paragraph)
         if k in offered:
             parts.append(f"⟨{k}⟩")
     if after:
-        parts.append(f"{_head(after, CONTEXT_WORDS)} ...")
+        parts.append(f"{first_words(after, CONTEXT_WORDS)} ...")
     return "\n\n".join(parts)
 
 

@@ -9,17 +9,8 @@ from webagent.docqa.data import Question
 from webagent.docqa.methods import MethodOptions, MethodResult, Variant
 from webagent.docqa.reading import DocumentState
 from webagent.llm.client import LLMClient
-from webagent.memory import Page, word_count
+from webagent.memory import Page, first_words, last_words, word_count
 from webagent.retrieval import NeuralRanker, bm25_top_k
-
-
-def first_words(text: str, n: int) -> str:
-    return " ".join(text.split()[:n])
-
-
-def last_words(text: str, n: int) -> str:
-    words = text.split()
-    return " ".join(words[-n:]) if n < len(words) else " ".join(words)
 
 
 def render_pages(pages: list[Page], chosen: list[int]) -> str:

@@ -27,7 +27,7 @@ from webagent.docqa.methods import NO_ANSWER, MethodOptions, MethodResult, Varia
 from webagent.docqa.reading import DocumentState
 from webagent.llm.client import LLMClient, ModelCallError, Reply
 from webagent.llm.reask import ReplyTally, ask_until_usable
-from webagent.memory import GistMemory, word_count
+from webagent.memory import GistMemory, first_words, word_count
 from webagent.prompts import prompt_hash, render_prompt
 
 ACTION_SCHEMA = {
@@ -74,7 +74,7 @@ async def build_tree(client: LLMClient, memory: GistMemory, max_children: int) -
             except ModelCallError:
                 pass
             # Fallback, counted: the children's summaries, each cut short.
-            return " ".join(" ".join(nodes[c]["summary"].split()[:30]) for c in group), False
+            return " ".join(first_words(nodes[c]["summary"], 30) for c in group), False
 
         summaries = await asyncio.gather(*(summarize(g) for g in groups))
         level = []
@@ -137,8 +137,7 @@ async def run(
     memory = gists.value
 
     async def build(c: LLMClient):
-        tree, failures = await build_tree(c, memory, opts.max_children)
-        return tree, failures
+        return await build_tree(c, memory, opts.max_children)
 
     built = await state.once(
         "memwalker-tree",

@@ -26,7 +26,7 @@ from webagent.docqa.reading import DocumentState
 from webagent.llm.cache import content_hash
 from webagent.llm.client import LLMClient, ModelCallError, Reply
 from webagent.llm.reask import ReplyTally, ask_until_usable
-from webagent.memory import Page, word_count
+from webagent.memory import Page, first_words, word_count
 from webagent.prompts import prompt_hash, render_prompt
 
 CUT_SCHEMA = {
@@ -91,7 +91,7 @@ class TreeBuilder:
         self.summaries_made += 1
         if not text:  # fallback, counted: the start of the entries
             self.failures += 1
-            return " ".join(entries.split()[:60])
+            return first_words(entries, 60)
         self.memo[key] = text
         if cache is not None:
             cache.put("summary-node", key, {"text": text})
