@@ -9,12 +9,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from webagent.docqa.progress import ReadingProgress
+from webagent.docqa.reading import ReadSettings, read_pages
 from webagent.errors import EndpointError, UserError
 from webagent.llm.cache import content_hash
 from webagent.llm.client import EndpointUnavailable, LLMClient, ModelCallError, is_context_overflow
 from webagent.memory import GistMemory, build_memory, compression_rate, lookup_parallel, lookup_sequential
 from webagent.prompts import prompt_hash, render_prompt
-from webagent.text import PaginationStats, document_hash, iter_pages, iter_paragraphs, paginate_uniform
+from webagent.text import document_hash, iter_paragraphs
 
 LOOKUPS = ("parallel", "sequential")
 # Prose runs at about 4 characters per token in English; 3 errs on the safe side.
@@ -113,21 +114,8 @@ async def load_document_memory(
     shown = ReadingProgress(progress, client.usage, sum(len(p.split()) for p in paragraphs))
     how = "uniform" if opts.pagination == "uniform" else ("llm, single pass" if opts.single_pass else "llm")
     progress(f"paginating {path} ({how}; {shown.total_words:,} words)")
-    if opts.pagination == "uniform":
-        pages, fallbacks = paginate_uniform(paragraphs, words_per_page=opts.max_words), 0
-    else:
-        stats, pages = PaginationStats(), []
-        async for page in iter_pages(
-            client,
-            paragraphs,
-            min_words=opts.min_words,
-            max_words=opts.max_words,
-            stats=stats,
-            single_pass=opts.single_pass,
-        ):
-            pages.append(page)
-            shown.page(page.words, last=page.metadata.get("pause") == "end")
-        fallbacks = stats.fallbacks
+    settings = ReadSettings(opts.min_words, opts.max_words, opts.pagination, single_pass=opts.single_pass)
+    pages, fallbacks = await read_pages(client, paragraphs, settings, shown)
     known = {p.index: p.metadata["gist"] for p in pages if p.metadata.get("gist")}
     if len(known) < len(pages):
         progress(

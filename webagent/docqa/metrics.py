@@ -128,10 +128,6 @@ def percent(part: int, whole: int) -> float | None:
     return None if whole == 0 else round(100.0 * part / whole, 2)
 
 
-def mean(values: list[float]) -> float | None:
-    return None if not values else sum(values) / len(values)
-
-
 def summarize_method(rows: list[dict]) -> dict:
     """One method's row of the report from its per-question results."""
     n = len(rows)

@@ -45,6 +45,23 @@ class ReadSettings:
         return d
 
 
+async def read_pages(
+    client: LLMClient, paragraphs: list[str], s: ReadSettings, shown: ReadingProgress | None
+) -> tuple[list[Page], int]:
+    """(pages, pagination fallbacks): fixed pages of `s.max_words` (uniform), else the
+    model's pause points, each page shown on `shown` as soon as it is decided."""
+    if s.pagination == "uniform":
+        return paginate_uniform(paragraphs, words_per_page=s.max_words), 0
+    stats, pages = PaginationStats(), list[Page]()
+    async for page in iter_pages(
+        client, paragraphs, min_words=s.min_words, max_words=s.max_words, stats=stats, single_pass=s.single_pass
+    ):
+        pages.append(page)
+        if shown is not None:
+            shown.page(page.words, last=page.metadata.get("pause") == "end")
+    return pages, stats.fallbacks
+
+
 T = TypeVar("T")
 
 
@@ -151,27 +168,11 @@ class DocumentState:
         return dict(self._built)
 
     async def pages(self) -> list[Page]:
-        return (await self._pages()).value
+        return (await self.pages_built()).value
 
-    async def _pages(self) -> Built[list[Page]]:
-        s = self.settings
-
+    async def pages_built(self) -> Built[list[Page]]:
         async def build(client: LLMClient) -> tuple[list[Page], int]:
-            if s.pagination == "uniform":
-                return paginate_uniform(self.doc.paragraphs, words_per_page=s.max_words), 0
-            stats, shown, pages = PaginationStats(), self._progress(), list[Page]()
-            async for page in iter_pages(
-                client,
-                self.doc.paragraphs,
-                min_words=s.min_words,
-                max_words=s.max_words,
-                stats=stats,
-                single_pass=s.single_pass,
-            ):
-                pages.append(page)
-                if shown is not None:
-                    shown.page(page.words, last=page.metadata.get("pause") == "end")
-            return pages, stats.fallbacks
+            return await read_pages(client, self.doc.paragraphs, self.settings, self._progress())
 
         return await self.once(
             "pages",
@@ -181,14 +182,11 @@ class DocumentState:
             decode=lambda rows: [Page(r["index"], r["text"], r.get("metadata") or {}) for r in rows],
         )
 
-    async def pages_built(self) -> Built[list[Page]]:
-        return await self._pages()
-
     async def memory(self) -> GistMemory:
         return (await self.gist_memory()).value
 
     async def gist_memory(self) -> Built[GistMemory]:
-        pages = await self._pages()
+        pages = await self.pages_built()
 
         async def build(client: LLMClient) -> tuple[GistMemory, int]:
             known = {p.index: p.metadata["gist"] for p in pages.value if p.metadata.get("gist")}
