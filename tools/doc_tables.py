@@ -5,7 +5,7 @@ decorated with ``@renderer("name")``."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,14 @@ def fmt(value: Any, digits: int = 2) -> str:
 
 def frac(done: int, total: int) -> str:
     return f"{done}/{total} ({done / total:.0%})" if total else "0/0"
+
+
+Column = tuple[str, Callable[[dict], Any]]  # a header and the cell a record gives under it
+
+
+def column_table(columns: list[Column], records: Iterable[dict], after: list[str]) -> Table:
+    """A row per record, a column per (header, cell) of ``columns``."""
+    return Table([header for header, _ in columns], [[cell(r) for _, cell in columns] for r in records], after)
 
 
 def markdown_table(table: Table, digits: int = 2) -> list[str]:
@@ -150,19 +158,14 @@ def render_apps_summary(paths: list[Path], opts: dict[str, str]) -> Table:
         rows = [[cause, n] for cause, n in sorted(causes.items(), key=lambda kv: -kv[1])] or [["(no failure)", 0]]
         return Table(["how a failed task ended", "tasks"], rows, [_summary_config(s)])
     if view == "totals":
-        return Table(
-            ["tasks", "success", "median steps", "median s / task", "median prompt tokens / task"],
-            [
-                [
-                    s["tasks"],
-                    frac(s["success"], s["tasks"]),
-                    s.get("median_steps"),
-                    s.get("median_seconds"),
-                    s.get("median_prompt_tokens"),
-                ]
-            ],
-            [_summary_config(s)],
-        )
+        columns: list[Column] = [
+            ("tasks", lambda s: s["tasks"]),
+            ("success", lambda s: frac(s["success"], s["tasks"])),
+            ("median steps", lambda s: s.get("median_steps")),
+            ("median s / task", lambda s: s.get("median_seconds")),
+            ("median prompt tokens / task", lambda s: s.get("median_prompt_tokens")),
+        ]
+        return column_table(columns, [s], [_summary_config(s)])
     raise RenderError(f"apps-summary: unknown view {view!r} (by-app, by-kind, causes, totals)")
 
 
@@ -172,38 +175,21 @@ def render_apps_peers(paths: list[Path], opts: dict[str, str]) -> Table:
     through one model server (per setting: model, cap, step limit)."""
     (path,) = paths
     d = load_json(path)
-    rows = []
-    for setting, peers in d["summary"].items():
-        for peer, p in sorted(peers.items()):
-            rows.append(
-                [
-                    setting,
-                    peer,
-                    p["tasks"],
-                    frac(p["success"], p["tasks"]),
-                    p["failure"],
-                    p["capped"],
-                    p["error"],
-                    round(p["calls"], 1),
-                    round(p["prompt_tokens"]),
-                    round(p["completion_tokens"]),
-                    round(p["wall_s"]),
-                ]
-            )
-    header = [
-        "setting",
-        "peer",
-        "tasks",
-        "success",
-        "failure",
-        "capped",
-        "error",
-        "model calls / task",
-        "prompt tokens / task",
-        "completion tokens / task",
-        "s / task",
+    columns: list[Column] = [
+        ("setting", lambda p: p["setting"]),
+        ("peer", lambda p: p["peer"]),
+        ("tasks", lambda p: p["tasks"]),
+        ("success", lambda p: frac(p["success"], p["tasks"])),
+        ("failure", lambda p: p["failure"]),
+        ("capped", lambda p: p["capped"]),
+        ("error", lambda p: p["error"]),
+        ("model calls / task", lambda p: round(p["calls"], 1)),
+        ("prompt tokens / task", lambda p: round(p["prompt_tokens"])),
+        ("completion tokens / task", lambda p: round(p["completion_tokens"])),
+        ("s / task", lambda p: round(p["wall_s"])),
     ]
-    return Table(header, rows, [f"Tasks: {', '.join(d.get('tasks', []))}."])
+    peers = [{**p, "setting": s, "peer": peer} for s, by in d["summary"].items() for peer, p in sorted(by.items())]
+    return column_table(columns, peers, [f"Tasks: {', '.join(d.get('tasks', []))}."])
 
 
 @renderer("miniwob-peers")
@@ -212,40 +198,28 @@ def render_miniwob_peers(paths: list[Path], opts: dict[str, str]) -> Table:
     same MiniWoB++ episodes through one model server."""
     (path,) = paths
     d = load_json(path)
-    rows = []
-    for agent, a in d["summary"].items():
-        rows.append(
-            [
-                agent,
-                a["episodes"],
-                frac(a["successes"], a["episodes"]),
-                round(a["mean_steps"], 1),
-                round(a["mean_calls"], 1),
-                round(a["mean_prompt_tokens"]),
-                round(a["mean_cached_tokens"]),
-                round(a["prompt_tokens_per_success"]) if a.get("prompt_tokens_per_success") else None,
-                a["timeouts"],
-                a["errors"],
-            ]
-        )
-    header = [
-        "agent",
-        "episodes",
-        "success",
-        "mean steps",
-        "model calls / episode",
-        "prompt tokens / episode",
-        "of which from the prompt cache",
-        "prompt tokens / success",
-        "capped by wall time",
-        "errors",
+    columns: list[Column] = [
+        ("agent", lambda a: a["agent"]),
+        ("episodes", lambda a: a["episodes"]),
+        ("success", lambda a: frac(a["successes"], a["episodes"])),
+        ("mean steps", lambda a: round(a["mean_steps"], 1)),
+        ("model calls / episode", lambda a: round(a["mean_calls"], 1)),
+        ("prompt tokens / episode", lambda a: round(a["mean_prompt_tokens"])),
+        ("of which from the prompt cache", lambda a: round(a["mean_cached_tokens"])),
+        (
+            "prompt tokens / success",
+            lambda a: round(a["prompt_tokens_per_success"]) if a.get("prompt_tokens_per_success") else None,
+        ),
+        ("capped by wall time", lambda a: a["timeouts"]),
+        ("errors", lambda a: a["errors"]),
     ]
+    agents = [{**a, "agent": agent} for agent, a in d["summary"].items()]
     after = [
         f"Model {d.get('model')}; tasks {', '.join(d.get('tasks', []))}; seeds "
         f"{', '.join(str(s) for s in d.get('seeds', []))}; at most {d.get('max_steps')} steps and "
         f"{d.get('episode_timeout_s')} s per episode."
     ]
-    return Table(header, rows, after + [f"target: {t}" for t in d.get("targets", [])])
+    return column_table(columns, agents, after + [f"target: {t}" for t in d.get("targets", [])])
 
 
 MINIWOB_TASKS = ("click-button", "enter-text", "login-user", "choose-list", "click-checkboxes", "book-flight")
@@ -296,51 +270,42 @@ def render_docqa_report(paths: list[Path], opts: dict[str, str]) -> Table:
         f"{r['dataset']}: {r['documents']} document(s), {r['questions']} question(s); model {r['model'].split('@')[0]}."
     )
     if view == "building":
-        rows = [
-            [
-                name,
-                b["documents"],
-                b["from_cache"],
-                b["calls"],
-                b["prompt_words"] + b["reply_words"],
-                round(b["words_per_question"], 1),
-                b["failures"],
-            ]
-            for name, b in r["memory_building"].items()
+        columns: list[Column] = [
+            ("artefact", lambda b: b["artefact"]),
+            ("documents", lambda b: b["documents"]),
+            ("from cache", lambda b: b["from_cache"]),
+            ("calls", lambda b: b["calls"]),
+            ("words", lambda b: b["prompt_words"] + b["reply_words"]),
+            ("words / question (amortised)", lambda b: round(b["words_per_question"], 1)),
+            ("failures", lambda b: b["failures"]),
         ]
-        return Table(
-            ["artefact", "documents", "from cache", "calls", "words", "words / question (amortised)", "failures"],
-            rows,
-            [about],
-        )
+        return column_table(columns, [{**b, "artefact": k} for k, b in r["memory_building"].items()], [about])
     if view != "methods":
         raise RenderError(f"docqa-report: unknown view {view!r} (methods, building)")
-    quality = r["dataset"] == "quality"
-    header = (
-        ["method", "CR (# LU)"]
-        + (["accuracy", "unparsed"] if quality else ["LR-1", "LR-2", "R-1", "R-2", "R-L"])
-        + ["calls / q", "words / q", "failures"]
-    )
-    rows = []
-    for name, m in r["methods"].items():
-        row: list[Any] = [name, f"{m['compression_rate']:.2f}% ({m['lookups']:.2f})"]
-        if quality:
-            row += [f"{m['accuracy']:.2f}%", m.get("unparsed_options", 0)]
-        else:
-            row += [
-                f"{m['lr1']:.2f}%" if m.get("rated") else "–",
-                f"{m['lr2']:.2f}%" if m.get("rated") else "–",
-                m["rouge1"],
-                m["rouge2"],
-                m["rougeL"],
-            ]
-        row += [
-            m["calls_per_question"],
-            round(m["prompt_words_per_question"] + m["reply_words_per_question"]),
-            f"{m['failures']} ({m['questions_with_failures']} q)",
+    columns = [
+        ("method", lambda m: m["method"]),
+        ("CR (# LU)", lambda m: f"{m['compression_rate']:.2f}% ({m['lookups']:.2f})"),
+    ]
+    if r["dataset"] == "quality":
+        columns += [
+            ("accuracy", lambda m: f"{m['accuracy']:.2f}%"),
+            ("unparsed", lambda m: m.get("unparsed_options", 0)),
         ]
-        rows.append(row)
-    return Table(header, rows, [about + " CR: compression rate; # LU: pages looked up."])
+    else:
+        columns += [
+            ("LR-1", lambda m: f"{m['lr1']:.2f}%" if m.get("rated") else "–"),
+            ("LR-2", lambda m: f"{m['lr2']:.2f}%" if m.get("rated") else "–"),
+            ("R-1", lambda m: m["rouge1"]),
+            ("R-2", lambda m: m["rouge2"]),
+            ("R-L", lambda m: m["rougeL"]),
+        ]
+    columns += [
+        ("calls / q", lambda m: m["calls_per_question"]),
+        ("words / q", lambda m: round(m["prompt_words_per_question"] + m["reply_words_per_question"])),
+        ("failures", lambda m: f"{m['failures']} ({m['questions_with_failures']} q)"),
+    ]
+    methods = [{**m, "method": name} for name, m in r["methods"].items()]
+    return column_table(columns, methods, [about + " CR: compression rate; # LU: pages looked up."])
 
 
 @renderer("docqa-speed")
@@ -358,33 +323,16 @@ def render_docqa_speed(paths: list[Path], opts: dict[str, str]) -> Table:
             f"{p.get('prompt_tokens', 0):,} + {p.get('completion_tokens', 0):,}"
         )
 
-    rows = []
-    for r in jsonl(path):
-        by = r.get("by_purpose", {})
-        rows.append(
-            [
-                f"{r['label']} (question {r['question_no']})",
-                f"`{' '.join(r.get('options', []))}`",
-                round(r["seconds"]),
-                f"{r['load_before'].split()[0]} → {r['load_after'].split()[0]}",
-                r.get("num_pages"),
-                tok(by.get("pagination")),
-                tok(by.get("gist")),
-                tok(by.get("lookup")),
-                tok(by.get("answer")),
-                f"{r['prompt_tokens']:,} + {r['completion_tokens']:,}",
-            ]
-        )
-    header = [
-        "run",
-        "options",
-        "seconds",
-        "load average before → after",
-        "pages",
-        "pagination",
-        "gist",
-        "look-up",
-        "answer",
-        "total tokens",
+    columns: list[Column] = [
+        ("run", lambda r: f"{r['label']} (question {r['question_no']})"),
+        ("options", lambda r: f"`{' '.join(r.get('options', []))}`"),
+        ("seconds", lambda r: round(r["seconds"])),
+        ("load average before → after", lambda r: f"{r['load_before'].split()[0]} → {r['load_after'].split()[0]}"),
+        ("pages", lambda r: r.get("num_pages")),
+        ("pagination", lambda r: tok(r.get("by_purpose", {}).get("pagination"))),
+        ("gist", lambda r: tok(r.get("by_purpose", {}).get("gist"))),
+        ("look-up", lambda r: tok(r.get("by_purpose", {}).get("lookup"))),
+        ("answer", lambda r: tok(r.get("by_purpose", {}).get("answer"))),
+        ("total tokens", lambda r: f"{r['prompt_tokens']:,} + {r['completion_tokens']:,}"),
     ]
-    return Table(header, rows, ["Tokens are prompt + completion."])
+    return column_table(columns, jsonl(path), ["Tokens are prompt + completion."])
