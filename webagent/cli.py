@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import closing
 from typing import Any
 
 import click
@@ -243,15 +244,12 @@ def cache_info(as_json) -> None:
     """Where the cache is, entries per namespace, size on disk."""
     from webagent.llm.cache import Cache
 
-    cache = Cache()
-    try:
+    with closing(Cache()) as cache:
         info: dict[str, Any] = {
             "path": str(cache.path),
             "namespaces": cache.namespaces(),
             "size_bytes": cache.size_bytes(),
         }
-    finally:
-        cache.close()
     if as_json:
         click.echo(json.dumps(info))
         return
@@ -268,16 +266,13 @@ def cache_clear(namespace) -> None:
     """Delete cached model replies and memories."""
     from webagent.llm.cache import Cache
 
-    cache = Cache()
-    try:
+    with closing(Cache()) as cache:
         known = cache.namespaces()
         if namespace is not None and namespace not in known:
             raise UserError(
                 f"--namespace {namespace!r}: no such namespace in {cache.path} (known: {', '.join(known) or 'none'})"
             )
         gone = cache.clear(namespace)
-    finally:
-        cache.close()
     click.echo(f"deleted {gone:,} entries{' from ' + namespace if namespace else ''}")
 
 

@@ -33,37 +33,30 @@ DEMO_TASK = 'Buy the book "Night Trains" for Ada Lovelace with express shipping.
 # Each task and the order it asks for (book ids from books.js; names compared case-insensitively;
 # no task asks for gift wrap, so an order with it is not the one asked for).
 DEMO_TASKS: dict[str, dict[str, str]] = {
-    DEMO_TASK: {"item": "b6", "name": "ada lovelace", "shipping": "express", "gift": ""},
-    'Order "A Short History of Tea" for Grace Hopper with standard shipping.': {
-        "item": "b4",
-        "name": "grace hopper",
-        "shipping": "standard",
-        "gift": "",
-    },
-    'Buy "Python for Gardeners" for Alan Turing and pick it up in the store.': {
-        "item": "b3",
-        "name": "alan turing",
-        "shipping": "pickup",
-        "gift": "",
-    },
-    'Order the book "Gardens of the North" for Mary Shelley with express shipping.': {
-        "item": "b2",
-        "name": "mary shelley",
-        "shipping": "express",
-        "gift": "",
-    },
-    'Buy "Tea Gardens of Assam" for Rosalind Franklin with standard shipping.': {
-        "item": "b5",
-        "name": "rosalind franklin",
-        "shipping": "standard",
-        "gift": "",
-    },
-    'Order "The Pragmatic Gardener" for Katherine Johnson, to pick up in the store.': {
-        "item": "b1",
-        "name": "katherine johnson",
-        "shipping": "pickup",
-        "gift": "",
-    },
+    task: {"item": item, "name": name, "shipping": shipping, "gift": ""}
+    for task, item, name, shipping in [
+        (DEMO_TASK, "b6", "ada lovelace", "express"),
+        ('Order "A Short History of Tea" for Grace Hopper with standard shipping.', "b4", "grace hopper", "standard"),
+        ('Buy "Python for Gardeners" for Alan Turing and pick it up in the store.', "b3", "alan turing", "pickup"),
+        (
+            'Order the book "Gardens of the North" for Mary Shelley with express shipping.',
+            "b2",
+            "mary shelley",
+            "express",
+        ),
+        (
+            'Buy "Tea Gardens of Assam" for Rosalind Franklin with standard shipping.',
+            "b5",
+            "rosalind franklin",
+            "standard",
+        ),
+        (
+            'Order "The Pragmatic Gardener" for Katherine Johnson, to pick up in the store.',
+            "b1",
+            "katherine johnson",
+            "pickup",
+        ),
+    ]
 }
 
 
