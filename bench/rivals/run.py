@@ -172,16 +172,13 @@ def fmt(x, spec=".0f"):
 def report(all_rows: dict, args) -> int:
     summary: dict[str, dict] = {}
     per_task: dict[str, dict] = {}
+    kept = [  # the episodes of this model, step cap, tasks and seeds
+        all_rows[k]
+        for k in sorted(all_rows)
+        if k[1] in args.tasks and k[2] in args.seeds and k[3] == args.model and k[4] == args.max_steps
+    ]
     for agent in AGENTS:
-        rows = [
-            all_rows[k]
-            for k in sorted(all_rows)
-            if k[0] == agent
-            and k[1] in args.tasks
-            and k[2] in args.seeds
-            and k[3] == args.model
-            and k[4] == args.max_steps
-        ]
+        rows = [r for r in kept if r["agent"] == agent]
         if rows:
             summary[agent] = summarise(rows)
             per_task[agent] = {
@@ -229,19 +226,12 @@ def report(all_rows: dict, args) -> int:
         "| agent | task | seed | success | raw reward | steps | calls | prompt tokens | error |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for k in sorted(all_rows):
-        r = all_rows[k]
-        if (
-            r["model"] == args.model
-            and r["max_steps"] == args.max_steps
-            and r["task"] in args.tasks
-            and r["seed"] in args.seeds
-        ):
-            err = str(r.get("error") or "").replace("|", "/")[:120]
-            lines.append(
-                f"| {r['agent']} | {r['task']} | {r['seed']} | {'yes' if r['success'] else 'no'} | "
-                f"{r['raw_reward']:g} | {fmt(r.get('steps'), 'd')} | {r['calls']} | {r['prompt_tokens']} | {err} |"
-            )
+    for r in kept:
+        err = str(r.get("error") or "").replace("|", "/")[:120]
+        lines.append(
+            f"| {r['agent']} | {r['task']} | {r['seed']} | {'yes' if r['success'] else 'no'} | "
+            f"{r['raw_reward']:g} | {fmt(r.get('steps'), 'd')} | {r['calls']} | {r['prompt_tokens']} | {err} |"
+        )
     # the same seed must have given every agent the same episode: compare the utterances
     utter: dict = {}
     for r in all_rows.values():
@@ -299,14 +289,7 @@ def report(all_rows: dict, args) -> int:
                 "episode_timeout_s": args.episode_timeout,
                 "summary": summary,
                 "per_task": per_task,
-                "episodes": [
-                    all_rows[k]
-                    for k in sorted(all_rows)
-                    if all_rows[k]["model"] == args.model
-                    and all_rows[k]["max_steps"] == args.max_steps
-                    and all_rows[k]["task"] in args.tasks
-                    and all_rows[k]["seed"] in args.seeds
-                ],
+                "episodes": kept,
                 "targets": verdicts,
             },
             indent=2,
