@@ -60,6 +60,7 @@ from bench.lib import ROOT
 from bench.rivals.demos_text import demos_text
 from bench.rivals.episode_process import (
     flash_option,
+    fmt,
     last_json_line,
     no_row,
     read_jsonl,
@@ -348,10 +349,6 @@ async def run(args) -> None:
                     instance.stop()
     finally:
         await proxy.stop()
-
-
-def fmt(x, spec=".0f"):
-    return "–" if x is None else format(x, spec)
 
 
 def report(args) -> str:

@@ -91,6 +91,11 @@ def print_row(row: dict) -> None:
     sys.stdout.write("\n" + json.dumps(row) + "\n")
 
 
+def fmt(x, spec=".0f"):
+    """A figure of a harness's report table: ``format(x, spec)``, or "–" for None."""
+    return "–" if x is None else format(x, spec)
+
+
 def last_json_line(text: str) -> dict | None:
     """The last line of ``text`` that is a JSON object (a runner's result row), or None."""
     for line in reversed(text.strip().splitlines()):

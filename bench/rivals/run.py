@@ -36,6 +36,7 @@ from bench.lib import ROOT
 from bench.rivals.episode_process import (
     HERE,
     flash_option,
+    fmt,
     last_json_line,
     no_row,
     read_jsonl,
@@ -163,10 +164,6 @@ def summarise(rows: list[dict]) -> dict:
         "timeouts": sum(1 for r in rows if "cap" in str(r.get("error") or "")),
         "errors": sum(1 for r in rows if r.get("error") and "cap" not in str(r.get("error"))),
     }
-
-
-def fmt(x, spec=".0f"):
-    return "–" if x is None else format(x, spec)
 
 
 def report(all_rows: dict, args) -> int:
