@@ -15,11 +15,11 @@ model on 2 cores: about 20-40 s per step for the 0.5B model, three times that fo
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from pathlib import Path
 
+from bench.lib.results_io import read_result
 from bench.lib.verdict import Targets
 
 TASKS = ("click-button", "enter-text", "login-user", "choose-list", "click-checkboxes", "book-flight")
@@ -55,7 +55,7 @@ def run(args) -> Path:
 
 
 def summarise(folder: Path, seeds: set[int] | None = None) -> dict:
-    episodes = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines() if line.strip()]
+    episodes = read_result(folder / "episodes.jsonl")[0]
     if seeds is not None:  # e.g. seeds 0-2 of a 5-seed run, beside a 3-seed ablation
         episodes = [e for e in episodes if e.get("seed") in seeds]
     rows = {}

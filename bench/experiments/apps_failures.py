@@ -13,12 +13,12 @@ is still how the cause is confirmed.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections import Counter
 from pathlib import Path
 
+from bench.lib.results_io import read_result
 from webagent.trace.record import FILE, StepRecord, read_steps
 
 LINE_ID = re.compile(r"^\[([A-Za-z0-9_-]+)\]")
@@ -69,11 +69,7 @@ def excerpt(step: StepRecord) -> str:
 
 
 def report(folder: Path) -> str:
-    rows = {}
-    for line in (folder / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            rows[row["task"]] = row
+    rows = {row["task"]: row for row in read_result(folder / "episodes.jsonl")[0]}
     failed = [r for r in rows.values() if not r["success"]]
     causes = Counter(r.get("cause") or r["status"] for r in failed)
     out = [

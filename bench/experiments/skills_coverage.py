@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.lib import results_folder
-from bench.lib.results_io import write_meta
+from bench.lib.results_io import read_result, write_meta
 from webagent.apps.learn import app_site
 from webagent.apps.spec import load_apps
 from webagent.skills import store
@@ -66,12 +66,7 @@ def needed(combo: list) -> list:
 def _episodes(run: Path) -> dict[str, bool]:
     """Each task's success in a results folder (a re-run row replaces the earlier one, as the
     report reads them)."""
-    rows = {}
-    for line in (run / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            rows[row["task"]] = bool(row.get("success"))
-    return rows
+    return {row["task"]: bool(row.get("success")) for row in read_result(run / "episodes.jsonl")[0]}
 
 
 def success_by(rows: dict[str, bool], group: dict[str, str], order: list[str]) -> str:
@@ -102,8 +97,7 @@ def _skills_run_ok(trace_dir: Path) -> set[str]:
     """The skills a run's steps called that came back ok (a skill that could not start or
     stopped part-way is not counted)."""
     done = set()
-    for line in (trace_dir / "steps.jsonl").read_text(encoding="utf-8").splitlines():
-        step = json.loads(line) if line.strip() else {}
+    for step in read_result(trace_dir / "steps.jsonl")[0]:
         action = step.get("action") or {}
         if action.get("operation") == "SKILL" and step.get("ok"):
             done.add(str(action.get("element_id")))

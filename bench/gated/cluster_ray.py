@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from bench.lib import ROOT, results_folder
-from bench.lib.results_io import load_average, write_meta
+from bench.lib.results_io import load_average, read_result, write_meta
 from bench.lib.verdict import Targets
 
 RATIO_TARGET = 0.65
@@ -42,11 +42,7 @@ def run(cmd: list[str]) -> float:
 
 
 def rows(folder: Path, key: tuple[str, ...]) -> dict[tuple, dict]:
-    out = {}
-    for line in (folder / "episodes.jsonl").read_text().splitlines():
-        row = json.loads(line)
-        out[tuple(row[k] for k in key)] = row
-    return out
+    return {tuple(row[k] for k in key): row for row in read_result(folder / "episodes.jsonl")[0]}
 
 
 def comparable(row: dict) -> dict:
