@@ -37,8 +37,9 @@ from bench.lib import ROOT
 from bench.lib.verdict import Targets
 from webagent.llm.client import LLMClient
 from webagent.llm.llama_server import server_threads
-from webagent.llm.local import LocalServer, _free_port, die_with_parent, embedded_slots, find_default_gguf
+from webagent.llm.local import LocalServer, _free_port, die_with_parent, embedded_slots
 from webagent.llm.openai_backend import OpenAIBackend
+from webagent.llm.registry import ensure
 from webagent.prompts import render_prompt
 
 MEETING = ROOT / "examples" / "qmsum_remote_control_meeting.txt"
@@ -209,7 +210,7 @@ def row(name: str, wall: float, client: LLMClient, hit_ratio: float | None, phas
 
 
 def main() -> None:
-    gguf = find_default_gguf()
+    gguf = ensure()  # the registry's default model, pulled on first use
     batch = build_batch()
     kinds = {k: sum(r["purpose"] == k for r in batch) for k in ("gist", "lookup", "action")}
     print(
