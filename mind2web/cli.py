@@ -371,10 +371,11 @@ def report_command(run) -> None:
     """Write a run folder's report again from its steps (e.g. after it was killed)."""
     from mind2web.report import summary_lines, write_report
     from mind2web.rows import STEPS_FILE, read_manifest, read_rows
-    from mind2web.runner import CONFIG_FILE, read_config
+    from mind2web.runner import results
+    from webagent.harness import CONFIG_FILE
 
     folder = Path(run)
-    stored = read_config(folder)
+    stored = results(folder).stored()
     if stored is None:
         raise UserError(f"{run}: not an eval output folder (no {CONFIG_FILE})")
     report = write_report(read_rows(folder / STEPS_FILE), read_manifest(folder), folder, stored)

@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+import webagent.harness as harness
 from mind2web.data import Step, Task
 from mind2web.methods import StepInput, Variant, predict
 from mind2web.metrics import score_step
@@ -39,7 +39,6 @@ from webagent.llm.client import EndpointUnavailable, LLMClient
 from webagent.memory import compression_rate
 from webagent.prompts import prompt_hash
 
-CONFIG_FILE = "config.json"
 # Every prompt file the Mind2Web methods render: their hashes are part of the run's
 # configuration, so editing one refuses to resume into results made with the old text.
 PROMPTS_USED = ("web_gist", "web_lookup", "web_action")
@@ -94,10 +93,6 @@ def planned_task(task: Task) -> PlannedTask:
     return PlannedTask(
         annotation_id=task.annotation_id, split=task.split, website=task.website, action_uids=task.action_uids
     )
-
-
-def read_config(folder: Path) -> dict | None:
-    return results(folder).stored()
 
 
 def prepare_out_dir(out: Path, config: EvalConfig, planned: list[Task]) -> dict[RowKey, StepRow]:
@@ -274,9 +269,7 @@ async def run_step(client: LLMClient, step: Step, variants: list[Variant], confi
 
 
 def choose_tasks(tasks: list[Task], *, limit: int | None, shard: tuple[int, int]) -> list[Task]:
-    i, n = shard
-    chosen = tasks[:limit] if limit else tasks
-    return chosen[i::n]
+    return harness.shard(tasks[:limit] if limit else tasks, *shard)
 
 
 async def run_eval(
@@ -317,56 +310,34 @@ async def run_eval(
             skipped += len(variants) - len(left)
             if left:
                 todo.append((step, left))
-    if cluster is not None:
-        failures = _on_cluster(cluster, endpoint, client, todo, config, steps_path, say)
-        return {
-            "steps_file": str(steps_path),
-            "planned": total,
-            "resumed": skipped,
-            "ran": total - skipped,
-            "retried_endpoint_failures": retried,
-            "endpoint_failures": failures,
-            "not_started": 0,
-        }
-    semaphore = asyncio.Semaphore(step_concurrency)
     endpoint_failures = [0]
-    in_a_row = [0]
     not_started = [0]
-    with (
-        open(steps_path, "a", encoding="utf-8") as sink,
-        Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            transient=False,
-            disable=say is None,
-            console=Console(stderr=True),  # stdout keeps the summary
-        ) as bar,
-    ):
-        job = bar.add_task("mind2web eval", total=total, completed=skipped)
-        # Without a terminal (a log file, CI) the bar is not drawn: print a line now and then.
-        plain = None if bar.console.is_terminal else say
-        finished = [skipped]
+    if cluster is not None:
+        endpoint_failures[0] = _on_cluster(cluster, endpoint, client, todo, config, steps_path, say)
+    else:
+        semaphore = asyncio.Semaphore(step_concurrency)
+        in_a_row = [0]
+        with (
+            open(steps_path, "a", encoding="utf-8") as sink,
+            # the bar on stderr: stdout keeps the summary
+            harness.progress("mind2web eval", total, skipped, "method-steps", say, Console(stderr=True)) as advance,
+        ):
 
-        def emit(row: StepRow) -> None:
-            sink.write(row.to_line())
-            sink.flush()
-            endpoint_failures[0] += row.endpoint_failed
-            in_a_row[0] = in_a_row[0] + 1 if row.endpoint_failed else 0
-            bar.advance(job)
-            finished[0] += 1
-            if plain and (finished[0] % max(1, total // 20) == 0 or finished[0] == total):
-                plain(f"{finished[0]}/{total} method-steps done")
+            def emit(row: StepRow) -> None:
+                sink.write(row.to_line())
+                sink.flush()
+                endpoint_failures[0] += row.endpoint_failed
+                in_a_row[0] = in_a_row[0] + 1 if row.endpoint_failed else 0
+                advance()
 
-        async def guarded(step: Step, left: list[Variant]) -> None:
-            async with semaphore:
-                if in_a_row[0] >= endpoint_down_after:
-                    not_started[0] += len(left)
-                    return
-                await run_step(client, step, left, config, emit)
+            async def guarded(step: Step, left: list[Variant]) -> None:
+                async with semaphore:
+                    if in_a_row[0] >= endpoint_down_after:
+                        not_started[0] += len(left)
+                        return
+                    await run_step(client, step, left, config, emit)
 
-        await asyncio.gather(*(guarded(s, v) for s, v in todo))
+            await asyncio.gather(*(guarded(s, v) for s, v in todo))
     return {
         "steps_file": str(steps_path),
         "planned": total,

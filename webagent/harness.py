@@ -10,8 +10,9 @@ Each evaluator names its configuration model (pydantic), its rows file and the k
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -192,3 +193,35 @@ def merge(shards: Sequence[Path], out: Path, like: ResultsFolder) -> int:
     target.pin(configs[0])
     target.rows_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows.values()))
     return len(rows)
+
+
+@contextlib.contextmanager
+def progress(
+    description: str, total: int, done: int, what: str, say: Callable[[str], None] | None, console=None
+) -> Iterator[Callable[[], int]]:
+    """A bar of ``total`` items, ``done`` of them done already (on ``console``, default rich's);
+    yields the function to call as one more finishes, which returns how many are done now.
+    Without a terminal (a log file, CI) the bar is not drawn: ``say`` gets a line now and then,
+    ``"40/200 {what} done"``. ``say`` None: quiet, no bar either."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        disable=say is None,
+        console=console,
+    ) as bar:
+        job = bar.add_task(description, total=total, completed=done)
+        plain = None if bar.console.is_terminal else say
+        finished = [done]
+
+        def advance() -> int:
+            bar.advance(job)
+            finished[0] += 1
+            if plain and (finished[0] % max(1, total // 20) == 0 or finished[0] == total):
+                plain(f"{finished[0]}/{total} {what} done")
+            return finished[0]
+
+        yield advance

@@ -116,7 +116,7 @@ async def qa_eval_command(
 
     from webagent.cli_common import parse_shard
     from webagent.docqa.report import write_report
-    from webagent.docqa.runner import check_out_dir, make_config, run_eval, select
+    from webagent.docqa.runner import make_config, results, run_eval, select
     from webagent.llm.endpoint import open_client, open_gist_client
 
     def stop_on_term(*_):  # `kill` of a long run stops the embedded model server too, and keeps results
@@ -155,7 +155,7 @@ async def qa_eval_command(
         f"methods: {', '.join(v.name for v in variants)}"
     )
     data_id = data if data.startswith("hf:") else str(Path(data).resolve())
-    check_out_dir(out_dir, make_config(dataset, data_id, variants, "?", settings, opts, split), ignore=("model",))
+    results(out_dir).check(make_config(dataset, data_id, variants, "?", settings, opts, split), ignore=("model",))
     endpoint = endpoint_options(kwargs)
     with open_cluster(ray_address, workers) as cluster:
         async with open_client(endpoint) as client, open_gist_client(endpoint, gist_model, client) as memory_client:

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich import get_console
 
 import webagent.harness as harness
 from webagent.docqa.accounting import CountingClient
@@ -103,19 +103,6 @@ def read_jsonl(path: Path) -> list[dict]:
     return rows
 
 
-def check_out_dir(out: Path, config: QAConfig, ignore: tuple[str, ...] = ()) -> None:
-    """Refuse a folder holding results of another configuration (fields in `ignore` aside:
-    the CLI checks before the model, whose name it does not know yet, is started)."""
-    results(out).check(config, ignore)
-
-
-def prepare_out_dir(out: Path, config: QAConfig) -> set[tuple[str, str]]:
-    folder = results(out)
-    folder.pin(config)
-    cut_torn_tail(out / DOCS_FILE)
-    return folder.done()  # type: ignore[return-value]
-
-
 def merge(shards: list[Path], out: Path) -> int:
     """Join shard folders of one configuration into ``out`` (their rows, and each document's
     building cost once); returns the row count."""
@@ -130,9 +117,8 @@ def merge(shards: list[Path], out: Path) -> int:
 
 def select(documents: list[Document], limit: int | None, shard: tuple[int, int]) -> list[Document]:
     """Every n-th document for shard i/n, then the first `limit` questions of those."""
-    i, n = shard
     chosen, left = [], limit
-    for doc in documents[i::n]:
+    for doc in harness.shard(documents, *shard):
         if left is not None and left <= 0:
             break
         qs = doc.questions if left is None else doc.questions[:left]
@@ -259,47 +245,43 @@ async def run_eval(
     worker (``worker_document``), on `endpoint` (the run's ``EndpointOptions``). `say` takes the
     Ray driver's progress lines (the command gives ``cli_common.status``); without it the run is
     quiet, no bar either."""
-    done = prepare_out_dir(out, config)
+    folder = results(out)
+    folder.pin(config)
+    cut_torn_tail(out / DOCS_FILE)
+    done = folder.done()
     todo = [
         (doc, [(q, v) for q in doc.questions for v in variants if (v.name, q.qid) not in done]) for doc in documents
     ]
     total = sum(len(doc.questions) * len(variants) for doc in documents)
     resumed = total - sum(len(items) for _, items in todo)
     semaphore = asyncio.Semaphore(doc_concurrency)
+    console = get_console()  # the bar's (stdout): its lines and the documents' progress go there too
+
+    def print_here(line: str) -> None:
+        console.print(f"… {line}")
+
+    progress = None if say is None else print_here
     endpoint_failures = [0]
-    folder = results(out)
     folder.rows_path.touch()  # the report reads it even when no question finished
     with (
         open(out / DOCS_FILE, "a", encoding="utf-8") as doc_sink,
-        Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            disable=say is None,
-        ) as bar,
+        harness.progress("qa-eval", total, resumed, "method-questions", progress) as advance,
     ):
-        job = bar.add_task("qa-eval", total=total, completed=resumed)
-        plain = say is not None and not bar.console.is_terminal
         finished = [resumed]
 
         def emit(row: dict) -> None:
             folder.append(row)
-            bar.advance(job)
-            finished[0] += 1
-            if plain and (finished[0] % max(1, total // 20) == 0 or finished[0] == total):
-                bar.console.print(f"… {finished[0]}/{total} method-questions done")
+            finished[0] = advance()
 
         def failed(problem: str) -> None:
             endpoint_failures[0] += 1
             if endpoint_failures[0] == 1:
-                bar.console.print(f"… endpoint failure, question left for a resume: {problem}")
+                print_here(f"endpoint failure, question left for a resume: {problem}")
 
         async def document(doc: Document, items) -> None:
             if not items:
                 return
             async with semaphore:
-                progress = None if say is None else (lambda line: bar.console.print(f"… {line}"))
                 doc_row = await run_document(
                     client, doc, items, settings, opts, rate, memory_client, emit, failed, progress
                 )
