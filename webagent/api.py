@@ -347,25 +347,22 @@ async def ask(
     ``memwalker``, ...). Returns the answer record (``.answer``, pages read, usage)."""
     from contextlib import nullcontext
 
+    from webagent.docqa.ask import AskOptions
+    from webagent.docqa.ask import ask as ask_gist
+    from webagent.docqa.ask_method import WORDS_PER_TOKEN, ask_method
+    from webagent.docqa.reading import ReadSettings
     from webagent.llm.endpoint import open_client
 
     base, _, k = method.partition("@")
     opened = nullcontext(llm) if llm is not None else open_client(_endpoint(endpoint, model, base_url, api_key, gguf))
     async with opened as client:
         if base in ("readagent-p", "readagent-s"):
-            from webagent.docqa.ask import AskOptions
-            from webagent.docqa.ask import ask as ask_gist
-
             opts = AskOptions(
                 lookup="parallel" if base == "readagent-p" else "sequential",
                 max_pages=int(k) if k else max_pages,
                 context_tokens=context_tokens,
             )
             return await ask_gist(client, path, question, opts)
-        from webagent.docqa.ask import AskOptions
-        from webagent.docqa.ask_method import WORDS_PER_TOKEN, ask_method
-        from webagent.docqa.reading import ReadSettings
-
         opts = AskOptions(context_tokens=context_tokens)
         settings = ReadSettings(opts.min_words, opts.max_words, opts.pagination, int(context_tokens * WORDS_PER_TOKEN))
         return await ask_method(client, path, question, method, max_pages=max_pages, settings=settings)

@@ -20,10 +20,6 @@ class Counter:
     needed_prompt_tokens: int = 0
     needed_completion_tokens: int = 0
 
-    def add(self, other: Counter) -> None:
-        for name in self.__dataclass_fields__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
     def to_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
@@ -51,11 +47,6 @@ class Usage:
     @property
     def wall_time(self) -> float:
         return time.perf_counter() - self.started
-
-    def snapshot(self) -> Counter:
-        copy = Counter()
-        copy.add(self.total)
-        return copy
 
     def to_dict(self) -> dict:
         out = self.total.to_dict()
