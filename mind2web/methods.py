@@ -152,11 +152,6 @@ def ranker_top_k(snippets: list[Snippet], scores: dict[str, float], k: int) -> l
     return top_k_in_order(best, k)
 
 
-def truncate_for_context(text: str, context_tokens: int) -> str:
-    budget_chars = max(0, context_tokens - PROMPT_RESERVE_TOKENS) * CHARS_PER_TOKEN
-    return text if len(text) <= budget_chars else text[:budget_chars]
-
-
 async def predict(
     client: LLMClient,
     variant: Variant,
@@ -189,7 +184,7 @@ async def predict_raw(
     # Characters per token vary with the tokenizer; if the endpoint still says the
     # prompt is too long, cut the page further rather than lose the step.
     for _ in range(4):
-        context = truncate_for_context(page, context_tokens)
+        context = page[: max(0, context_tokens - PROMPT_RESERVE_TOKENS) * CHARS_PER_TOKEN]
         outcome = await act(context=context, allowed_ids=visible_ids(context, step.valid_ids))
         if not context_overflow(outcome.problem):
             break

@@ -55,18 +55,6 @@ _NONE = re.compile(r"^\W*(none|no pages?|nothing|n/a)\b|\b(?:don't|do not|no) ne
 _STOP = re.compile(r"\bSTOP\b")
 
 
-def _int_list(value: object) -> object:
-    """[3, "7"] → [3, 7]; a list with anything else (true, "page 3") is not page numbers."""
-    if isinstance(value, list) and any(isinstance(v, bool) for v in value):
-        raise ValueError("page numbers must be integers")
-    if isinstance(value, list) and all(
-        (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, str) and v.strip().lstrip("-").isdigit())
-        for v in value
-    ):
-        return [int(v) for v in value]
-    return value
-
-
 class PageChoice(BaseModel):
     """ReadAgent-P's reply: the pages to read again (and why)."""
 
@@ -77,7 +65,15 @@ class PageChoice(BaseModel):
     @field_validator("pages", mode="before")
     @classmethod
     def _ints(cls, value: object) -> object:
-        return _int_list(value)
+        """[3, "7"] → [3, 7]; a list with anything else (true, "page 3") is not page numbers."""
+        if isinstance(value, list) and any(isinstance(v, bool) for v in value):
+            raise ValueError("page numbers must be integers")
+        if isinstance(value, list) and all(
+            (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, str) and v.strip().lstrip("-").isdigit())
+            for v in value
+        ):
+            return [int(v) for v in value]
+        return value
 
 
 class NextPage(BaseModel):
