@@ -42,6 +42,22 @@ async def browser_session(cdp_url: str) -> AsyncIterator[Any]:
             pass
 
 
+async def evaluate(session: Any, expression: str, target_id: Any = None, what: str = "page script") -> Any:
+    """``expression``'s value in the page (the tab ``target_id``, else the focused one), awaited;
+    a RuntimeError naming ``what`` failed when it throws."""
+    cdp = (
+        await session.get_or_create_cdp_session(target_id=target_id, focus=False)
+        if target_id
+        else await session.get_or_create_cdp_session()
+    )
+    out = await cdp.cdp_client.send.Runtime.evaluate(
+        params={"expression": expression, "awaitPromise": True, "returnByValue": True}, session_id=cdp.session_id
+    )
+    if out.get("exceptionDetails"):
+        raise RuntimeError(f"{what} failed: {out['exceptionDetails'].get('text')}")
+    return out.get("result", {}).get("value")
+
+
 def make_agent(spec: dict, session: Any, task: str, **kwargs: Any) -> Any:
     """browser-use's ``Agent`` on ``task`` in ``session``, its model the spec's at ``base_url``, each
     step and model call allowed the whole ``timeout_s``; ``kwargs`` go to ``Agent`` too."""

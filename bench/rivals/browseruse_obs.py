@@ -24,26 +24,15 @@ os.environ.setdefault("BROWSER_USE_CLOUD_SYNC", "false")
 os.environ.setdefault("BROWSER_USE_LOGGING_LEVEL", "warning")
 
 
-async def evaluate(session, expression: str):
-    cdp = await session.get_or_create_cdp_session()
-    out = await cdp.cdp_client.send.Runtime.evaluate(
-        params={"expression": expression, "awaitPromise": True, "returnByValue": True}, session_id=cdp.session_id
-    )
-    if out.get("exceptionDetails"):
-        raise RuntimeError(f"setup script failed: {out['exceptionDetails'].get('text')}")
-    return out.get("result", {}).get("value")
-
-
 async def main(spec: dict) -> dict:
-    from browser_use import BrowserSession
     from browser_use.dom.service import DomService
 
+    from bench.rivals.browseruse_episode import browser_session, evaluate  # after the settings above
+
     logging.getLogger("browser_use").setLevel(logging.WARNING)
-    session = BrowserSession(cdp_url=spec["cdp_url"], keep_alive=True)
-    await session.start()
     pages: dict[str, dict] = {}
     result = {"rival": "browser-use", "version": version("browser-use"), "pages": pages}
-    try:
+    async with browser_session(spec["cdp_url"]) as session:
         for page in spec["pages"]:
             entry: dict = {"times_s": []}
             pages[page["name"]] = entry
@@ -51,7 +40,7 @@ async def main(spec: dict) -> dict:
                 await session.navigate_to(page["url"])
                 await asyncio.sleep(0.3)
                 if page.get("setup_js"):
-                    await evaluate(session, page["setup_js"])
+                    await evaluate(session, page["setup_js"], what="setup script")
                 service = DomService(session)
                 state, _, _ = await service.get_serialized_dom_tree()  # warm-up
                 for _ in range(spec["repeat"]):
@@ -63,11 +52,6 @@ async def main(spec: dict) -> dict:
                 entry["elements"] = len(state.selector_map)
             except Exception as exc:  # one page failing must not lose the others
                 entry["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-    finally:
-        try:
-            await asyncio.wait_for(session.stop(), 20)
-        except Exception:
-            pass
     return result
 
 

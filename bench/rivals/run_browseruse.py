@@ -16,22 +16,8 @@ import json
 from functools import partial
 from importlib.metadata import version
 
-from bench.rivals.browseruse_episode import browser_session, main, make_agent, run
+from bench.rivals.browseruse_episode import browser_session, evaluate, main, make_agent, run
 from bench.rivals.episode_process import miniwob_error_row
-
-
-async def evaluate(session, expression: str, target_id=None):
-    cdp = (
-        await session.get_or_create_cdp_session(target_id=target_id, focus=False)
-        if target_id
-        else await session.get_or_create_cdp_session()
-    )
-    out = await cdp.cdp_client.send.Runtime.evaluate(
-        params={"expression": expression, "awaitPromise": True, "returnByValue": True}, session_id=cdp.session_id
-    )
-    if out.get("exceptionDetails"):
-        raise RuntimeError(f"page script failed: {out['exceptionDetails'].get('text')}")
-    return out.get("result", {}).get("value")
 
 
 async def episode(spec: dict, cdp_url: str) -> dict:
