@@ -1,9 +1,9 @@
 """What the two browser-use runners (``run_browseruse.py`` on MiniWoB++, ``apps_browseruse.py`` on
 the real apps) share: its telemetry and cloud sync off, a ``BrowserSession`` on the shared
-Chromium, its ``Agent`` as both run it (``ChatOpenAI`` at the counting proxy, no vision, no judge,
-flash mode unless the spec says otherwise), the run under the wall-time cap, and the runner's
-``__main__``. Runs in bench/rivals/.venv-browser-use; browser-use is imported inside the
-functions."""
+Chromium and a script run in its page (both used by ``browseruse_obs.py`` too), its ``Agent`` as
+both run it (``ChatOpenAI`` at the counting proxy, no vision, no judge, flash mode unless the spec
+says otherwise), the run under the wall-time cap, and the runner's ``__main__``. Runs in
+bench/rivals/.venv-browser-use; browser-use is imported inside the functions."""
 
 from __future__ import annotations
 
