@@ -90,17 +90,17 @@ def main() -> int:
     say = lambda message: print(f"  {message}", file=sys.stderr, flush=True)  # noqa: E731
     targets = Targets("replay")
 
-    def fake_run(name: str):
+    def original_run(name: str, progress=None, **model) -> tuple[RunResult, float]:
+        """The demo order saved as ``demo-order`` by the model ``model`` names (its trace in
+        RESULTS/``name``), and its wall seconds."""
         started = time.perf_counter()
         run = Agent(
-            DEMO_TASK,
-            demo=True,
-            llm=fake_client(FunctionBackend(fake_demo_policy, record=False)),
-            max_steps=args.max_steps,
-            save_as="demo-order",
-            trace_dir=RESULTS / name,
-        ).run_sync()
+            DEMO_TASK, demo=True, max_steps=args.max_steps, save_as="demo-order", trace_dir=RESULTS / name, **model
+        ).run_sync(progress)
         return run, time.perf_counter() - started
+
+    def fake_run(name: str):
+        return original_run(name, llm=fake_client(FunctionBackend(fake_demo_policy, record=False)))
 
     if args.gguf:
         print(
@@ -110,17 +110,10 @@ def main() -> int:
         )
         started = time.perf_counter()
         try:
-            run = Agent(
-                DEMO_TASK,
-                demo=True,
-                endpoint=EndpointOptions(gguf=args.gguf),
-                max_steps=args.max_steps,
-                save_as="demo-order",
-                trace_dir=RESULTS / "run",
-            ).run_sync(progress=say)
+            run, run_wall = original_run("run", say, endpoint=EndpointOptions(gguf=args.gguf))
         except Exception as exc:  # noqa: BLE001 - e.g. the model server did not start: said below
             run = RunResult(status="error", error=f"{type(exc).__name__}: {exc}")
-        run_wall = time.perf_counter() - started
+            run_wall = time.perf_counter() - started
     else:
         print(
             "original run: the function-driven fake model on the demo shop (no model server; "
