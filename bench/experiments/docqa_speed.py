@@ -69,20 +69,14 @@ def ask(doc: Path, question: str, home: Path, extra: list[str]) -> dict:
     before, start = load_average(), time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
+    timing = {"seconds": round(seconds, 1), "load_before": before, "load_after": load_average()}
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode or not lines:
-        return {
-            "error": done.stderr.strip()[-500:],
-            "seconds": round(seconds, 1),
-            "load_before": before,
-            "load_after": load_average(),
-        }
+        return {"error": done.stderr.strip()[-500:], **timing}
     result = json.loads(lines[-1])
     by = result["usage"].get("by_purpose", {})
     return {
-        "seconds": round(seconds, 1),
-        "load_before": before,
-        "load_after": load_average(),
+        **timing,
         "calls": result["usage"]["calls"],
         "prompt_tokens": result["usage"]["prompt_tokens"],
         "completion_tokens": result["usage"]["completion_tokens"],
@@ -125,24 +119,14 @@ def main() -> int:
         rows = [
             {
                 "label": args.label,
-                "question_no": 1,
+                "question_no": n,
                 "doc": doc.name,
-                "question": question,
+                "question": asked,
                 "options": extra,
-                **ask(doc, question, home, extra),
+                **ask(doc, asked, home, extra),
             }
+            for n, asked in enumerate([question, SECOND_QUESTION] if args.second else [question], 1)
         ]
-        if args.second:
-            rows.append(
-                {
-                    "label": args.label,
-                    "question_no": 2,
-                    "doc": doc.name,
-                    "question": SECOND_QUESTION,
-                    "options": extra,
-                    **ask(doc, SECOND_QUESTION, home, extra),
-                }
-            )
     with open(out / "runs.jsonl", "a", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps({"time": time.strftime("%Y-%m-%d %H:%M:%S"), **row}, ensure_ascii=False) + "\n")
