@@ -25,7 +25,6 @@ async def gist_page(
     prompt: str = "gist",
     task: str | None = None,
     purpose: str = "gist",
-    max_tokens: int = 256,
 ) -> tuple[str, str]:
     """Returns (gist, status): status "ok", or why the fallback gist was used: "empty"
     (the model said nothing), "refused" (the call failed for good, e.g. too long) or
@@ -36,7 +35,7 @@ async def gist_page(
     if task is not None:
         name, values["task"] = f"{prompt}_conditional", task
     try:
-        reply = await client.complete(render_prompt(name, **values), purpose=purpose, max_tokens=max_tokens)
+        reply = await client.complete(render_prompt(name, **values), purpose=purpose, max_tokens=256)
     except ModelCallError as exc:
         return fallback_gist(page), "endpoint" if isinstance(exc, EndpointUnavailable) else "refused"
     text = reply.text.strip()
@@ -47,10 +46,7 @@ async def build_memory(
     client: LLMClient,
     pages: list[Page],
     *,
-    prompt: str = "gist",
     task: str | None = None,
-    purpose: str = "gist",
-    max_tokens: int = 256,
     on_gisted: Callable[[int, int], None] | None = None,
     known: dict[int, str] | None = None,
 ) -> tuple[GistMemory, int]:
@@ -68,7 +64,7 @@ async def build_memory(
         nonlocal done
         if page.index in known:
             return known[page.index].strip(), "ok"
-        out = await gist_page(client, page, prompt=prompt, task=task, purpose=purpose, max_tokens=max_tokens)
+        out = await gist_page(client, page, task=task)
         done += 1
         if on_gisted is not None:
             on_gisted(done, todo)

@@ -209,8 +209,6 @@ async def lookup_sequential(
     prompt: str,
     values: dict,
     max_pages: int = 5,
-    style: str = "text",
-    purpose: str = "lookup",
 ) -> LookupResult:
     """ReadAgent-S: one page per call, each time with the pages read so far expanded,
     until the model says STOP or max_pages pages are read."""
@@ -224,7 +222,7 @@ async def lookup_sequential(
     while len(result.pages) < max_pages and len(result.pages) < n:
         text = render_prompt(
             prompt,
-            memory=memory.render(style, expanded=result.pages),
+            memory=memory.render_text(expanded=result.pages),
             max_pages=max_pages,
             last_index=n - 1,
             already_read=", ".join(map(str, result.pages)) or "none",
@@ -237,7 +235,7 @@ async def lookup_sequential(
             parse=parse,
             schema=NEXT_PAGE_SCHEMA,
             max_tokens=48,
-            purpose=purpose,
+            purpose="lookup",
             tally=result,
             instruction=(
                 f'Answer again with "Page N" naming one page between 0 and {n - 1} that was not read yet, or "STOP".'

@@ -221,7 +221,7 @@ def render_window(window: list[str], labels: list[int], before: str = "", after:
 
 
 async def _choose(
-    client: LLMClient, passage: str, labels: list[int], purpose: str, stats: PaginationStats, single_pass: bool = False
+    client: LLMClient, passage: str, labels: list[int], stats: PaginationStats, single_pass: bool = False
 ) -> tuple[int, str, str]:
     """(label, how, gist): the gist of the page it closes is asked for only with `single_pass`
     ("" when not asked, not given, or on a fallback: that page is then gisted on its own)."""
@@ -256,7 +256,7 @@ async def _choose(
         parse=parse,
         schema=schema,
         max_tokens=max_tokens,
-        purpose=purpose,
+        purpose="pagination",
         tally=tally,
         instruction=instruction,
     )
@@ -273,7 +273,6 @@ async def iter_pages(
     *,
     min_words: int = 280,
     max_words: int = 600,
-    purpose: str = "pagination",
     stats: PaginationStats | None = None,
     single_pass: bool = False,
 ) -> AsyncIterator[Page]:
@@ -329,7 +328,7 @@ async def iter_pages(
                 cut, how = labels[0], "single_label"
             else:
                 passage = render_window(window, labels, before=previous, after=buffer[n][0])
-                cut, how, gist = await _choose(client, passage, labels, purpose, stats, single_pass)
+                cut, how, gist = await _choose(client, passage, labels, stats, single_pass)
 
         text = "\n\n".join(window[:cut])
         metadata = {"paragraph_start": start, "paragraph_end": start + cut, "words": cumulative[cut - 1], "pause": how}
@@ -349,15 +348,11 @@ async def paginate(
     *,
     min_words: int = 280,
     max_words: int = 600,
-    purpose: str = "pagination",
 ) -> PaginationResult:
     """ReadAgent pagination of `paragraphs` (consumed lazily) into pages of at most `max_words`."""
     stats = PaginationStats()
     pages = [
-        page
-        async for page in iter_pages(
-            client, paragraphs, min_words=min_words, max_words=max_words, purpose=purpose, stats=stats
-        )
+        page async for page in iter_pages(client, paragraphs, min_words=min_words, max_words=max_words, stats=stats)
     ]
     return PaginationResult(pages=pages, calls=stats.calls, fallbacks=stats.fallbacks)
 
