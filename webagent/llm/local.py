@@ -91,7 +91,6 @@ class LocalServer:
         n_ctx: int = 8192,
         slots: int = 1,
         host: str = "127.0.0.1",
-        startup_timeout_s: float = 180.0,
         threads: int | None = None,
         threads_batch: int | None = None,
         log_name: str = "llama-server.log",
@@ -109,7 +108,7 @@ class LocalServer:
         self.info = read_gguf_info(self.gguf)
         self.slots = slots_for(slots, n_ctx, self.info.kv_bytes_per_token(), _available_memory_bytes())
         self.model = self.gguf.name  # the alias the server answers to
-        self.startup_timeout_s = startup_timeout_s
+        self.startup_timeout_s = 180.0
         self.proc: subprocess.Popen | None = None
         self.log_path = webagent_home() / "logs" / log_name
 
