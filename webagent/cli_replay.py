@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from functools import partial
 
 import click
 
 from webagent.agent.cli_options import agent_options, options_from
 from webagent.cli_common import endpoint_options, model_options, run_async, user_errors
-
-
-def _progress(message: str) -> None:
-    click.echo(message, err=True)
 
 
 @click.command("replay")
@@ -65,7 +62,7 @@ async def replay_command(
         cdp_url=cdp_url,
         options=options_from(kwargs),  # the repairs decide as `webagent run` does
         endpoint=endpoint_options(kwargs),
-        progress=_progress,
+        progress=partial(click.echo, err=True),
     )
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import click
 
@@ -11,10 +12,6 @@ from webagent.api import RunResult
 from webagent.cli_common import endpoint_options, model_options, run_async
 from webagent.demo_site import DEMO_TASK
 from webagent.errors import UserError
-
-
-def _progress(message: str) -> None:
-    click.echo(message, err=True)
 
 
 @click.command("run")
@@ -123,7 +120,7 @@ async def run_command(
         accept_dialogs=accept_dialogs,
         secrets=parse_secret_options(secrets),
     )
-    result = await agent.run(progress=_progress)
+    result = await agent.run(progress=partial(click.echo, err=True))
     _print_result(result, agent.live, as_json)
     if save_as:
         click.echo(
