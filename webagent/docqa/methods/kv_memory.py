@@ -104,14 +104,11 @@ def render_call(call: tuple) -> str:
     }[call[0]]
 
 
-async def read_document(
-    client: LLMClient, pages: list[Page], *, rolling: bool, max_tool_calls: int
-) -> tuple[dict, int]:
+async def read_document(client: LLMClient, pages: list[Page], *, prompt: str, max_tool_calls: int) -> tuple[dict, int]:
     """The store after reading every page, with what reading cost (failures, longest prompt)."""
     store: dict[str, str] = {}
     tally = ReplyTally()
     longest, tool_calls, n = 0, 0, len(pages)
-    prompt = "kv_memory_rolling" if rolling else "kv_memory_read"
     for i, page in enumerate(pages, 1):
         instructions = (
             "This is the first chunk: there is nothing stored yet."
@@ -156,11 +153,10 @@ async def run(
     client: LLMClient, state: DocumentState, question: Question, variant: Variant, opts: MethodOptions
 ) -> MethodResult:
     pages = await state.pages_built()
-    rolling = variant.method == "kv-memory-rolling"
-    prompt = "kv_memory_rolling" if rolling else "kv_memory_read"
+    prompt = "kv_memory_rolling" if variant.method == "kv-memory-rolling" else "kv_memory_read"
 
     async def build(c: LLMClient):
-        return await read_document(c, pages.value, rolling=rolling, max_tool_calls=opts.max_tool_calls)
+        return await read_document(c, pages.value, prompt=prompt, max_tool_calls=opts.max_tool_calls)
 
     built = await state.once(
         variant.method, build, key_parts=(prompt_hash(prompt), opts.max_tool_calls), inputs=(pages,)
