@@ -11,6 +11,9 @@ from pathlib import Path
 
 from webagent.apps.runner import read_rows
 
+# How the report groups tasks: (name, heading, the groups of a row: its app, or each of its kinds)
+GROUPINGS = (("app", "By app", lambda r: [r["app"]]), ("kind", "By task kind", lambda r: r["kinds"]))
+
 
 def _share(rows: list[dict]) -> str:
     won = sum(r["success"] for r in rows)
@@ -32,13 +35,11 @@ def summarise(rows: list[dict]) -> dict:
         "tasks": n,
         "success": sum(r["success"] for r in rows),
         "success_rate": round(sum(r["success"] for r in rows) / n, 4) if n else 0.0,
-        "by_app": {
-            a: {"tasks": len(rs), "success": sum(r["success"] for r in rs)}
-            for a, rs in _groups(rows, lambda r: [r["app"]]).items()
-        },
-        "by_kind": {
-            k: {"tasks": len(rs), "success": sum(r["success"] for r in rs)}
-            for k, rs in _groups(rows, lambda r: r["kinds"]).items()
+        **{
+            f"by_{name}": {
+                k: {"tasks": len(rs), "success": sum(r["success"] for r in rs)} for k, rs in _groups(rows, key).items()
+            }
+            for name, _, key in GROUPINGS
         },
         "causes": dict(Counter(_cause_kind(r) for r in rows if not r["success"]).most_common()),
         "median_steps": med([r["steps"] for r in rows]),
@@ -93,25 +94,18 @@ def write_report(out: Path, beside: Path | None = None) -> Path:
             if config.get("stop_at_goal") is False
             else []
         ),
-        "",
-        "## By app",
-        "",
-        f"| app | success |{' ' + label + ' |' if other else ''}",
-        f"|---|---|{'---|' if other else ''}",
     ]
-    for app, rs in _groups(rows, lambda r: [r["app"]]).items():
-        side = f" {_share([other_by[r['task']] for r in rs if r['task'] in other_by])} |" if other else ""
-        lines.append(f"| {app} | {_share(rs)} |{side}")
-    lines += [
-        "",
-        "## By task kind",
-        "",
-        f"| kind | success |{' ' + label + ' |' if other else ''}",
-        f"|---|---|{'---|' if other else ''}",
-    ]
-    for kind, rs in _groups(rows, lambda r: r["kinds"]).items():
-        side = f" {_share([other_by[r['task']] for r in rs if r['task'] in other_by])} |" if other else ""
-        lines.append(f"| {kind} | {_share(rs)} |{side}")
+    for column, title, key in GROUPINGS:
+        lines += [
+            "",
+            f"## {title}",
+            "",
+            f"| {column} | success |{' ' + label + ' |' if other else ''}",
+            f"|---|---|{'---|' if other else ''}",
+        ]
+        for name, rs in _groups(rows, key).items():
+            side = f" {_share([other_by[r['task']] for r in rs if r['task'] in other_by])} |" if other else ""
+            lines.append(f"| {name} | {_share(rs)} |{side}")
     if summary["causes"]:
         lines += ["", "## How failures ended", ""] + [f"- {c}: {n}" for c, n in summary["causes"].items()]
     if any("naming" in r for r in rows):  # a ceiling run: how the agent named the gold elements
