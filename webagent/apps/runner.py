@@ -98,21 +98,51 @@ async def evaluate(
     say(f"{len(pairs)} tasks, {len(pairs) - len(todo)} already in {out / 'episodes.jsonl'}")
     done_before = len(pairs) - len(todo)
     if cluster is not None:
-        _on_cluster(
+        # Each pending task a Ray task (``webagent.cluster``; the worker side is ``apps.remote``),
+        # its row appended as it comes back.
+        from webagent.apps import remote
+        from webagent.cluster import Job, run_jobs, worker_endpoint
+
+        model = None if ceiling else worker_endpoint(endpoint, client)
+        pending_apps = {app.name: app for app, _ in todo}
+        by_demos = {name: _demonstrated(app) for name, app in pending_apps.items()} if config.skills else {}
+        jobs = [
+            Job(
+                key=task.id,
+                label=task.id,
+                run=remote.episode,
+                args=(
+                    app,
+                    task.id,
+                    options,
+                    config.stop_at_goal,
+                    ceiling,
+                    model,
+                    by_demos.get(app.name, []),
+                    (online or {}).get(app.name, []),
+                ),
+                trace=str(out / "traces" / task.id),
+            )
+            for app, task in todo
+        ]
+
+        def keep(job, row: dict) -> None:
+            rows[row["task"]] = row
+            folder.append(row)
+
+        def lost(job, why: str) -> dict:
+            app, task_id = job.args[0], job.args[1]
+            return error_row(app.name, next(t for t in app.tasks if t.id == task_id), job.trace, why)
+
+        run_jobs(
             cluster,
-            endpoint,
-            todo,
-            out,
-            folder,
-            rows,
-            options,
-            config,
-            client,
-            ceiling,
-            online,
-            say,
-            done_before,
-            len(pairs),
+            jobs,
+            on_row=keep,
+            lost_row=lost,
+            describe=_outcome,
+            failed=lambda row: not row["success"],
+            say=say,
+            done_before=done_before,
         )
         return [rows[t.id] for _, t in pairs if t.id in rows]
     by_app: dict[str, list[Task]] = {}
@@ -150,70 +180,6 @@ async def evaluate(
 def _outcome(row: dict) -> str:
     verdict = "success" if row["success"] else f"failed: {row['cause']}"
     return f"{verdict}; {row['steps']} steps, {row['time_s']:.0f} s, {row.get('prompt_tokens', 0)} prompt tokens"
-
-
-def _on_cluster(
-    cluster,
-    cluster_endpoint,
-    todo,
-    out: Path,
-    folder,
-    rows: dict,
-    options,
-    config: AppsConfig,
-    client,
-    ceiling,
-    online,
-    say,
-    done_before,
-    total,
-) -> None:
-    """The pending tasks as Ray tasks (``webagent.cluster``; the worker side is ``apps.remote``):
-    each row appended as it comes back."""
-    from webagent.apps import remote
-    from webagent.cluster import Job, run_jobs, worker_endpoint
-
-    endpoint = None if ceiling else worker_endpoint(cluster_endpoint, client)
-    apps = {app.name: app for app, _ in todo}
-    demonstrated = {name: _demonstrated(app) for name, app in apps.items()} if config.skills else {}
-    jobs = [
-        Job(
-            key=task.id,
-            label=task.id,
-            run=remote.episode,
-            args=(
-                app,
-                task.id,
-                options,
-                config.stop_at_goal,
-                ceiling,
-                endpoint,
-                demonstrated.get(app.name, []),
-                (online or {}).get(app.name, []),
-            ),
-            trace=str(out / "traces" / task.id),
-        )
-        for app, task in todo
-    ]
-
-    def keep(job, row: dict) -> None:
-        rows[row["task"]] = row
-        folder.append(row)
-
-    def lost(job, why: str) -> dict:
-        app, task_id = job.args[0], job.args[1]
-        return error_row(app.name, next(t for t in app.tasks if t.id == task_id), job.trace, why)
-
-    run_jobs(
-        cluster,
-        jobs,
-        on_row=keep,
-        lost_row=lost,
-        describe=_outcome,
-        failed=lambda row: not row["success"],
-        say=say,
-        done_before=done_before,
-    )
 
 
 def _demonstrated(app: App) -> list:
