@@ -245,13 +245,10 @@ def worker_endpoint(endpoint, client):
 def with_usage(row: dict, *clients) -> dict:
     """``row`` carrying its worker's model use (by purpose), which the driver sums into
     ``Cluster.usage``: the driver's own client makes none of a Ray run's calls."""
-    by_purpose: dict[str, dict] = {}
+    usage = Usage()
     for client in clients:
-        if client is None:
-            continue
-        for purpose, counter in client.usage.by_purpose.items():
-            mine = by_purpose.setdefault(purpose, {})
-            for name, value in counter.to_dict().items():
-                mine[name] = mine.get(name, 0) + value
-    row[USAGE_KEY] = by_purpose
+        if client is not None:
+            for purpose, counter in client.usage.by_purpose.items():
+                usage.record(purpose, **counter.to_dict())
+    row[USAGE_KEY] = {purpose: counter.to_dict() for purpose, counter in usage.by_purpose.items()}
     return row
