@@ -32,8 +32,6 @@ from webagent.harness import ResultsFolder
 from webagent.miniwob.browser import ReusingEnv, context_session, shared_browser
 from webagent.miniwob.episode import error_row, run_episode
 
-DEFAULT_TASKS = ("click-button", "enter-text", "login-user", "choose-list", "click-checkboxes", "book-flight")
-
 
 class MiniWoBConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -194,15 +192,11 @@ def _on_cluster(cluster, endpoint, client, pending, out, folder, done, options, 
         folder.append(row)
         done[job.key] = row
 
-    def lost(job, why: str) -> dict:
-        task, seed = job.key
-        return error_row(task, seed, job.trace, why)
-
     run_jobs(
         cluster,
         jobs,
         on_row=keep,
-        lost_row=lost,
+        lost_row=lambda job, why: error_row(job.args[0], job.args[1], job.trace, why),  # task, seed
         describe=_outcome,
         failed=lambda row: not row["success"],
         say=progress or (lambda line: None),
@@ -210,4 +204,4 @@ def _on_cluster(cluster, endpoint, client, pending, out, folder, done, options, 
     )
 
 
-__all__ = ["DEFAULT_TASKS", "MiniWoBConfig", "merge", "run_miniwob", "shared_browser", "read_rows"]
+__all__ = ["MiniWoBConfig", "merge", "run_miniwob", "shared_browser", "read_rows"]
