@@ -250,11 +250,6 @@ def refresh_sources() -> None:
         print(f"copied {src} -> {RAW_DIR / page.file}")
 
 
-def _raw_parser() -> etree.HTMLParser:
-    # Keeps comments: later steps' raw_html is this tree re-serialised.
-    return etree.HTMLParser(encoding="utf-8", huge_tree=True, no_network=True)
-
-
 def _one(root, xpath: str, where: str):
     found = root.xpath(xpath)
     if len(found) != 1:
@@ -315,7 +310,8 @@ def _apply(root, step: Step, where: str) -> None:
 
 def build_task(task: Task, raw: str) -> dict:
     annotation_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"webagent-fixture/{task.key}"))
-    state = etree.fromstring(raw.encode("utf-8"), _raw_parser())
+    # Keeps comments: later steps' raw_html is this tree re-serialised.
+    state = etree.fromstring(raw.encode("utf-8"), etree.HTMLParser(encoding="utf-8", huge_tree=True, no_network=True))
     raw_now = raw
     actions, reprs = [], []
     for n, step in enumerate(task.steps):

@@ -68,10 +68,6 @@ def call(server: LocalServer, text: str, n_predict: int) -> dict:
     }
 
 
-def busy_process() -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedded", default=None, help="registry model (default: the registry's default)")
@@ -101,7 +97,7 @@ def main() -> int:
     write_meta(out)
     for condition in args.conditions.split(","):
         for decode, batch in settings:
-            hog = busy_process() if condition == "busy" else None
+            hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if condition == "busy" else None
             try:
                 with LocalServer(gguf, n_ctx=4096, slots=1, threads=decode, threads_batch=batch) as server:
                     call(server, prompt(50, salt), 4)  # warm-up: weights paged in

@@ -47,13 +47,9 @@ async def prime(base_url: str) -> None:
     await client.close()
 
 
-def _short_gist(messages, body) -> str:
-    return "a short gist"
-
-
 def main() -> None:
     # The server runs on its own thread and loop, as a separate server would.
-    server = FakeOpenAIServer(delay_s=DELAY_S, responder=_short_gist).start_in_thread()
+    server = FakeOpenAIServer(delay_s=DELAY_S, responder=lambda messages, body: "a short gist").start_in_thread()
     asyncio.run(prime(server.base_url))
     colds = []
     for run in range(COLD_RUNS):  # best of N cold runs, each on an empty cache: the machine is shared
