@@ -70,12 +70,15 @@ def same_name(shown: str, accessible: str) -> bool:
     return visible_name(shown) == visible_name(accessible)
 
 
-def _fits(step: GoldStep, kind: str) -> bool:
+def _fits(step: GoldStep, kind: str, by_role: bool = True) -> bool:
+    """Whether a line of ``kind`` takes the step's operation and, ``by_role``, may show its
+    element's role (without: the element is the gold one already)."""
+    field = kind.endswith(("field", "text area")) and "read-only" not in kind
     if step.op == "type":
-        return kind.endswith(("field", "text area")) and "read-only" not in kind
+        return field
     if step.op == "select":
         return kind == "select"
-    return kind in ROLE_KINDS.get(step.role, (step.role,))
+    return kind in ROLE_KINDS.get(step.role, (step.role,)) if by_role else not field and kind != "select"
 
 
 def find_control(controls: Mapping[str, Control], step: GoldStep) -> str | None:
@@ -89,16 +92,6 @@ def find_control(controls: Mapping[str, Control], step: GoldStep) -> str | None:
     if not found:
         return None
     return found[step.nth] if step.nth is not None and step.nth < len(found) else found[0]
-
-
-def _op_fits(step: GoldStep, kind: str) -> bool:
-    """Whether the line's kind takes the step's operation (the element is the gold one already)."""
-    field = kind.endswith(("field", "text area")) and "read-only" not in kind
-    if step.op == "type":
-        return field
-    if step.op == "select":
-        return kind == "select"
-    return not field and kind != "select"
 
 
 def nearest_controls(controls: Mapping[str, Control], name: str, limit: int = 3) -> list[str]:
@@ -194,7 +187,7 @@ class GoldModel:
             found = find_control(controls, step)
             self.found["name"] += found is not None
             return found, "" if found else f"no line shows {step.role} {step.name!r}"
-        shown = next((i for i in ids if i in controls and _op_fits(step, controls[i].kind)), None)
+        shown = next((i for i in ids if i in controls and _fits(step, controls[i].kind, by_role=False)), None)
         if shown is None:
             nearest = nearest_controls(controls, step.name)
             instead = f"; nearest lines: {'; '.join(nearest)}" if nearest else "; the prompt shows no control near it"
