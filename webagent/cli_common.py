@@ -13,20 +13,10 @@ from webagent.errors import UserError
 from webagent.llm.endpoint import EndpointOptions
 
 
-def embedded_option():
-    from webagent.llm.registry import MODELS, default_model
-
-    return click.option(
-        "--embedded",
-        type=click.Choice(list(MODELS)),
-        metavar="NAME",
-        help=f"Registry model for the embedded server, pulled on first use ({', '.join(MODELS)}; "
-        f"default {default_model()}; see `webagent models list`).",
-    )
-
-
 def model_options(func):
     """--base-url/--model/--api-key/--gguf/--embedded/--n-ctx/--concurrency/--threads/--timeout/--no-cache/--no-structured."""
+    from webagent.llm.registry import MODELS, default_model
+
     opts = [
         click.option(
             "--base-url",
@@ -40,7 +30,13 @@ def model_options(func):
         ),
         click.option("--api-key", envvar="OPENAI_API_KEY", help="API key (env OPENAI_API_KEY)."),
         click.option("--gguf", type=click.Path(dir_okay=False), help="GGUF file for the embedded server."),
-        embedded_option(),
+        click.option(
+            "--embedded",
+            type=click.Choice(list(MODELS)),
+            metavar="NAME",
+            help=f"Registry model for the embedded server, pulled on first use ({', '.join(MODELS)}; "
+            f"default {default_model()}; see `webagent models list`).",
+        ),
         click.option(
             "--n-ctx",
             type=click.IntRange(min=256),
