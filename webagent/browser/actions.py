@@ -501,11 +501,7 @@ async def _type(session, cdp, ref, object_id, action: Action, result: ActionResu
         raise ActionFailed(f"element {action.element_id} is read-only")
     if tag == "input" and input_type in ("checkbox", "radio", "button", "submit", "reset", "file", "image"):
         raise ActionFailed(f"element {action.element_id} is an input of type {input_type}: use CLICK")
-    try:
-        await cdp.send("DOM.scrollIntoViewIfNeeded", {"backendNodeId": ref.backend_node_id})
-    except Exception as exc:  # noqa: BLE001
-        if _is_stale(str(exc)):
-            raise
+    await _scroll_into_view(cdp, ref)
     if tag == "input" and input_type in _VALUE_SET_TYPES:
         await _call(cdp, object_id, "function() { this.focus(); }")
         await _call(cdp, object_id, _SET_VALUE, value)

@@ -154,18 +154,18 @@ class Replay:
             operation=op, element_id=element_id or "", value=value, press_enter=bool(press_enter)
         )
 
-    async def _observe(self, browser, step: dict | None):
+    async def _observe(self, step: dict | None):
         t0 = time.perf_counter()
-        obs = await browser.observe()
+        obs = await self.browser.observe()
         if step is not None and not self._same_page(step, obs)[0]:
-            await browser.settle()  # a navigation may still be under way
-            obs = await browser.observe()
+            await self.browser.settle()  # a navigation may still be under way
+            obs = await self.browser.observe()
         self._times = {"observe_s": time.perf_counter() - t0}
         shot = None
         if self.options.screenshots:
             t0 = time.perf_counter()
             try:
-                shot = await browser.page.screenshot(full_page=True, timeout=5000)
+                shot = await self.browser.page.screenshot(full_page=True, timeout=5000)
             except Exception:  # noqa: BLE001 - a step without a picture is still a step
                 shot = None
             self._times["screenshot_s"] = time.perf_counter() - t0
@@ -173,7 +173,6 @@ class Replay:
 
     def _write(
         self,
-        trace: TraceWriter,
         obs,
         shot,
         step: dict,
@@ -215,20 +214,31 @@ class Replay:
             **fields,
         )
         box = elements.box(obs.raw_html, element_id) if element_id else None
-        record = trace.write_step(record, shot, box)
+        record = self.trace.write_step(record, shot, box)
         self.failed += not record.ok
-        self.history.append(scrub(f"{self.n}. {record.action_text} -> {record.result_text}", trace.secrets))
+        self.history.append(scrub(f"{self.n}. {record.action_text} -> {record.result_text}", self.trace.secrets))
         return record
 
-    async def _execute(self, browser, obs, action: LiveAction):
+    async def _do(self, obs, shot, step: dict, i: int, mark: str, action: LiveAction, times: dict, **fields):
+        """Carry out ``action`` (a DONE only ends the replay) and write its record, marked
+        ``mark`` (``failed`` when it failed); (the browser's result, ``None`` for a DONE; the record)."""
+        if action.operation == "DONE":
+            done = "done" + (f": {action.value}" if action.value else "")
+            return None, self._write(obs, shot, step, i, mark, action, result_text=done, ok=True, times=times, **fields)
         t0 = time.perf_counter()
+        act = action  # the record keeps the step's own address
         if action.operation == "GOTO":  # the recorded site, where this replay started
-            action = action.model_copy(update={"value": _rebase(action.value, self.workflow["start_url"], self.start)})
-        result = await browser.act(to_browser_action(action), obs)
-        text = "ok" if result.ok else f"failed: {result.error}"
-        if result.note:
-            text += f" ({result.note})"
-        return result, text, time.perf_counter() - t0
+            act = action.model_copy(update={"value": _rebase(action.value, self.workflow["start_url"], self.start)})
+        executed = await self.browser.act(to_browser_action(act), obs)
+        text = "ok" if executed.ok else f"failed: {executed.error}"
+        if executed.note:
+            text += f" ({executed.note})"
+        times = {**times, "execute_s": time.perf_counter() - t0}
+        mark = mark if executed.ok else "failed"
+        record = self._write(
+            obs, shot, step, i, mark, action, executed=executed, result_text=text, ok=executed.ok, times=times, **fields
+        )
+        return executed, record
 
     # -- the run ----------------------------------------------------------------------------
     async def run(self) -> ReplayResult:
@@ -238,7 +248,7 @@ class Replay:
 
         started = time.perf_counter()
         check_url(self.start)
-        trace = TraceWriter(self.trace_dir)
+        self.trace = trace = TraceWriter(self.trace_dir)
         for name, spec in self.workflow.get("params", {}).items():
             if spec.get("source") == "password" and self.values.get(name):
                 trace.secrets.add(self.values[name])
@@ -247,7 +257,7 @@ class Replay:
         try:
             async with AsyncExitStack() as stack:
                 self._stack = stack
-                browser = await stack.enter_async_context(
+                self.browser = browser = await stack.enter_async_context(
                     BrowserSession(headed=self.headed, cdp_url=self.cdp_url, allowed_domains=self.allow_domains)
                 )
                 opened = await browser.open(self.start)
@@ -261,7 +271,7 @@ class Replay:
                     f"replaying {len(self.workflow['steps'])} steps from {browser.page.url}; trace in {trace.folder}"
                 )
                 try:
-                    await self._steps(browser, trace, result, new_steps)
+                    await self._steps(result, new_steps)
                 except CaptureError as exc:
                     result.status, result.error = "error", f"the page could not be captured: {exc}"
                 try:
@@ -320,66 +330,38 @@ class Replay:
             "wall_s": round(result.wall_s, 3),
         }
 
-    async def _steps(self, browser, trace, result: ReplayResult, new_steps: list[dict]) -> None:
+    async def _steps(self, result: ReplayResult, new_steps: list[dict]) -> None:
         steps = self.workflow["steps"]
         i, model_actions = 0, 0
         while i < len(steps):
             step = steps[i]
-            obs, shot = await self._observe(browser, step)
+            obs, shot = await self._observe(step)
             ok_page, miss = self._same_page(step, obs)
             op = step["op"]
             target = P.apply(step.get("target"), self.mapping)
             value = P.step_value(step, self.values, self.mapping)
-            secret = bool(step.get("secret"))
             match = None
-            if ok_page and op == "DONE":
-                answer = scrub(value, trace.secrets) or None
-                self._write(
-                    trace,
-                    obs,
-                    shot,
-                    step,
-                    i,
-                    "replayed",
-                    self._action("DONE", None, value, False),
-                    result_text="done" + (f": {value}" if value else ""),
-                    ok=True,
-                    times={},
-                )
-                new_steps.append(step)
-                result.status, result.answer, result.replayed = "done", answer, result.replayed + 1
-                return
             if ok_page:
                 element_id = None
-                if target is not None:
+                if target is not None and op != "DONE":
                     t0 = time.perf_counter()
                     match = find(target, obs.raw_html, set(obs.elements))
                     self._times["match_s"] = time.perf_counter() - t0
                     element_id = match.element_id
                     if not match.found:
                         miss = match.why
-                if target is None or (match is not None and match.found):
+                if match is None or match.found:
                     action = self._action(op, element_id, value, step.get("press_enter", False))
-                    executed, text, took = await self._execute(browser, obs, action)
-                    self._write(
-                        trace,
-                        obs,
-                        shot,
-                        step,
-                        i,
-                        "replayed" if executed.ok else "failed",
-                        action,
-                        executed=executed,
-                        result_text=text,
-                        ok=executed.ok,
-                        times={"execute_s": took},
-                        match=match,
-                        secret=secret,
-                    )
-                    if executed.ok:
+                    secret = bool(step.get("secret"))
+                    executed, _ = await self._do(obs, shot, step, i, "replayed", action, {}, match=match, secret=secret)
+                    if executed is None or executed.ok:
                         new_steps.append(step)
                         result.replayed += 1
                         i += 1
+                    if executed is None:
+                        result.status, result.answer = "done", scrub(value, self.trace.secrets) or None
+                        return
+                    if executed.ok:
                         continue
                     miss = f"the action failed: {executed.error}"
             # A miss: this step alone goes to the model (or the replay stops here).
@@ -395,10 +377,10 @@ class Replay:
                     result.status, result.error = "max_steps", f"{where}: {self.options.max_steps} model actions used"
                     return
                 model_actions += 1
-                repaired = await self._repair(browser, trace, step, i, miss, result, obs, shot)
+                repaired = await self._repair(step, i, miss, result, obs, shot)
                 if repaired is not None or result.status in ("done", "error"):
                     break
-                obs, shot = await self._observe(browser, None)
+                obs, shot = await self._observe(None)
             if result.status in ("done", "error"):
                 if result.status == "done":
                     new_steps.append(
@@ -425,7 +407,7 @@ class Replay:
         url = P.unapply(_rebase(obs.url, self.start, self.workflow["start_url"]), self.mapping)
         return {"url": url, "pattern": url_pattern(url), "title": P.unapply(obs.title, self.mapping)}
 
-    async def _repair(self, browser, trace, step, i, miss, result, obs, shot) -> dict | None:
+    async def _repair(self, step, i, miss, result, obs, shot) -> dict | None:
         """One model action for recorded step ``i``; the new step when it worked."""
         client = (await self._model()).scoped()
         hint = f"last time: {W.describe_step(P.apply(step, self.mapping))}"
@@ -445,61 +427,21 @@ class Replay:
         if decision is not None and decision.endpoint_failed:
             result.status, result.error = "error", f"the model endpoint failed: {problem}"
         if action is None:
-            self._write(
-                trace,
-                obs,
-                shot,
-                step,
-                i,
-                "failed",
-                None,
-                result_text=f"failed: no usable action ({problem})",
-                ok=False,
-                times=times,
-                **repair,
-            )
+            no_action = f"failed: no usable action ({problem})"
+            self._write(obs, shot, step, i, "failed", None, result_text=no_action, ok=False, times=times, **repair)
             return None
         op, element_id, value = action.operation, action.element_id or None, action.value or ""
         secret = bool(
             element_id and op == "TYPE" and (ref := obs.elements.get(element_id)) is not None and ref.is_password
         )
         if secret and value:
-            trace.secrets.add(value)
-        if op == "DONE":
-            self._write(
-                trace,
-                obs,
-                shot,
-                step,
-                i,
-                "repaired",
-                action,
-                result_text="done" + (f": {value}" if value else ""),
-                ok=True,
-                times=times,
-                **repair,
-            )
-            result.status, result.answer = "done", scrub(value, trace.secrets) or None
+            self.trace.secrets.add(value)
+        executed, record = await self._do(obs, shot, step, i, "repaired", action, times, secret=secret, **repair)
+        if executed is None:  # DONE
+            result.status, result.answer = "done", scrub(value, self.trace.secrets) or None
             result.repaired += 1
             result.misses[-1]["repaired"] = True
             return None
-        executed, text, took = await self._execute(browser, obs, action)
-        times["execute_s"] = took
-        record = self._write(
-            trace,
-            obs,
-            shot,
-            step,
-            i,
-            "repaired" if executed.ok else "failed",
-            action,
-            executed=executed,
-            result_text=text,
-            ok=executed.ok,
-            times=times,
-            secret=secret,
-            **repair,
-        )
         if not executed.ok:
             return None
         kept: str = REDACTED if secret else P.unapply(value, self.mapping)
