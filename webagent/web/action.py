@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from webagent.llm.client import LLMClient, Reply
 from webagent.llm.reask import ask_until_usable
@@ -64,14 +64,24 @@ def visible_ids(context: str, valid_ids: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(i for i in _VISIBLE_ID.findall(context) if i in valid))
 
 
+def clean_op(v: object) -> str:
+    return str(v).strip().upper() if v is not None else ""
+
+
+def clean_value(v: object) -> str:
+    return "" if v is None else str(v).strip()
+
+
 class WebAction(BaseModel):
     """What the model must give: an element id, one of the three operations, a value."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     element_id: str = Field(validation_alias=AliasChoices("element_id", "element", "id"))
-    operation: Literal["CLICK", "TYPE", "SELECT"] = Field(validation_alias=AliasChoices("operation", "op", "action"))
-    value: str = ""
+    operation: Annotated[Literal["CLICK", "TYPE", "SELECT"], BeforeValidator(clean_op)] = Field(
+        validation_alias=AliasChoices("operation", "op", "action")
+    )
+    value: Annotated[str, BeforeValidator(clean_value)] = ""
 
     @field_validator("element_id", mode="before")
     @classmethod
@@ -80,16 +90,6 @@ class WebAction(BaseModel):
         if not text.isdigit():
             raise ValueError(f"{v!r} is not an element id (the number after id=)")
         return text
-
-    @field_validator("operation", mode="before")
-    @classmethod
-    def _op(cls, v: object) -> str:
-        return str(v).strip().upper() if v is not None else ""
-
-    @field_validator("value", mode="before")
-    @classmethod
-    def _value(cls, v: object) -> str:
-        return "" if v is None else str(v).strip()
 
 
 _ID_TEXT = re.compile(r"(?:element[_ ]?id|\bid)\s*[\"':=]*\s*\"?(\d+)", re.IGNORECASE)

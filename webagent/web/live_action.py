@@ -35,14 +35,13 @@ from webagent.llm.reask import REASK_PREFIX, ask_until_usable
 from webagent.llm.replies import read_reply
 from webagent.problems import Problem, ProblemKind
 from webagent.prompts import load_prompt
-from webagent.web.action import MAX_ENUM_IDS, _action_from_text
+from webagent.web.action import MAX_ENUM_IDS, _action_from_text, clean_op, clean_value
 from webagent.web.agent_view import Control, grouped_options, matching_option, option_names
 from webagent.web.live_chat import LiveChat, fold_conversation, full_step_message
+from webagent.web.typed_action import MAX_SELECT_BRANCHES
 
 DIALOG_ANSWERS = ("accept", "dismiss")
 NEEDS_ELEMENT = ("CLICK", "TYPE", "SELECT")
-# Each select is its own schema branch (its options as the value enum) up to this many.
-MAX_SELECT_BRANCHES = 8
 FILLABLE = ("TYPE", "SELECT")
 # What a FILL may click after filling: a form's submit button, or a button of the same form (or,
 # when the fields are in no <form>, a button in none: MiniWoB++'s and many apps' div-built forms
@@ -243,10 +242,6 @@ def _clean_id(v: object) -> str:
     return text
 
 
-def _clean_value(v: object) -> str:
-    return "" if v is None else str(v).strip()
-
-
 class FillField(BaseModel):
     """One field of a FILL: its id and the text to type or the option to choose."""
 
@@ -255,7 +250,7 @@ class FillField(BaseModel):
     element_id: Annotated[str, BeforeValidator(_clean_id)] = Field(
         "", validation_alias=AliasChoices("element_id", "element", "id")
     )
-    value: Annotated[str, BeforeValidator(_clean_value)] = ""
+    value: Annotated[str, BeforeValidator(clean_value)] = ""
 
 
 class LiveAction(BaseModel):
@@ -266,13 +261,16 @@ class LiveAction(BaseModel):
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    operation: Literal["CLICK", "TYPE", "SELECT", "FILL", "SKILL", "SCROLL", "GOTO", "BACK", "DONE", "DIALOG"] = Field(
-        validation_alias=AliasChoices("operation", "op", "action")
+    operation: Annotated[
+        Literal["CLICK", "TYPE", "SELECT", "FILL", "SKILL", "SCROLL", "GOTO", "BACK", "DONE", "DIALOG"],
+        BeforeValidator(clean_op),
+    ] = Field(validation_alias=AliasChoices("operation", "op", "action"))
+    element_id: Annotated[str, BeforeValidator(_clean_id)] = Field(
+        "", validation_alias=AliasChoices("element_id", "element", "id")
     )
-    element_id: str = Field("", validation_alias=AliasChoices("element_id", "element", "id"))
-    value: str = ""
+    value: Annotated[str, BeforeValidator(clean_value)] = ""
     press_enter: bool = False
-    text: str = ""  # DIALOG accept of a prompt: the text it is answered with
+    text: Annotated[str, BeforeValidator(clean_value)] = ""  # DIALOG accept of a prompt: the text it is answered with
     args: dict[str, str] = Field(default_factory=dict)  # SKILL: its parameters' values
     fields: list[FillField] = Field(default_factory=list)  # FILL: the fields, in order
 
@@ -283,27 +281,12 @@ class LiveAction(BaseModel):
             return {}
         if not isinstance(v, dict):
             raise ValueError("args must be an object of parameter names and values")
-        return {str(k): "" if x is None else str(x).strip() for k, x in v.items()}
-
-    @field_validator("operation", mode="before")
-    @classmethod
-    def _op(cls, v: object) -> str:
-        return str(v).strip().upper() if v is not None else ""
+        return {str(k): clean_value(x) for k, x in v.items()}
 
     @field_validator("fields", mode="before")
     @classmethod
     def _fields(cls, v: object) -> object:
         return [] if v is None else v
-
-    @field_validator("element_id", mode="before")
-    @classmethod
-    def _id(cls, v: object) -> str:
-        return _clean_id(v)
-
-    @field_validator("value", "text", mode="before")
-    @classmethod
-    def _value(cls, v: object) -> str:
-        return _clean_value(v)
 
     @field_validator("press_enter", mode="before")
     @classmethod
