@@ -105,14 +105,7 @@ async def answer(session, accept: bool, text: str | None, timeout_s: float, why:
     session._dialog = session.dialog = None
     session._dialog_opened.clear()
     reply = (text if text else dialog.default_value or "") if accept and dialog.type == "prompt" else None
-    try:
-        if accept:
-            await (dialog.accept(reply) if reply is not None else dialog.accept())
-        else:
-            await dialog.dismiss()
-        gone = False
-    except Exception:  # noqa: BLE001 - the page may be gone already
-        gone = True
+    gone = await respond(dialog, accept, reply)
     answered = "accept" if accept else "dismiss"
     if reply is not None:
         answered += f" {reply!r}"
@@ -138,12 +131,17 @@ async def close_open(session, why: str = "it was not answered", wait: bool = Tru
     dialog, session._dialog, session.dialog = getattr(session, "_dialog", None), None, None
     if dialog is not None:  # a page that asks again and again: the last one without waiting
         session._dialog_opened.clear()
-        try:
-            await dialog.dismiss()
-            gone = False
-        except Exception:  # noqa: BLE001
-            gone = True
+        gone = await respond(dialog, False)
         record_answer(session, dialog, False, gone, why)
+
+
+async def respond(dialog, accept: bool, text: str | None = None) -> bool:
+    """Accept Playwright's ``dialog`` (with ``text`` when given) or dismiss it; whether it was gone already."""
+    try:
+        await (dialog.accept(text) if accept and text is not None else dialog.accept() if accept else dialog.dismiss())
+    except Exception:  # noqa: BLE001 - the page may be gone already
+        return True
+    return False
 
 
 def cancel_held(session) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from webagent.browser.dialogs import hold, one_line, record_answer
+from webagent.browser.dialogs import hold, one_line, record_answer, respond
 
 
 async def answer_dialog(session, dialog) -> None:
@@ -27,16 +27,7 @@ async def answer_dialog(session, dialog) -> None:
         return
     kind = dialog.type
     accept = kind == "alert" or session.accept_dialogs
-    gone = False
-    try:
-        if accept and kind == "prompt":
-            await dialog.accept(dialog.default_value)
-        elif accept:
-            await dialog.accept()
-        else:
-            await dialog.dismiss()
-    except Exception:  # noqa: BLE001 - the page may be gone already
-        gone = True
+    gone = await respond(dialog, accept, dialog.default_value if kind == "prompt" else None)
     record_answer(session, dialog, accept, gone)
 
 
