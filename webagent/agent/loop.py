@@ -53,7 +53,7 @@ from webagent.skills.run import started
 from webagent.trace.record import InnerStep, StepRecord, step_record
 from webagent.trace.writer import TraceWriter, scrub
 from webagent.web.form_check import check_form, form_fields
-from webagent.web.live_action import LiveAction
+from webagent.web.live_action import LiveAction, LiveOutcome
 from webagent.web.live_chat import LiveChat
 
 STUCK_REPEATS = 3
@@ -351,18 +351,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
             state.skills_unstartable = {
                 s for s in state.skills_unstartable if state.skills_failed_starts.get(s, 0) >= MAX_FAILED_STARTS
             }
-    no_decision: dict[str, Any] = {
-        "context_words": 0,
-        "lookup_skipped": None,
-        "gists": [],
-        "gist_fallbacks": [],
-        "gists_reused": 0,
-        "lookup": None,
-        "expanded": [],
-        "dropped_for_context": [],
-        "replies": [],
-        "failures": 1,
-    }
+    no_decision = Decision(LiveOutcome(), "", [], failures=1)  # nothing to act on: a failed step
     record = step_record(
         n,
         action,
@@ -380,7 +369,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         dry_run=options.dry_run,
         times=times,
         **page,
-        **(decision.trace_fields() if decision else no_decision),
+        **(decision or no_decision).trace_fields(),
         **inner,
         changed=changed,
         warning=state.warning or None,

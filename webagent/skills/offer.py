@@ -35,9 +35,6 @@ class Offer:
     def line(self) -> str:
         return self.skill.line(self.label) + ("" if self.here else f" (opens {self.skill.start.pattern} first)")
 
-    def start_url(self, current_url: str) -> str:
-        return start_on(self.skill, current_url)
-
 
 def start_on(skill: Skill, url: str) -> str:
     """The skill's start page on the site of ``url`` (its host and port)."""

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from webagent.browser import REDACTED, Action, ActionResult, Observation
-from webagent.skills.offer import Offer
+from webagent.skills.offer import Offer, start_on
 from webagent.trace.fingerprint import short, target_of
 from webagent.trace.match import find
 from webagent.trace.record import InnerStep, inner_step
@@ -57,7 +57,7 @@ async def run_skill(
     done: list[InnerStep] = []
     steps = list(skill.steps)
     if not offer.here and (not steps or steps[0].op != "GOTO"):
-        url = offer.start_url(obs.url)
+        url = start_on(skill, obs.url)
         result = await browser.act(Action(op="GOTO", value=url), obs)
         done.append(inner_step("GOTO", result, obs, value=url))
         if not result.ok:
@@ -67,7 +67,7 @@ async def run_skill(
         obs = await browser.observe()
     for k, step in enumerate(steps, 1):
         if step.op == "GOTO":
-            action = Action(op="GOTO", value=offer.start_url(obs.url) if k == 1 else step.value)
+            action = Action(op="GOTO", value=start_on(skill, obs.url) if k == 1 else step.value)
         else:
             found = find(step.target or {}, obs.raw_html, set(obs.elements))
             value = _value(step, args, reveal)
