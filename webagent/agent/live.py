@@ -33,10 +33,11 @@ def uncached(client):
     return view
 
 
-def check_url(url: str) -> str:
+def check_url(url: str, flag: str = "--url ", example: str = "") -> str:
+    """``url`` when it is an http(s) or file URL; else a ``UserError`` naming ``flag`` (and ``example``)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.hostname):
-        raise UserError(f"--url {url!r} is not an http(s) or file URL")
+        raise UserError(f"{flag}{url!r} is not an http(s) or file URL{example}")
     return url
 
 

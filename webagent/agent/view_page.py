@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import unicodedata
 from dataclasses import asdict, dataclass, field
-from urllib.parse import urlsplit
 
 from webagent.errors import UserError
 from webagent.html.clean import parse_cleaned
@@ -147,13 +146,6 @@ def page_view(url: str, title: str, cleaned_html: str, frame_errors: list[str] |
     return PageView(url, title, text, rows, list(frame_errors or []))
 
 
-def check_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.hostname):
-        raise UserError(f"{url!r} is not an http(s) or file URL (e.g. http://127.0.0.1:8000/)")
-    return url
-
-
 async def view_page(
     url: str,
     allow_domains: list[str] | None = None,
@@ -163,10 +155,11 @@ async def view_page(
 ) -> PageView:
     """Open ``url`` in the agent's browser session, wait for ``wait_for_text`` if given,
     capture the page and build its view."""
+    from webagent.agent.live import check_url
     from webagent.browser import BrowserSession
     from webagent.browser.errors import CaptureError, first_line
 
-    check_url(url)
+    check_url(url, "", " (e.g. http://127.0.0.1:8000/)")
     async with BrowserSession(headed=headed, allowed_domains=list(allow_domains or [])) as browser:
         opened = await browser.open(url)
         if not opened.ok:
