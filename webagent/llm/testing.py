@@ -26,7 +26,10 @@ from typing import Any
 from webagent.llm.cache import Cache
 from webagent.llm.client import BackendReply, LLMClient, call_context
 from webagent.llm.guard import register_fake_endpoint
-from webagent.memory.pages import word_count
+
+
+def _count_tokens(text: str) -> int:
+    return len(text.split())  # a fake's token: a word (the llm layer does not import memory)
 
 
 def _prompt_text(messages: list[dict]) -> str:
@@ -69,7 +72,7 @@ class FunctionBackend:
         if isinstance(out, BackendReply):  # full control: token counts, finish_reason
             return out
         text = out if isinstance(out, str) else json.dumps(out)
-        return BackendReply(text, word_count(_prompt_text(messages)), word_count(text))
+        return BackendReply(text, _count_tokens(_prompt_text(messages)), _count_tokens(text))
 
     async def close(self) -> None:
         pass
@@ -243,7 +246,7 @@ class FakeOpenAIServer:
         finally:
             self.in_flight -= 1
             self._started.pop(n, None)
-        prompt_tokens = word_count(_prompt_text(body["messages"]))
+        prompt_tokens = _count_tokens(_prompt_text(body["messages"]))
         return web.json_response(
             {
                 "id": f"fake-{n}",
@@ -253,8 +256,8 @@ class FakeOpenAIServer:
                 "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
-                    "completion_tokens": word_count(text),
-                    "total_tokens": prompt_tokens + word_count(text),
+                    "completion_tokens": _count_tokens(text),
+                    "total_tokens": prompt_tokens + _count_tokens(text),
                 },
             }
         )
