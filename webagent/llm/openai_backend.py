@@ -47,6 +47,7 @@ class OpenAIBackend:
         model: str,
         api_key: str | None,
         timeout_s: float = 300.0,
+        schema_dialect: str = "json_schema",
         *,
         identity: str | None = None,
         progress_url: str | None = None,
@@ -56,7 +57,7 @@ class OpenAIBackend:
         # {"type": "json_schema", ...}; llama-cpp-python takes {"type": "json_object", "schema": ...}.
         # On a rejection we step down json_schema -> json_object -> text (no response_format),
         # and remember it for every later call through this backend.
-        self.schema_dialect = "json_schema"
+        self.schema_dialect = schema_dialect
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.timeout_s = timeout_s
