@@ -159,7 +159,7 @@ async def view_page(
     from webagent.browser import BrowserSession
     from webagent.browser.errors import CaptureError, first_line
 
-    check_url(url, "", " (e.g. http://127.0.0.1:8000/)")
+    check_url(url, flag="", example=" (e.g. http://127.0.0.1:8000/)")
     async with BrowserSession(headed=headed, allowed_domains=list(allow_domains or [])) as browser:
         opened = await browser.open(url)
         if not opened.ok:

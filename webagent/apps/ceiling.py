@@ -78,7 +78,9 @@ def _fits(step: GoldStep, kind: str, by_role: bool = True) -> bool:
         return field
     if step.op == "select":
         return kind == "select"
-    return kind in ROLE_KINDS.get(step.role, (step.role,)) if by_role else not field and kind != "select"
+    if by_role:
+        return kind in ROLE_KINDS.get(step.role, (step.role,))
+    return not field and kind != "select"
 
 
 def find_control(controls: Mapping[str, Control], step: GoldStep) -> str | None:

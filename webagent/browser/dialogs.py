@@ -138,7 +138,12 @@ async def close_open(session, why: str = "it was not answered", wait: bool = Tru
 async def respond(dialog, accept: bool, text: str | None = None) -> bool:
     """Accept Playwright's ``dialog`` (with ``text`` when given) or dismiss it; whether it was gone already."""
     try:
-        await (dialog.accept(text) if accept and text is not None else dialog.accept() if accept else dialog.dismiss())
+        if not accept:
+            await dialog.dismiss()
+        elif text is not None:
+            await dialog.accept(text)
+        else:
+            await dialog.accept()
     except Exception:  # noqa: BLE001 - the page may be gone already
         return True
     return False

@@ -98,12 +98,12 @@ async def run_episode(
     row = error_row(task, seed, str(trace_dir) if trace_dir else None)
     try:
         ran = await episode_run(MiniWoBEpisode(env, task, seed), browser, client, options, trace_dir)
-    except Exception as exc:  # noqa: BLE001 - one broken episode must not end the benchmark: an error row, run again on resume
-        if isinstance(exc, EpisodeNotStarted):
-            row["error"] = f"episode did not start: {exc}"
-        else:
-            row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        row["time_s"] = round(time.perf_counter() - t0, 3)
+    except EpisodeNotStarted as exc:  # an error row, run again on resume
+        row.update(error=f"episode did not start: {exc}", time_s=round(time.perf_counter() - t0, 3))
+        return row
+    except Exception as exc:  # noqa: BLE001 - one broken episode must not end the benchmark
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        row.update(error=f"{type(exc).__name__}: {first}", time_s=round(time.perf_counter() - t0, 3))
         return row
     result, verdict = ran.result, ran.verdict
     row["utterance"] = ran.goal

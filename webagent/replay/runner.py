@@ -354,14 +354,13 @@ class Replay:
                     action = self._action(op, element_id, value, step.get("press_enter", False))
                     secret = bool(step.get("secret"))
                     executed, _ = await self._do(obs, shot, step, i, "replayed", action, {}, match=match, secret=secret)
-                    if executed is None or executed.ok:
+                    if executed is None or executed.ok:  # a DONE, or an action that worked
                         new_steps.append(step)
                         result.replayed += 1
+                        if executed is None:
+                            result.status, result.answer = "done", scrub(value, self.trace.secrets) or None
+                            return
                         i += 1
-                    if executed is None:
-                        result.status, result.answer = "done", scrub(value, self.trace.secrets) or None
-                        return
-                    if executed.ok:
                         continue
                     miss = f"the action failed: {executed.error}"
             # A miss: this step alone goes to the model (or the replay stops here).
