@@ -1,7 +1,8 @@
 """webagent's real-app suite (Roundup, django-oscar, django-helpdesk) as BrowserGym tasks,
 for ``browsergym-core``'s task interface, so that AgentLab's GenericAgent (or any BrowserGym
-agent) runs them unchanged. Standard library plus BrowserGym only: imported in
-bench/rivals/.venv-agentlab, never in webagent's venv, and it does not import webagent.
+agent) runs them unchanged. Standard library plus BrowserGym only (and the app's check from
+``episode_process.py``): imported in bench/rivals/.venv-agentlab, never in webagent's venv, and it
+does not import webagent.
 
     from bench.rivals import apps_browsergym    # registers browsergym/webagent-apps.<task id>
     env = gym.make("browsergym/webagent-apps.oscar-login-alice",
@@ -43,12 +44,13 @@ import playwright.sync_api
 from browsergym.core.registration import register_task
 from browsergym.core.task import AbstractBrowserTask
 
+from bench.rivals.episode_process import app_check
+
 APPS_DIR = Path(
     os.environ.get("WEBAGENT_APPS_DIR")
     or Path(__file__).resolve().parent.parent.parent / "webagent" / "apps" / "builtin"
 )
 PREFIX = "webagent-apps"
-CHECK_TIMEOUT_S = 120
 RESTORE = (
     "import sys; from pathlib import Path; from webagent.apps.instance import restore; "
     "restore(Path(sys.argv[1]), Path(sys.argv[2]))"
@@ -70,20 +72,6 @@ def load_tasks(apps_dir: Path = APPS_DIR) -> dict[str, dict]:
                 "answer_task": last.get("op") == "done" and bool(last.get("value")),
             }
     return tasks
-
-
-def app_check(instance: dict, task_id: str, answer: str | None = None) -> tuple[bool, str]:
-    """The app's own check on the live state, as ``AppInstance.check`` runs it."""
-    cmd = [instance["python"], "app.py", "check", instance["state"], task_id]
-    if answer is not None:
-        cmd += ["--answer", answer]
-    done = subprocess.run(cmd, cwd=instance["app_folder"], capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
-    lines = [x for x in done.stdout.splitlines() if x.strip()]
-    if done.returncode != 0 or not lines:
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(f"the check of {task_id} failed (exit {done.returncode}): {tail}")
-    verdict = json.loads(lines[-1])
-    return bool(verdict["ok"]), str(verdict.get("why", ""))
 
 
 class WebagentAppTask(AbstractBrowserTask):

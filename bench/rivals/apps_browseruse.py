@@ -25,26 +25,7 @@ from functools import partial
 from importlib.metadata import version
 
 from bench.rivals.browseruse_episode import browser_session, main, make_agent, run
-from bench.rivals.episode_process import apps_error_row
-
-
-async def app_check(check: dict, task_id: str, answer: str | None = None) -> tuple[bool, str]:
-    """The app's own check (its database), as ``AppInstance.check`` runs it."""
-    cmd = [check["python"], "app.py", "check", check["state"], task_id]
-    if answer is not None:
-        cmd += ["--answer", answer]
-    proc = await asyncio.create_subprocess_exec(
-        *cmd, cwd=check["app_folder"], stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
-    lines = [x for x in out.decode(errors="replace").splitlines() if x.strip()]
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(
-            f"check of {task_id} failed (exit {proc.returncode}): "
-            f"{(err.decode(errors='replace').strip().splitlines() or ['no output'])[-1]}"
-        )
-    verdict = json.loads(lines[-1])
-    return bool(verdict["ok"]), str(verdict.get("why", ""))
+from bench.rivals.episode_process import app_check, apps_error_row
 
 
 async def episode(spec: dict, cdp_url: str) -> dict:
@@ -68,7 +49,7 @@ async def episode(spec: dict, cdp_url: str) -> dict:
             if spec["answer_task"]:
                 return
             try:
-                ok, why = await app_check(spec["check"], spec["task_id"])
+                ok, why = await asyncio.to_thread(app_check, spec["check"], spec["task_id"])
             except Exception as exc:  # noqa: BLE001 - the harness checks again at the end
                 row["step_check_error"] = str(exc)[:200]
                 return

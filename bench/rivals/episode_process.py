@@ -3,8 +3,8 @@ MiniWoB++, ``apps_peers.py`` on the real apps): the options naming the model ser
 model it serves; the peer's runner in its own venv, or webagent's own command, in a process
 group of its own under a wall-time cap; what each leaves (the runner's last JSON line, webagent's
 episodes.jsonl and trace). For the runners in the peers' venvs (through ``agentlab_episode.py``
-and ``browseruse_episode.py``): an error as one line, the row of an episode that raised one, and
-the row printed last. Standard library
+and ``browseruse_episode.py``): an error as one line, the row of an episode that raised one, the
+app's own check of a real-app task, and the row printed last. Standard library
 and ``bench.lib`` only: imported in every venv."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 import urllib.request
 from pathlib import Path
@@ -22,6 +23,7 @@ from bench.lib import ROOT
 
 HERE = ROOT / "bench" / "rivals"
 VENV = {"browser-use": HERE / ".venv-browser-use", "agentlab": HERE / ".venv-agentlab"}  # bench/rivals/setup.sh
+CHECK_TIMEOUT_S = 120
 
 
 def server_options(parser: argparse.ArgumentParser) -> None:
@@ -84,6 +86,21 @@ def miniwob_error_row(agent: str, spec: dict, error: str) -> dict:
 def apps_error_row(peer: str, spec: dict, error: str) -> dict:
     """The row of a real-app runner (``apps_*``) whose episode raised ``error``."""
     return {"peer": peer, "task": spec["task_id"], "steps": 0, "error": error}
+
+
+def app_check(check: dict, task_id: str, answer: str | None = None) -> tuple[bool, str]:
+    """The app's own check on the live state (``check``: ``python``, ``app_folder``, ``state``), as
+    ``AppInstance.check`` runs it."""
+    cmd = [check["python"], "app.py", "check", check["state"], task_id]
+    if answer is not None:
+        cmd += ["--answer", answer]
+    done = subprocess.run(cmd, cwd=check["app_folder"], capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
+    lines = [x for x in done.stdout.splitlines() if x.strip()]
+    if done.returncode != 0 or not lines:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"the check of {task_id} failed (exit {done.returncode}): {tail}")
+    verdict = json.loads(lines[-1])
+    return bool(verdict["ok"]), str(verdict.get("why", ""))
 
 
 def print_row(row: dict) -> None:
