@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.experiments.agent_small_models import NON_FLIGHT, TASKS
 from bench.lib.results_io import read_result
 
 
@@ -73,10 +74,6 @@ def markdown_table(table: Table, digits: int = 2) -> list[str]:
 
 def load_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 # ---------------------------------------------------------------- renderers
@@ -222,10 +219,6 @@ def render_miniwob_peers(paths: list[Path], opts: dict[str, str]) -> Table:
     return column_table(columns, agents, after + [f"target: {t}" for t in d.get("targets", [])])
 
 
-MINIWOB_TASKS = ("click-button", "enter-text", "login-user", "choose-list", "click-checkboxes", "book-flight")
-NON_FLIGHT = MINIWOB_TASKS[:5]
-
-
 @renderer("miniwob")
 def render_miniwob(paths: list[Path], opts: dict[str, str]) -> Table:
     """``episodes.jsonl`` of ``webagent miniwob`` runs (a folder or the file; several give a
@@ -236,11 +229,11 @@ def render_miniwob(paths: list[Path], opts: dict[str, str]) -> Table:
     runs = []
     for path in paths:
         file = path / "episodes.jsonl" if path.is_dir() else path
-        eps = [e for e in jsonl(file) if seeds is None or e.get("seed") in seeds]
+        eps = [e for e in read_result(file)[0] if seeds is None or e.get("seed") in seeds]
         config = file.parent / "config.json"
         model = load_json(config).get("model", "?") if config.is_file() else "?"
         runs.append((file.parent.name, model.split("@")[0], eps))
-    tasks = [t for t in MINIWOB_TASKS if any(e["task"] == t for _, _, eps in runs for e in eps)]
+    tasks = [t for t in TASKS if any(e["task"] == t for _, _, eps in runs for e in eps)]
     header = ["run", "model", *tasks, "five tasks", "prompt tokens / step", "s / step"]
     rows = []
     for name, model, eps in runs:
@@ -335,4 +328,4 @@ def render_docqa_speed(paths: list[Path], opts: dict[str, str]) -> Table:
         ("answer", lambda r: tok(r.get("by_purpose", {}).get("answer"))),
         ("total tokens", lambda r: f"{r['prompt_tokens']:,} + {r['completion_tokens']:,}"),
     ]
-    return column_table(columns, jsonl(path), ["Tokens are prompt + completion."])
+    return column_table(columns, read_result(path)[0], ["Tokens are prompt + completion."])
