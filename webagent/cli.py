@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from contextlib import closing
+from dataclasses import fields, replace
 from typing import Any
 
 import click
@@ -80,33 +81,9 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @model_options
 @run_async
-async def ask_command(
-    path,
-    question,
-    lookup,
-    max_pages,
-    min_words,
-    max_words,
-    pagination,
-    conditional_gist,
-    context_tokens,
-    single_pass,
-    gist_model,
-    method,
-    as_json,
-    **kwargs,
-) -> None:
+async def ask_command(path, question, gist_model, method, as_json, **kwargs) -> None:
     """Answer QUESTION about the document at PATH (.txt, .md, .html)."""
-    opts = AskOptions(
-        lookup=lookup,
-        max_pages=max_pages,
-        min_words=min_words,
-        max_words=max_words,
-        pagination=pagination,
-        conditional_gist=conditional_gist,
-        context_tokens=context_tokens,
-        single_pass=single_pass,
-    )
+    opts = AskOptions(**{f.name: kwargs.pop(f.name) for f in fields(AskOptions)})  # the rest: model options
     opts.check()
     if not question.strip():
         raise UserError("the question is empty")
@@ -115,8 +92,8 @@ async def ask_command(
     iter_paragraphs(path)  # checks the file (missing, empty, binary...) before any model is started
     if method and method.split("@")[0] in ("readagent-p", "readagent-s"):
         lookup = "parallel" if method.startswith("readagent-p") else "sequential"
-        max_pages = int(method.split("@")[1]) if "@" in method else max_pages
-        opts = AskOptions(**{**opts.__dict__, "lookup": lookup, "max_pages": max_pages})
+        max_pages = int(method.split("@")[1]) if "@" in method else opts.max_pages
+        opts = replace(opts, lookup=lookup, max_pages=max_pages)
     elif method:
         from webagent.docqa.cli_qa import ask_with_method
 
@@ -150,19 +127,11 @@ def describe_result(result) -> list[str]:
         f"compression rate: {result.compression_rate:.1f}%"
         f"{'  (gist memory from cache)' if result.memory_from_cache else ''}"
     )
-    if result.gist_model or result.single_pass:
-        lines.append(
-            "memory: "
-            + ", ".join(
-                filter(
-                    None,
-                    [
-                        f"paginated and gisted by {result.gist_model}" if result.gist_model else "",
-                        "single pass" if result.single_pass else "",
-                    ],
-                )
-            )
-        )
+    memory = [f"paginated and gisted by {result.gist_model}"] if result.gist_model else []
+    if result.single_pass:
+        memory.append("single pass")
+    if memory:
+        lines.append("memory: " + ", ".join(memory))
     return lines
 
 
