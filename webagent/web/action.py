@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from webagent.llm.client import LLMClient, Reply
-from webagent.llm.reask import ask_until_usable
+from webagent.llm.reask import ReplyTally, ask_until_usable
 from webagent.llm.replies import read_reply
 from webagent.prompts import render_prompt
 from webagent.web.agent_view import Control
@@ -133,13 +133,8 @@ def parse_action(
 
 
 @dataclass
-class ActionOutcome:
+class ActionOutcome(ReplyTally):  # failures: unusable after the re-ask, or the call failed
     action: WebAction | None = None
-    calls: int = 0
-    failures: int = 0  # unusable after the re-ask, or the call failed
-    problem: str | None = None
-    replies: list[str] = field(default_factory=list)
-    endpoint_failed: bool = False  # the call failed because the endpoint was down
 
 
 async def predict_action(

@@ -7,10 +7,10 @@ the trace."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from webagent.llm.client import LLMClient, Reply
-from webagent.llm.reask import ask_until_usable
+from webagent.llm.reask import ReplyTally, ask_until_usable
 from webagent.prompts import render_prompt
 from webagent.web.agent_view import Control
 
@@ -26,14 +26,9 @@ SUBMITS = ("submit button",)
 
 
 @dataclass
-class FormCheck:
+class FormCheck(ReplyTally):
     ready: bool = True
     fix: str = ""
-    calls: int = 0
-    failures: int = 0
-    problem: str | None = None
-    replies: list[str] = field(default_factory=list)
-    endpoint_failed: bool = False
 
 
 def _is_field(c: Control) -> bool:

@@ -31,7 +31,7 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from webagent.llm.client import LLMClient, Reply, call_context
-from webagent.llm.reask import REASK_PREFIX, ask_until_usable
+from webagent.llm.reask import REASK_PREFIX, ReplyTally, ask_until_usable
 from webagent.llm.replies import read_reply
 from webagent.problems import Problem, ProblemKind
 from webagent.prompts import load_prompt
@@ -527,14 +527,9 @@ class LiveContext:
 
 
 @dataclass
-class LiveOutcome:
+class LiveOutcome(ReplyTally):
     action: LiveAction | None = None
-    calls: int = 0
-    failures: int = 0
-    problem: str | None = None
     problem_kind: ProblemKind | None = None
-    replies: list[str] = field(default_factory=list)
-    endpoint_failed: bool = False
 
 
 # Asking what is left of the task before the action turned a 0.5B model from submitting a
