@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, Protocol, TypeVar, get_args, overload
+from typing import Any, Generic, Literal, Protocol, TypeVar, get_args
 
 from webagent.html import Snippet
 from webagent.llm.cache import content_hash
@@ -27,7 +27,7 @@ from webagent.llm.client import LLMClient
 from webagent.llm.client import is_context_overflow as context_overflow
 from webagent.memory import GistMemory, LookupResult, Page, lookup_parallel
 from webagent.memory.gist import gist_page
-from webagent.web.action import ActionOutcome, predict_action, visible_ids
+from webagent.web.action import predict_action, visible_ids
 
 ActOn = Literal["looked-up", "context"]
 ACT_ON: tuple[str, ...] = get_args(ActOn)
@@ -80,7 +80,7 @@ async def build_web_memory(
     async def one(page: Page) -> tuple[str, str]:
         if reuse is not None and (kept := reuse.get(page.text)) is not None:
             return kept, "ok"
-        gist, status = await gist_page(client, page, prompt=gist_prompt, purpose="gist")
+        gist, status = await gist_page(client, page, prompt=gist_prompt)
         if reuse is not None and status == "ok":
             reuse.put(page.text, gist)
         return gist, status
@@ -104,7 +104,6 @@ async def look_up(
         prompt="web_lookup",
         style="indexed",
         max_pages=max_pages,
-        purpose="lookup",
         values={"task": task, "previous_actions": "\n".join(previous_actions) or "None"},
     )
 
@@ -156,40 +155,6 @@ class WebDecision(Generic[OutcomeT]):
         return self.outcome.action
 
 
-@overload
-async def act_on_memory(
-    client: LLMClient,
-    memory: GistMemory,
-    *,
-    looked_up: list[int],
-    task: str,
-    previous_actions: list[str],
-    valid_ids: set[str],
-    act_on: str = ...,
-    context_tokens: int = ...,
-    predict: None = None,
-    visible: Callable[[str], list[str]] | None = ...,
-    render: Callable[[GistMemory, list[int]], str] | None = ...,
-) -> WebDecision[ActionOutcome]: ...
-
-
-@overload
-async def act_on_memory(
-    client: LLMClient,
-    memory: GistMemory,
-    *,
-    looked_up: list[int],
-    task: str,
-    previous_actions: list[str],
-    valid_ids: set[str],
-    act_on: str = ...,
-    context_tokens: int = ...,
-    predict: Callable[[str, list[str], str], Awaitable[OutcomeT]],
-    visible: Callable[[str], list[str]] | None = ...,
-    render: Callable[[GistMemory, list[int]], str] | None = ...,
-) -> WebDecision[OutcomeT]: ...
-
-
 async def act_on_memory(
     client: LLMClient,
     memory: GistMemory,
@@ -200,10 +165,10 @@ async def act_on_memory(
     valid_ids: set[str],
     act_on: str = "looked-up",
     context_tokens: int = 8192,
-    predict: Callable[[str, list[str], str], Awaitable[Any]] | None = None,
+    predict: Callable[[str, list[str], str], Awaitable[OutcomeT]] | None = None,
     visible: Callable[[str], list[str]] | None = None,
     render: Callable[[GistMemory, list[int]], str] | None = None,
-) -> WebDecision[Any]:
+) -> WebDecision[OutcomeT]:
     """The action prompt over the gists with `looked_up` snippets expanded, within the context.
     `predict(context, allowed_ids, target_hint)` asks for the action; by default Mind2Web's
     CLICK/TYPE/SELECT prompt (the live agent passes its own). `render(memory, expanded)` writes
@@ -215,6 +180,7 @@ async def act_on_memory(
     show = render or (lambda m, shown: m.render_indexed(expanded=shown))
     while expanded and not fits(show(memory, expanded), context_tokens):
         dropped.append(expanded.pop())
+    outcome: Any  # ActionOutcome by default, else what ``predict`` gives
     while True:
         context = show(memory, expanded)
         allowed = allowed_ids(memory, expanded, context, valid_ids, act_on, visible)
