@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import subprocess
 import sys
@@ -52,6 +51,7 @@ from lxml import html as lxml_html
 from bench.lib import ROOT
 from bench.lib.verdict import Targets
 from bench.rivals.chromium import shared_chromium
+from bench.rivals.episode_process import VENV, error_line, last_json_line, runner_cmd
 from webagent.browser import BrowserSession
 from webagent.browser.capture import capture
 from webagent.demo_site import SITE_DIR, serve_directory
@@ -62,9 +62,9 @@ PAGES = ROOT / "tests" / "fixtures" / "html"
 FIXTURES = ROOT / "tests" / "fixtures" / "web_pages" / "browsergym"
 TARGET_BYTES = 1_000_000
 MINIWOB_TASKS = ("click-button", "enter-text", "book-flight")
-RIVALS = {  # each rival's venv and the module it runs there (with -m, from the repository root)
-    "BrowserGym": (ROOT / "bench" / "rivals" / ".venv-agentlab", "bench.rivals.browsergym_obs"),
-    "browser-use": (ROOT / "bench" / "rivals" / ".venv-browser-use", "bench.rivals.browseruse_obs"),
+RIVALS = {  # each rival's venv (episode_process.VENV) and the module it runs there (with -m, from the repository root)
+    "BrowserGym": ("agentlab", "bench.rivals.browsergym_obs"),
+    "browser-use": ("browser-use", "bench.rivals.browseruse_obs"),
 }
 TARGETS = {"BrowserGym": 0.5, "browser-use": 1.0}
 PYTHON_SIDE_TARGET = 0.5
@@ -126,7 +126,7 @@ async def time_webagent(cdp_url: str, pages: list[dict], repeat: int) -> dict:
             try:
                 await _time_page(browser, spec, entry, repeat)
             except Exception as exc:  # noqa: BLE001 - one page failing must not lose the others
-                entry["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                entry["error"] = error_line(exc)
     return out
 
 
@@ -175,21 +175,15 @@ async def _time_page(browser, spec: dict, entry: dict, repeat: int) -> None:
 def time_rival(name: str, cdp_url: str, pages: list[dict], repeat: int, tmp: Path) -> dict:
     """{"pages": {name: {"observe_s", "chars"} | {"error"}}} or {"error": why it cannot run}."""
     venv, module = RIVALS[name]
-    python = venv / "bin" / "python"
-    if not python.exists():
-        return {"error": f"not installed ({venv.relative_to(ROOT)} missing): run bench/rivals/setup.sh"}
-    spec_path = tmp / f"{name}.json"
-    spec_path.write_text(json.dumps({"cdp_url": cdp_url, "pages": pages, "repeat": repeat}))
+    cmd = runner_cmd(venv, module, {"cdp_url": cdp_url, "pages": pages, "repeat": repeat}, tmp / f"{name}.log")
+    if cmd is None:
+        return {"error": f"not installed ({VENV[venv].relative_to(ROOT)} missing): run bench/rivals/setup.sh"}
     try:
-        proc = subprocess.run(
-            [str(python), "-m", module, str(spec_path)], capture_output=True, text=True, timeout=1800, cwd=ROOT
-        )
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=ROOT)
     except subprocess.TimeoutExpired:
         return {"error": "did not finish in 30 minutes"}
-    last = proc.stdout.strip().splitlines()[-1:] or [""]
-    try:
-        result = json.loads(last[0])
-    except ValueError:
+    result = last_json_line(proc.stdout)
+    if result is None:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         return {"error": f"exited {proc.returncode}: {tail[:300]}"}
     for entry in result["pages"].values():
