@@ -11,7 +11,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,19 +41,19 @@ class RunResult:
     status: str
     answer: str | None = None
     final_url: str = ""
+    final_title: str = ""
     steps: int = 0
     usage: dict = field(default_factory=dict)
-    trace_dir: Path | None = None
     error: str | None = None
     failed_steps: int = 0
     wall_s: float = 0.0
-    final_title: str = ""
     replayed: int = 0
     repaired: int = 0
     misses: list[dict] = field(default_factory=list)
     saved_as: str | None = None  # the workflow name this run was saved under
     save_error: str | None = None  # why --save-as did not save
     demo_order_placed: bool | None = None
+    trace_dir: Path | None = None  # last: to_json's keys are the fields in this order
 
     @property
     def ok(self) -> bool:
@@ -64,26 +64,7 @@ class RunResult:
         return int(self.usage.get("calls", 0))
 
     def to_json(self) -> dict:
-        out = {
-            k: getattr(self, k)
-            for k in (
-                "status",
-                "answer",
-                "final_url",
-                "final_title",
-                "steps",
-                "usage",
-                "error",
-                "failed_steps",
-                "wall_s",
-                "replayed",
-                "repaired",
-                "misses",
-                "saved_as",
-                "save_error",
-                "demo_order_placed",
-            )
-        }
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["trace_dir"] = str(self.trace_dir) if self.trace_dir else None
         out["model_calls"] = self.model_calls
         return out
