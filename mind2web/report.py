@@ -16,6 +16,7 @@ import numpy as np
 from mind2web.methods import REGISTRY
 from mind2web.metrics import StepResult, aggregate
 from mind2web.rows import Manifest, PlannedTask, StepRow
+from webagent.harness import figure
 
 SPLIT_ORDER = ("test_task", "test_website", "test_domain")
 PERCENTILES = (50, 75, 90, 95, 99, 100)
@@ -122,28 +123,20 @@ def percentile_table(stats: dict) -> list[str]:
 def plot_histogram(stats: dict, path: Path) -> bool:
     if not any(stats.values()):
         return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    values = np.concatenate([v for v in stats.values() if v])
-    # Page sizes span orders of magnitude on real sites: log bins then.
-    log = values.min() > 0 and values.max() / values.min() > 20
-    bins = np.geomspace(values.min(), values.max() + 1, 30) if log else np.histogram_bin_edges(values, bins=30)
-    if log:
-        ax.set_xscale("log")
-    for name, vals in stats.items():
-        if vals:
-            ax.hist(vals, bins=bins.tolist(), alpha=0.6, label=f"{name.replace('_', ' ')} (n={len(vals)})")
-    ax.set_xlabel("words per page (whitespace tokens)")
-    ax.set_ylabel("steps")
-    ax.set_title("Mind2Web pages: raw HTML vs gist memory")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with figure(path, (7, 4), dpi=120) as ax:
+        values = np.concatenate([v for v in stats.values() if v])
+        # Page sizes span orders of magnitude on real sites: log bins then.
+        log = values.min() > 0 and values.max() / values.min() > 20
+        bins = np.geomspace(values.min(), values.max() + 1, 30) if log else np.histogram_bin_edges(values, bins=30)
+        if log:
+            ax.set_xscale("log")
+        for name, vals in stats.items():
+            if vals:
+                ax.hist(vals, bins=bins.tolist(), alpha=0.6, label=f"{name.replace('_', ' ')} (n={len(vals)})")
+        ax.set_xlabel("words per page (whitespace tokens)")
+        ax.set_ylabel("steps")
+        ax.set_title("Mind2Web pages: raw HTML vs gist memory")
+        ax.legend()
     return True
 
 

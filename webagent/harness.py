@@ -3,7 +3,7 @@ decides the results and a run with another configuration is refused, listing wha
 ``OUT/<rows>.jsonl`` gets one line per finished item at once, so a killed run loses at most
 the item in flight and a rerun resumes (an ``error`` row is run again; a torn last line, a
 run killed mid-write, is dropped); ``shard`` takes every n-th item, and ``merge`` joins the
-folders of shards run with one configuration.
+folders of shards run with one configuration; ``figure`` draws a report's chart.
 
 Each evaluator names its configuration model (pydantic), its rows file and the key of a row
 (apps: the task; MiniWoB++: task and seed)."""
@@ -225,3 +225,19 @@ def progress(
             return finished[0]
 
         yield advance
+
+
+@contextlib.contextmanager
+def figure(path: Path, figsize: tuple[float, float], dpi: int) -> Iterator[Any]:
+    """The axes of a report's chart (matplotlib, no display), laid out and saved to ``path``
+    at ``dpi`` when the block ends."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=figsize)
+    yield ax
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from webagent.apps.runner import read_rows
+from webagent.harness import figure
 
 # How the report groups tasks: (name, heading, the groups of a row: its app, or each of its kinds)
 GROUPINGS = (("app", "By app", lambda r: [r["app"]]), ("kind", "By task kind", lambda r: r["kinds"]))
@@ -147,26 +148,18 @@ def write_report(out: Path, beside: Path | None = None) -> Path:
 
 
 def _plot(path: Path, rows: list[dict], other: list[dict], model: str, other_label: str = "") -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     apps = sorted({r["app"] for r in rows})
     rate = lambda rs: 100 * sum(r["success"] for r in rs) / len(rs) if rs else 0  # noqa: E731
-    fig, ax = plt.subplots(figsize=(6, 3.2))
-    width = 0.38 if other else 0.6
-    xs = range(len(apps) + 1)
-    names = apps + ["all"]
-    mine = [rate([r for r in rows if r["app"] == a]) for a in apps] + [rate(rows)]
-    ax.bar([x - (width / 2 if other else 0) for x in xs], mine, width, label=model)
-    if other:
-        theirs = [rate([r for r in other if r["app"] == a]) for a in apps] + [rate(other)]
-        ax.bar([x + width / 2 for x in xs], theirs, width, label=other_label)
-    ax.set_xticks(list(xs), names)
-    ax.set_ylabel("tasks the app confirms (%)")
-    ax.set_ylim(0, 105)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    with figure(path, (6, 3.2), dpi=100) as ax:
+        width = 0.38 if other else 0.6
+        xs = range(len(apps) + 1)
+        names = apps + ["all"]
+        mine = [rate([r for r in rows if r["app"] == a]) for a in apps] + [rate(rows)]
+        ax.bar([x - (width / 2 if other else 0) for x in xs], mine, width, label=model)
+        if other:
+            theirs = [rate([r for r in other if r["app"] == a]) for a in apps] + [rate(other)]
+            ax.bar([x + width / 2 for x in xs], theirs, width, label=other_label)
+        ax.set_xticks(list(xs), names)
+        ax.set_ylabel("tasks the app confirms (%)")
+        ax.set_ylim(0, 105)
+        ax.legend(fontsize=8)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from webagent.docqa.metrics import summarize_method
 from webagent.docqa.runner import CONFIG_FILE, DOCS_FILE, RESULTS_FILE, read_jsonl
+from webagent.harness import figure
 
 
 def _fmt(value, suffix: str = "", digits: int = 2) -> str:
@@ -136,25 +137,17 @@ def render_markdown(report: dict) -> str:
 
 
 def plot(report: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     key, label = ("accuracy", "accuracy (%)") if report["dataset"] == "quality" else ("lr1", "LR-1 (%)")
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    for name, m in report["methods"].items():
-        if m.get(key) is None or m.get("compression_rate") is None:
-            continue
-        ax.scatter(m["compression_rate"], m[key])
-        ax.annotate(name, (m["compression_rate"], m[key]), fontsize=8, xytext=(3, 3), textcoords="offset points")
-    ax.set_xlabel("compression rate (%)")
-    ax.set_ylabel(label)
-    ax.set_title(f"{report['dataset']}: {label} vs compression ({report['model']})", fontsize=9)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with figure(path, (6, 4.5), dpi=120) as ax:
+        for name, m in report["methods"].items():
+            if m.get(key) is None or m.get("compression_rate") is None:
+                continue
+            ax.scatter(m["compression_rate"], m[key])
+            ax.annotate(name, (m["compression_rate"], m[key]), fontsize=8, xytext=(3, 3), textcoords="offset points")
+        ax.set_xlabel("compression rate (%)")
+        ax.set_ylabel(label)
+        ax.set_title(f"{report['dataset']}: {label} vs compression ({report['model']})", fontsize=9)
+        ax.grid(alpha=0.3)
 
 
 def write_report(out: Path) -> dict:

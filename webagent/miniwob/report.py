@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from webagent.harness import figure
+
 
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
@@ -79,22 +81,16 @@ def write_reports(out: Path, rows: list[dict], tasks: list[str], config: dict, w
 
 
 def _chart(path: Path, summary: dict, config: dict) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     names = [*summary["tasks"], "overall"]
     stats = [*summary["tasks"].values(), summary["overall"]]
-    fig, ax = plt.subplots(figsize=(1.2 * len(names) + 2, 4))
-    x = range(len(names))
-    ax.bar([i - 0.2 for i in x], [100 * s["success_rate"] for s in stats], width=0.4, label="success rate (%)")
-    ax.bar([i + 0.2 for i in x], [100 * s["mean_raw_reward"] for s in stats], width=0.4, label="mean raw reward (×100)")
-    ax.set_xticks(list(x), names, rotation=20, ha="right")
-    ax.set_ylim(-100, 105)
-    ax.axhline(0, color="black", linewidth=0.6)
-    ax.set_title(f"MiniWoB++ — {config.get('model')}")
-    ax.legend(loc="lower left", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    with figure(path, (1.2 * len(names) + 2, 4), dpi=100) as ax:
+        x = range(len(names))
+        ax.bar([i - 0.2 for i in x], [100 * s["success_rate"] for s in stats], width=0.4, label="success rate (%)")
+        ax.bar(
+            [i + 0.2 for i in x], [100 * s["mean_raw_reward"] for s in stats], width=0.4, label="mean raw reward (×100)"
+        )
+        ax.set_xticks(list(x), names, rotation=20, ha="right")
+        ax.set_ylim(-100, 105)
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_title(f"MiniWoB++ — {config.get('model')}")
+        ax.legend(loc="lower left", fontsize=8)
