@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 from bench.lib import ROOT
+from bench.lib.results_io import read_result
 
 HERE = ROOT / "bench" / "rivals"
 VENV = {"browser-use": HERE / ".venv-browser-use", "agentlab": HERE / ".venv-agentlab"}  # bench/rivals/setup.sh
@@ -60,9 +61,7 @@ def server_model_or_exit(server: str, start: str) -> str:
 
 def read_jsonl(path: Path) -> list[dict]:
     """The rows of a JSON-lines file, one a non-blank line ([] when there is no file)."""
-    if not path.exists():
-        return []
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    return read_result(path)[0] if path.exists() else []
 
 
 def error_line(exc: BaseException, limit: int | None = None) -> str:
