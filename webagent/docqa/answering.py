@@ -9,11 +9,11 @@ question counts as a failure and is wrong: never a default option.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from webagent.docqa.data import OPTION_LETTERS, Question
 from webagent.llm.client import LLMClient, ModelCallError, Reply
-from webagent.llm.reask import ask_until_usable
+from webagent.llm.reask import ReplyTally, ask_until_usable
 from webagent.prompts import render_prompt
 
 OPTION_SCHEMA = {
@@ -62,14 +62,9 @@ def parse_option(reply: Reply | str) -> tuple[int | None, str | None]:
 
 
 @dataclass
-class AnswerOutcome:
+class AnswerOutcome(ReplyTally):  # endpoint_failed: set by ask_until_usable when the endpoint was down
     text: str = ""
     option: int | None = None  # multiple choice only
-    calls: int = 0
-    failures: int = 0
-    replies: list[str] = field(default_factory=list)
-    problem: str | None = None
-    endpoint_failed: bool = False  # set by ask_until_usable when the endpoint was down
 
 
 async def answer_question(client: LLMClient, context: str, question: Question) -> AnswerOutcome:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 from webagent.llm.client import LLMClient, Reply
@@ -75,16 +75,12 @@ def parse_permissive(reply: Reply) -> tuple[str | None, str | None]:
 
 
 @dataclass
-class Rating:
-    rating: str | None  # "exact" | "partial" | "none"; None when every rater call failed
-    calls: int = 0
-    failures: int = 0
-    replies: list[str] = field(default_factory=list)
-    endpoint_failed: bool = False  # a rater call failed because the endpoint was down: rate again later
+class Rating(ReplyTally):  # endpoint_failed: a rater call failed because the endpoint was down: rate again later
+    rating: str | None = None  # "exact" | "partial" | "none"; None when every rater call failed
 
 
 async def rate_answer(client: LLMClient, question: str, answer: str, references: list[str] | tuple[str, ...]) -> Rating:
-    tally = ReplyTally()
+    tally = Rating()
 
     async def one(reference: str) -> str | None:
         values = {"question": question, "answer": answer or "(no answer)", "reference": reference}
@@ -120,8 +116,8 @@ async def rate_answer(client: LLMClient, question: str, answer: str, references:
 
     found = await asyncio.gather(*(one(r) for r in references))
     rated = [r for r in found if r is not None]
-    best = max(rated, key=RATINGS.index) if rated else None
-    return Rating(best, tally.calls, tally.failures, tally.replies, tally.endpoint_failed)
+    tally.rating = max(rated, key=RATINGS.index) if rated else None
+    return tally
 
 
 def percent(part: int, whole: int) -> float | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from webagent.llm.client import LLMClient, Reply
-from webagent.llm.reask import ask_until_usable
+from webagent.llm.reask import ReplyTally, ask_until_usable
 from webagent.llm.replies import read_reply
 from webagent.memory.pages import GistMemory
 from webagent.prompts import render_prompt
@@ -157,13 +157,11 @@ def parse_next_page(reply: Reply, num_pages: int, already_read: list[int]) -> tu
 
 
 @dataclass
-class LookupResult:
+class LookupResult(ReplyTally):
+    """The pages chosen, and the exchange's tally: ``failures`` are replies still unusable
+    after the one re-ask (or calls that failed), ``problem`` what was wrong with the last reply."""
+
     pages: list[int] = field(default_factory=list)
-    calls: int = 0
-    failures: int = 0  # replies still unusable after the one re-ask (or calls that failed)
-    replies: list[str] = field(default_factory=list)
-    problem: str | None = None  # what was wrong with the last reply
-    endpoint_failed: bool = False  # a call failed because the endpoint was down
 
 
 async def lookup_parallel(
