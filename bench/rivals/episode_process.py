@@ -69,6 +69,22 @@ def error_line(exc: BaseException, limit: int | None = None) -> str:
     return f"{type(exc).__name__}: {str(exc).splitlines()[0][:limit] if str(exc) else ''}"
 
 
+def miniwob_row(agent: str, version: str, spec: dict) -> dict:
+    """A MiniWoB++ runner's (``run_*``) row before its episode: no steps, no reward, no utterance."""
+    return {
+        "agent": agent,
+        "version": version,
+        "task": spec["task"],
+        "seed": spec["seed"],
+        "steps": 0,
+        "raw_reward": 0.0,
+        "success": False,
+        "done": False,
+        "error": None,
+        "utterance": None,
+    }
+
+
 def miniwob_error_row(agent: str, spec: dict, error: str) -> dict:
     """The row of a MiniWoB++ runner (``run_*``) whose episode raised ``error``."""
     return {

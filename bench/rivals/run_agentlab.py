@@ -29,7 +29,7 @@ from functools import partial
 from typing import Any
 
 from bench.rivals.agentlab_episode import act, agentlab_environ, browsergym_env, generic_agent, main, versions
-from bench.rivals.episode_process import miniwob_error_row
+from bench.rivals.episode_process import miniwob_error_row, miniwob_row
 
 
 class _SeedAsIs:
@@ -58,18 +58,7 @@ def episode(spec: dict) -> dict:
 
     AbstractMiniwobTask.setup = setup
 
-    row = {
-        "agent": "agentlab",
-        "version": versions(),
-        "task": spec["task"],
-        "seed": seed,
-        "steps": 0,
-        "raw_reward": 0.0,
-        "success": False,
-        "done": False,
-        "error": None,
-        "utterance": None,
-    }
+    row = miniwob_row("agentlab", versions(), spec)
     agent = generic_agent(spec, DEFAULT_BENCHMARKS["miniwob_tiny_test"]())
     with browsergym_env(f"browsergym/miniwob.{spec['task']}", agent, spec) as env:
         row["utterance"], _, _ = act(env, agent, spec, row, seed)

@@ -17,22 +17,11 @@ from functools import partial
 from importlib.metadata import version
 
 from bench.rivals.browseruse_episode import browser_session, evaluate, main, make_agent, run
-from bench.rivals.episode_process import miniwob_error_row
+from bench.rivals.episode_process import miniwob_error_row, miniwob_row
 
 
 async def episode(spec: dict, cdp_url: str) -> dict:
-    row = {
-        "agent": "browser-use",
-        "version": version("browser-use"),
-        "task": spec["task"],
-        "seed": spec["seed"],
-        "steps": 0,
-        "raw_reward": 0.0,
-        "success": False,
-        "done": False,
-        "error": None,
-        "utterance": None,
-    }
+    row = miniwob_row("browser-use", version("browser-use"), spec)
     async with browser_session(cdp_url) as session:
         await session.navigate_to(spec["task_url"])
         start = json.dumps([spec["seed"], int(spec["episode_max_s"] * 1000), 10000])
