@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from webagent.agent.cli_options import allow_domain_option
 from webagent.cli_common import endpoint_options, model_options, run_async, status, user_errors
 from webagent.docqa.ask import LOOKUPS, PAGINATIONS, AskOptions, ask
 from webagent.docqa.cli_qa import print_answer, qa_eval_command
@@ -295,12 +296,7 @@ def models_pull(name, force) -> None:
     show_default=True,
     help="Seconds --wait-for-text waits before giving up.",
 )
-@click.option(
-    "--allow-domain",
-    "allow_domains",
-    multiple=True,
-    help="Another site the page may navigate to (HOST or HOST:PORT; default: only URL's host and port).",
-)
+@allow_domain_option("only URL's host and port; none when it is a file")
 @run_async
 async def view_command(url, as_json, wait_for_text, wait_timeout, allow_domains) -> None:
     """Print the page at URL as the model reads it, then each control's role and accessible

@@ -8,7 +8,14 @@ from functools import partial
 
 import click
 
-from webagent.agent.cli_options import agent_options, options_from
+from webagent.agent.cli_options import (
+    agent_options,
+    allow_domain_option,
+    cdp_url_option,
+    headed_option,
+    options_from,
+    params_option,
+)
 from webagent.cli_common import endpoint_options, model_options, run_async, user_errors
 
 
@@ -16,27 +23,16 @@ from webagent.cli_common import endpoint_options, model_options, run_async, user
 @click.argument("source", metavar="TRACE_DIR|NAME")
 @click.option("--url", help="Start here instead of the recorded start URL (the same site elsewhere).")
 @click.option("--demo", is_flag=True, help="Serve the bundled demo shop and start there (for runs made with --demo).")
-@click.option(
-    "--param",
-    "params",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A new value for one of the workflow's parameters (see `webagent workflows show`); repeatable.",
-)
+@params_option("A new value for one of the workflow's parameters (see `webagent workflows show`); repeatable.")
 @click.option("--no-model", is_flag=True, help="Never ask the model: a step that cannot be replayed fails the replay.")
-@click.option(
-    "--allow-domain",
-    "allow_domains",
-    multiple=True,
-    help="Another domain top-level navigation may go to (default: the recorded run's, else the start host).",
-)
+@allow_domain_option("the recorded run's, else the start host")
 @click.option(
     "--trace-dir",
     type=click.Path(file_okay=False),
     help="Folder for the replay's trace (default: runs/replay/<time>-<name>).",
 )
-@click.option("--headed", is_flag=True, help="Show the browser window.")
-@click.option("--cdp-url", help="Attach to a running Chromium instead of launching one.")
+@headed_option
+@cdp_url_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @agent_options
 @model_options

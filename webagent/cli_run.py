@@ -7,7 +7,7 @@ from functools import partial
 
 import click
 
-from webagent.agent.cli_options import browser_options, options_from
+from webagent.agent.cli_options import allow_domain_option, browser_options, options_from, params_option
 from webagent.api import RunResult
 from webagent.cli_common import endpoint_options, model_options, run_async
 from webagent.demo_site import DEMO_TASK
@@ -23,13 +23,7 @@ from webagent.errors import UserError
     help="Serve the bundled demo shop on 127.0.0.1 and start there (TASK defaults to buying a book).",
 )
 @click.option("--dry-run", is_flag=True, help="Predict and print actions without executing them.")
-@click.option(
-    "--allow-domain",
-    "allow_domains",
-    multiple=True,
-    help="Another site top-level navigation may go to: HOST (any port) or HOST:PORT "
-    "(default: only the start URL's host and port; none when it is a file).",
-)
+@allow_domain_option()
 @click.option(
     "--trace-dir",
     type=click.Path(file_okay=False),
@@ -64,13 +58,7 @@ from webagent.errors import UserError
     is_flag=True,
     help="Do not offer the start site's skills (learned with `webagent skills learn`) beside the page's controls.",
 )
-@click.option(
-    "--param",
-    "params",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help='Name a typed value as a parameter of the saved workflow (e.g. name="Ada Lovelace"); repeatable.',
-)
+@params_option('Name a typed value as a parameter of the saved workflow (e.g. name="Ada Lovelace"); repeatable.')
 @browser_options
 @model_options
 @run_async

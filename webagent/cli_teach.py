@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from webagent.agent.cli_options import allow_domain_option
 from webagent.cli_common import run_async, status
 from webagent.errors import UserError
 
@@ -35,7 +36,7 @@ def _enter_pressed(loop: asyncio.AbstractEventLoop, done: asyncio.Event) -> None
 @click.argument("task")
 @click.option("--save-as", metavar="NAME", help="Keep the demonstration as a workflow (webagent replay NAME).")
 @click.option("--trace-dir", type=click.Path(file_okay=False, path_type=Path), help="Where the trace goes.")
-@click.option("--allow-domain", "allow_domains", multiple=True, help="Another site the demonstration may go to.")
+@allow_domain_option()
 @click.option("--headless", is_flag=True, help="No window (for scripts that drive the page themselves).")
 @run_async
 async def teach_command(url, task, save_as, trace_dir, allow_domains, headless) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from webagent.agent.cli_options import agent_options, options_from
+from webagent.agent.cli_options import agent_options, cdp_url_option, options_from
 from webagent.cli_common import (
     cluster_options,
     endpoint_options,
@@ -70,7 +70,7 @@ def _episode_concurrency(func):
     "further episodes of a task start on its loaded page, as MiniWoB's own harness does; with --ray, "
     "every episode loads its page afresh).",
 )
-@click.option("--cdp-url", help="Attach to a running Chromium instead of launching one.")
+@cdp_url_option
 @click.option("--shard", help="i/n: run every n-th (task, seed) from the i-th (0-based); join with `miniwob merge`.")
 @agent_options
 @_episode_concurrency

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from webagent.agent.cli_options import headed_option
 from webagent.cli_common import run_async, user_errors
 from webagent.errors import UserError
 
@@ -108,7 +109,7 @@ def import_command(file) -> None:
 @click.argument("skill_id")
 @click.option("--arg", "args", multiple=True, metavar="NAME=VALUE", help="A parameter's value (repeatable).")
 @click.option("--url", help="The page to start on (default: the skill's start page on SITE).")
-@click.option("--headed", is_flag=True, help="Show the browser window.")
+@headed_option
 @run_async
 async def run_command(site, skill_id, args, url, headed) -> None:
     """Run one skill with new values, no model: each step found by its fingerprint. Arguments
