@@ -12,7 +12,7 @@ import click
 from webagent.agent.cli_options import allow_domain_option
 from webagent.cli_common import endpoint_options, model_options, run_async, status, user_errors
 from webagent.docqa.ask import LOOKUPS, PAGINATIONS, AskOptions, ask
-from webagent.docqa.cli_qa import print_answer, qa_eval_command
+from webagent.docqa.cli_qa import gist_model_option, print_answer, qa_eval_command
 from webagent.errors import UserError
 from webagent.llm.endpoint import open_client, open_gist_client
 
@@ -68,12 +68,7 @@ def main() -> None:
     is_flag=True,
     help="Read each page once: the pause-point call also writes the page's gist (the paper's two passes are the default).",
 )
-@click.option(
-    "--gist-model",
-    metavar="NAME",
-    help="Paginate and gist with this model (a registry name such as qwen2.5-coder-0.5b, a GGUF file, or a model "
-    "at --base-url); look-up and answer stay with the main model. Both are served at once.",
-)
+@gist_model_option
 @click.option(
     "--method",
     help="Another reading method (gistmem, full, bm25@k, memwalker, summary-tree, kv-memory, ...; "

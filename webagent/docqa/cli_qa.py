@@ -25,6 +25,14 @@ from webagent.errors import UserError
 # The paper's pagination (Appendix C, Table 8) and context budget (6k words) per dataset.
 PAGE_WORDS = {"quality": (280, 600), "qmsum": (280, 600), "narrativeqa": (500, 3000)}
 
+gist_model_option = click.option(  # also `webagent ask`'s
+    "--gist-model",
+    metavar="NAME",
+    help="Paginate and gist with this model (a registry name such as qwen2.5-coder-0.5b, a GGUF file, or a model "
+    "at --base-url); the other calls (look-up, answer, a method's own) stay with the main model. Both are served "
+    "at once.",
+)
+
 
 @click.group("qa-eval", invoke_without_command=True)
 @click.option("--dataset", type=click.Choice(DATASETS), help="Required to run (not for `qa-eval merge`).")
@@ -73,12 +81,7 @@ PAGE_WORDS = {"quality": (280, 600), "qmsum": (280, 600), "narrativeqa": (500, 3
 @click.option("--skip-bad", is_flag=True, help="Keep going past malformed records (counted in skipped_records.jsonl).")
 @click.option("--doc-concurrency", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option("--single-pass", is_flag=True, help="Pagination also writes each page's gist (one read per page).")
-@click.option(
-    "--gist-model",
-    metavar="NAME",
-    help="Paginate and gist with this model (registry name, GGUF file, or a "
-    "model at --base-url); the methods' own calls stay with the main model.",
-)
+@gist_model_option
 @cluster_options
 @model_options
 @run_async
