@@ -105,13 +105,25 @@ def _id_field(ids: list[str]) -> dict:
     return {"type": "string", "enum": ids} if len(ids) <= MAX_ENUM_IDS else {"type": "string"}
 
 
+def _object(properties: dict, required: Iterable[str]) -> dict:
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+
+
 def _branch(op: str, properties: dict | None = None, required: Iterable[str] = ()) -> dict:
-    return {
-        "type": "object",
-        "properties": {"operation": {"type": "string", "enum": [op]}, **(properties or {})},
-        "required": ["operation", *required],
-        "additionalProperties": False,
-    }
+    return _object({"operation": {"type": "string", "enum": [op]}, **(properties or {})}, ["operation", *required])
+
+
+def _selects(choices: Choices, ids: list[str]) -> list[tuple[dict, dict]]:
+    """(element_id, value) of a SELECT on ``ids``: one pair per select, its options the values,
+    while there are at most ``MAX_SELECT_BRANCHES``; beyond, one pair for all of them."""
+    if len(ids) > MAX_SELECT_BRANCHES:
+        return [(_id_field(ids), {"type": "string"})]
+    # The option already selected stays a choice: leaving it out would turn a
+    # harmless no-op ("no change") into a wrong order when the select is right.
+    return [
+        ({"type": "string", "enum": [i]}, {"type": "string", "enum": option_names(choices.controls[i].options) or [""]})
+        for i in ids
+    ]
 
 
 def live_action_schema(choices: Choices) -> dict:
@@ -134,47 +146,22 @@ def live_action_schema(choices: Choices) -> dict:
                 ["element_id", "value", "press_enter"],
             )
         )
-    if ids := choices.ids("SELECT"):
-        if len(ids) <= MAX_SELECT_BRANCHES:
-            for i in ids:
-                # The option already selected stays a choice: leaving it out would turn a
-                # harmless no-op ("no change") into a wrong order when the select is right.
-                options = option_names(choices.controls[i].options) or [""]
-                branches.append(
-                    _branch(
-                        "SELECT",
-                        {"element_id": {"type": "string", "enum": [i]}, "value": {"type": "string", "enum": options}},
-                        ["element_id", "value"],
-                    )
-                )
-        else:
-            branches.append(
-                _branch("SELECT", {"element_id": _id_field(ids), "value": {"type": "string"}}, ["element_id", "value"])
-            )
+    for element, value in _selects(choices, choices.ids("SELECT")):
+        branches.append(_branch("SELECT", {"element_id": element, "value": value}, ["element_id", "value"]))
     if choices.fills():
         branches += _fill_branches(choices)
     if not choices.dialog:
         for label, params in choices.skills.items():
-            args = {
-                "type": "object",
-                "properties": {
-                    p: {"type": "string", **({"enum": option_names(o)} if o else {})} for p, o in params.items()
-                },
-                "required": list(params),
-                "additionalProperties": False,
-            }
+            args = _object(
+                {p: {"type": "string", **({"enum": option_names(o)} if o else {})} for p, o in params.items()}, params
+            )
             skill = {"element_id": {"type": "string", "enum": [label]}, "args": args}
             branches.append(_branch("SKILL", skill, ["element_id", "args"]))
         branches.append(_branch("SCROLL", {"value": {"type": "string", "enum": ["down", "up"]}}, ["value"]))
     if choices.can_back and not choices.dialog:
         branches.append(_branch("BACK"))
     branches.append(_branch("DONE", {"value": {"type": "string"}}, ["value"]))
-    return {
-        "type": "object",
-        "properties": {"action": {"anyOf": branches}},
-        "required": ["action"],
-        "additionalProperties": False,
-    }
+    return _object({"action": {"anyOf": branches}}, ["action"])
 
 
 # One FILL branch per form up to this many (its fields and its buttons only: a 0.5B offered
@@ -195,27 +182,10 @@ def _fill_branches(choices: Choices) -> list[dict]:
 
 
 def _fill_branch(choices: Choices, field_ids: list[str], buttons: list[str]) -> dict:
-    def item(element_id: dict, value: dict) -> dict:
-        return {
-            "type": "object",
-            "properties": {"element_id": element_id, "value": value},
-            "required": ["element_id", "value"],
-            "additionalProperties": False,
-        }
-
     typed = [i for i in field_ids if choices.controls[i].op == "TYPE"]
     selects = [i for i in field_ids if choices.controls[i].op == "SELECT"]
-    items = [item(_id_field(typed), {"type": "string"})] if typed else []
-    if len(selects) <= MAX_SELECT_BRANCHES:
-        items += [
-            item(
-                {"type": "string", "enum": [i]},
-                {"type": "string", "enum": option_names(choices.controls[i].options) or [""]},
-            )
-            for i in selects
-        ]
-    else:
-        items.append(item(_id_field(selects), {"type": "string"}))
+    pairs = ([(_id_field(typed), {"type": "string"})] if typed else []) + _selects(choices, selects)
+    items = [_object({"element_id": e, "value": v}, ["element_id", "value"]) for e, v in pairs]
     # no more entries than fields to fill: a 0.5B shown two-field examples filled MiniWoB++'s one
     # field twice (its name, then "Enter") and was refused each time
     fields = {
