@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from webagent.agent.cli_options import allow_domain_option
-from webagent.cli_common import endpoint_options, model_options, run_async, status, user_errors
+from webagent.cli_common import endpoint_options, model_options, run_async, status, threads_option, user_errors
 from webagent.docqa.ask import LOOKUPS, PAGINATIONS, AskOptions, ask
 from webagent.docqa.cli_qa import gist_model_option, print_answer, qa_eval_command
 from webagent.errors import UserError
@@ -154,12 +154,7 @@ main.add_command(qa_eval_command)
     show_default=True,
     help="Slots: requests decoded at once (continuous batching), fewer if memory is short.",
 )
-@click.option(
-    "--threads",
-    type=click.IntRange(min=1),
-    help="Compute threads (default: every core when the machine is quiet, "
-    "one fewer for decoding when it is busy; see docs/models.md, Threads).",
-)
+@threads_option
 @user_errors
 def serve_command(gguf, embedded, host, port, n_ctx, parallel, threads) -> None:
     """Run the embedded OpenAI-compatible model server until interrupted (one model shared

@@ -12,6 +12,20 @@ import click
 from webagent.errors import UserError
 from webagent.llm.endpoint import EndpointOptions
 
+threads_option = click.option(  # also `webagent serve`'s
+    "--threads",
+    type=click.IntRange(min=1),
+    help="Embedded server: compute threads for reading prompts and decoding (default: every core when the machine "
+    "is quiet, one fewer when it is busy; see docs/models.md, Threads).",
+)
+
+
+def calls_in_flight_option(*decls: str):
+    """``--concurrency`` of the model options (named otherwise where --concurrency means something else)."""
+    return click.option(
+        *decls, type=click.IntRange(min=1), default=8, show_default=True, help="Model calls in flight at once."
+    )
+
 
 def model_options(func):
     """--base-url/--model/--api-key/--gguf/--embedded/--n-ctx/--concurrency/--threads/--timeout/--no-cache/--no-structured."""
@@ -44,18 +58,8 @@ def model_options(func):
             show_default=True,
             help="Embedded server: context tokens per slot (one slot per two cores, at most --concurrency).",
         ),
-        click.option(
-            "--concurrency",
-            type=click.IntRange(min=1),
-            default=8,
-            show_default=True,
-            help="Model calls in flight at once.",
-        ),
-        click.option(
-            "--threads",
-            type=click.IntRange(min=1),
-            help="Embedded server: compute threads for reading prompts and decoding (default: every core; see docs/models.md, Threads).",
-        ),
+        calls_in_flight_option("--concurrency"),
+        threads_option,
         click.option(
             "--timeout",
             "timeout_s",

@@ -9,6 +9,7 @@ import click
 
 from webagent.agent.cli_options import agent_options, cdp_url_option, options_from
 from webagent.cli_common import (
+    calls_in_flight_option,
     cluster_options,
     endpoint_options,
     merge_arguments,
@@ -29,13 +30,7 @@ def _episode_concurrency(func):
     number of episodes in parallel, and the calls in flight are --model-concurrency."""
     func = model_options(func)
     func.__click_params__ = [p for p in func.__click_params__ if p.name != "concurrency"]
-    func = click.option(
-        "--model-concurrency",
-        type=click.IntRange(min=1),
-        default=8,
-        show_default=True,
-        help="Model calls in flight at once.",
-    )(func)
+    func = calls_in_flight_option("--model-concurrency", "concurrency")(func)
     return click.option(
         "--concurrency",
         "episodes_in_parallel",
@@ -86,7 +81,6 @@ async def miniwob_command(
     cdp_url,
     shard,
     episodes_in_parallel,
-    model_concurrency,
     ray_address,
     workers,
     **kwargs,
@@ -107,7 +101,6 @@ async def miniwob_command(
     names = [t.strip() for t in tasks.split(",") if t.strip()]
     if not names:
         raise UserError("--tasks is empty")
-    kwargs["concurrency"] = model_concurrency
     # a benchmark run: nothing learned elsewhere is offered
     options = options_from(kwargs, screenshots=not no_traces, skills=False)
     endpoint = endpoint_options(kwargs)
