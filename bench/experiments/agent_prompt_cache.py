@@ -66,7 +66,7 @@ async def one_layout(client, base: str, layout: PromptLayout, steps: int, folder
 async def main_async(args) -> int:
     import tempfile
 
-    base, stop = serve_directory(ROOT / "bench" / "pages")
+    base, stop = serve_directory(ROOT / "bench" / "experiments" / "pages")
     folder = Path(tempfile.mkdtemp(prefix="bench-prompt-cache-"))
     try:
         async with open_client(EndpointOptions(embedded=args.embedded)) as client:

@@ -121,7 +121,7 @@ class CountingProxy:
                 buffer += chunk
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
-                    if line.startswith(b"data:") and b"usage" in line or b"timings" in line:
+                    if line.startswith(b"data:") and (b"usage" in line or b"timings" in line):
                         try:
                             u = usage_of(json.loads(line[5:]))
                             last_usage.update({k: v for k, v in u.items() if v is not None})
