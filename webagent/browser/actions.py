@@ -318,7 +318,7 @@ async def _dispatch(session, action: Action, ref, observation, result: ActionRes
     if op == "SCROLL" and action.element_id is None:
         cdp = await session.cdp_session(session.page)
         found = await cdp.send("Runtime.evaluate", {"expression": "document.documentElement", "returnByValue": False})
-        moved = await _call(cdp, found["result"]["objectId"], _SCROLL, 1 if action.direction == "down" else -1)
+        moved = await call_function(cdp, found["result"]["objectId"], _SCROLL, 1 if action.direction == "down" else -1)
         result.note = (
             None
             if moved
@@ -345,12 +345,12 @@ async def _dispatch(session, action: Action, ref, observation, result: ActionRes
     elif op == "TYPE":
         await _type(session, cdp, ref, object_id, action, result)
     elif op == "SELECT":
-        out = await _call(cdp, object_id, _SELECT, action.value or "")
+        out = await call_function(cdp, object_id, _SELECT, action.value or "")
         if "error" in out:
             raise ActionFailed(f"SELECT {action.element_id}: {out['error']}")
         result.note = f"selected {out['chosen']!r}"
     elif op == "SCROLL":
-        moved = await _call(cdp, object_id, _SCROLL, 1 if action.direction == "down" else -1)
+        moved = await call_function(cdp, object_id, _SCROLL, 1 if action.direction == "down" else -1)
         result.note = None if moved else "the element did not move (not scrollable or at its end)"
     await session.settle()
 
@@ -384,7 +384,8 @@ async def _resolve(cdp, ref: ElementRef, element_id: str) -> str:
     return found["object"]["objectId"]
 
 
-async def _call(cdp, object_id: str, function: str, *args):
+async def call_function(cdp, object_id: str, function: str, *args):
+    """``function`` run on the object (``this``) with ``args``: its value; an ``ActionFailed`` when it throws."""
     reply = await cdp.send(
         "Runtime.callFunctionOn",
         {
@@ -418,7 +419,7 @@ async def _frame_offset(owner) -> tuple[float, float]:
 
 async def _probe(cdp, object_id, element_id: str) -> dict:
     """The element's ``_PROBE``; an ActionFailed when it is gone, hidden or disabled."""
-    probe = await _call(cdp, object_id, _PROBE)
+    probe = await call_function(cdp, object_id, _PROBE)
     if probe.get("gone"):
         raise ActionFailed(f"page changed: element {element_id} was removed from the page; observe again", True)
     if probe["hidden"]:
@@ -439,7 +440,7 @@ async def _click(session, owner, cdp, ref, object_id, element_id, result) -> Non
         if point is not None and offset is not None:
             point = (point[0] + offset[0], point[1] + offset[1])
     if point is None:
-        await _call(cdp, object_id, "function() { this.click(); return true; }")
+        await call_function(cdp, object_id, "function() { this.click(); return true; }")
         result.method, result.note = "js", f"clicked with JS click(): {why}"
         return
     await session.page.mouse.click(point[0], point[1])
@@ -452,17 +453,17 @@ async def _aim(cdp, ref, object_id) -> tuple[tuple[float, float] | None, str]:
     add our scroll to its own and carry the element off screen), the centre of its box once
     the box has stopped moving (``_SETTLE``), checked at that very point (``_HIT``) while the
     box is still there."""
-    await _call(cdp, object_id, _SETTLE, CLICK_SETTLE_MS)
+    await call_function(cdp, object_id, _SETTLE, CLICK_SETTLE_MS)
     await _scroll_into_view(cdp, ref)
     why = "it kept moving"
     for _ in range(3):  # a box that moved again, or went off screen, since: once more
-        settled = await _call(cdp, object_id, _SETTLE, CLICK_SETTLE_MS)
+        settled = await call_function(cdp, object_id, _SETTLE, CLICK_SETTLE_MS)
         if not settled or not settled.get("box"):
             return None, "no box on screen"
         quads = (await cdp.send("DOM.getContentQuads", {"backendNodeId": ref.backend_node_id})).get("quads") or []
         if not quads:
             return None, "no box on screen"
-        hit = await _call(cdp, object_id, _HIT, settled["box"])
+        hit = await call_function(cdp, object_id, _HIT, settled["box"])
         if hit.get("moved"):
             continue
         if not settled["stable"]:
@@ -489,7 +490,7 @@ async def _scroll_into_view(cdp, ref) -> None:
 async def _type(session, cdp, ref, object_id, action: Action, result: ActionResult) -> None:
     value = action.value or ""
     await _probe(cdp, object_id, action.element_id or "")
-    kind = await _call(
+    kind = await call_function(
         cdp,
         object_id,
         "function() { return [this.tagName.toLowerCase(), (this.type || '').toLowerCase(), !!this.readOnly, !!this.isContentEditable]; }",
@@ -503,22 +504,22 @@ async def _type(session, cdp, ref, object_id, action: Action, result: ActionResu
         raise ActionFailed(f"element {action.element_id} is an input of type {input_type}: use CLICK")
     await _scroll_into_view(cdp, ref)
     if tag == "input" and input_type in _VALUE_SET_TYPES:
-        await _call(cdp, object_id, "function() { this.focus(); }")
-        await _call(cdp, object_id, _SET_VALUE, value)
+        await call_function(cdp, object_id, "function() { this.focus(); }")
+        await call_function(cdp, object_id, _SET_VALUE, value)
         result.method = "set-value"
     else:
-        before = await _call(cdp, object_id, _FOCUS_SELECT)
+        before = await call_function(cdp, object_id, _FOCUS_SELECT)
         keyboard = session.page.keyboard
         if value:
             await keyboard.insert_text(value)
         else:
             await keyboard.press("Delete")
         result.method = "keyboard"
-        now = await _call(cdp, object_id, _VALUE)
+        now = await call_function(cdp, object_id, _VALUE)
         if before and value and now == before + value:
             # the page moved the caret to the end when the field was focused, so the old text
             # stayed in front of the new: the value is set as a whole instead
-            await _call(cdp, object_id, _SET_VALUE, value)
+            await call_function(cdp, object_id, _SET_VALUE, value)
             result.method = "keyboard, then set-value (the old text had stayed)"
     if action.press_enter:
         await session.page.keyboard.press("Enter")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 
+from webagent.browser.actions import call_function
 from webagent.browser.timing import within
 
 AX_TIMEOUT_S = 5.0
@@ -69,14 +70,8 @@ _TEXT_JS = "function () { return this.textContent; }"
 async def _label_text(cdp, bid: int, timeout_s: float) -> str:
     try:
         found = await within(cdp.send("DOM.resolveNode", {"backendNodeId": bid}), timeout_s)
-        reply = await within(
-            cdp.send(
-                "Runtime.callFunctionOn",
-                {"objectId": found["object"]["objectId"], "functionDeclaration": _TEXT_JS, "returnByValue": True},
-            ),
-            timeout_s,
-        )
-        return " ".join(str(reply.get("result", {}).get("value") or "").split())
+        text = await within(call_function(cdp, found["object"]["objectId"], _TEXT_JS), timeout_s)
+        return " ".join(str(text or "").split())
     except Exception:  # noqa: BLE001 - a label gone meanwhile: the field stays unnamed
         return ""
 

@@ -25,12 +25,14 @@ from typing import Any
 from lxml import etree
 
 from webagent.browser import snapshot as snap
+from webagent.browser.actions import call_function
 from webagent.browser.ax import ax_names
 from webagent.browser.errors import CaptureError, SharedTargetError
 from webagent.browser.models import ElementRef, Observation, Timings
 from webagent.browser.timing import within
 from webagent.html import clean_tree
-from webagent.html.dom import LIVE_ATTRS, VOID_TAGS
+from webagent.html.clean import serialise
+from webagent.html.dom import LIVE_ATTRS
 
 SNAPSHOT_TIMEOUT_S = 10.0
 FRAME_TIMEOUT_S = 3.0
@@ -91,14 +93,8 @@ async def invalid_fields(cdp, timeout_s: float = FRAME_TIMEOUT_S) -> dict[int, s
             if not prop.get("name", "").isdigit() or not element:
                 continue
             node = await within(cdp.send("DOM.describeNode", {"objectId": element}), timeout_s)
-            message = await within(
-                cdp.send(
-                    "Runtime.callFunctionOn",
-                    {"objectId": element, "functionDeclaration": _MESSAGE_JS, "returnByValue": True},
-                ),
-                timeout_s,
-            )
-            found[node["node"]["backendNodeId"]] = str(message.get("result", {}).get("value") or "")
+            message = await within(call_function(cdp, element, _MESSAGE_JS), timeout_s)
+            found[node["node"]["backendNodeId"]] = str(message or "")
     except Exception:  # noqa: BLE001 - validity is extra state: never fail the capture for it
         return found
     finally:
@@ -212,7 +208,7 @@ async def capture(
     # The landed cleaning, on the tree we already hold (clean_html would parse
     # raw_html back into this very tree first); Mind2Web's attributes plus the few the
     # agent view reads (label targets, contenteditable, disabled).
-    cleaned = _serialise(clean_tree(root, LIVE_ATTRS))
+    cleaned = serialise(clean_tree(root, LIVE_ATTRS))
     t_clean = time.perf_counter()
     title = _title(main)
     return Observation(
@@ -231,16 +227,6 @@ async def capture(
         truncated=truncated,
         frame_errors=errors,
     )
-
-
-def _serialise(root) -> str:
-    """Cleaned HTML text, written as ``clean_html`` writes it: every non-void element
-    with an explicit closing tag (``<div></div>``, never ``<div/>``)."""
-    for el in root.iter(tag=etree.Element):
-        if el.text is None and el.tag not in VOID_TAGS and not len(el):
-            el.text = ""
-    root.tail = None
-    return etree.tostring(root, encoding="unicode")
 
 
 def _title(snapshot: dict) -> str:

@@ -51,8 +51,11 @@ _BAD_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
 
 
-def _xml_parser() -> etree.XMLParser:
+def xml_parser(target: object = None) -> etree.XMLParser:
+    """The strict parser of cleaned HTML; with ``target``, a parser target that gets its events
+    (``render``'s builder) instead of a tree."""
     return etree.XMLParser(
+        target=target,
         encoding="utf-8",
         huge_tree=True,
         remove_comments=True,
@@ -107,7 +110,7 @@ def parse_cleaned(cleaned_html: str):
     root = None
     if cleaned_html.lstrip()[:1] == "<":
         try:
-            root = etree.fromstring(cleaned_html.encode("utf-8", errors="replace"), _xml_parser())
+            root = etree.fromstring(cleaned_html.encode("utf-8", errors="replace"), xml_parser())
         except (etree.XMLSyntaxError, ValueError):
             root = None
         if root is not None:
@@ -265,10 +268,12 @@ def clean_tree(root, extra_attrs: frozenset = frozenset()):
     return root
 
 
-def _serialise(root) -> str:
+def serialise(root) -> str:
+    """Cleaned HTML text: every non-void element with an explicit closing tag (``<div></div>``,
+    never ``<div/>``); ``capture`` writes a live page's cleaned tree with it too."""
     for el in root.iter(tag=etree.Element):
         if el.text is None and not len(el) and el.tag not in VOID_TAGS:
-            el.text = ""  # explicit closing tag: `<div></div>`, never `<div/>`
+            el.text = ""
     root.tail = None
     return etree.tostring(root, encoding="unicode")
 
@@ -280,7 +285,7 @@ def clean_html(raw_html: str, extra_attrs: frozenset = frozenset()) -> str:
     Idempotent: ``clean_html(clean_html(x)) == clean_html(x)``. Raises
     ``UserError`` for empty input or input without elements.
     """
-    return _serialise(clean_tree(parse_cleaned(raw_html), extra_attrs))
+    return serialise(clean_tree(parse_cleaned(raw_html), extra_attrs))
 
 
 def load_tree(html: str):

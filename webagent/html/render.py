@@ -26,7 +26,7 @@ from itertools import accumulate
 
 from lxml import etree
 
-from webagent.html.clean import load_tree
+from webagent.html.clean import load_tree, xml_parser
 from webagent.html.dom import EMPTY_VALUES, ID_ATTR, RENDER_ATTRS, is_interactive
 
 MAX_ATTR_WORDS = 5  # words kept from one attribute value (MindAct: 5)
@@ -235,18 +235,6 @@ def flatten(root) -> Flat:
     return _replay(root, _Builder())
 
 
-def _xml_target_parser(builder: object) -> etree.XMLParser:  # any parser target
-    return etree.XMLParser(
-        target=builder,
-        encoding="utf-8",
-        huge_tree=True,
-        resolve_entities=False,
-        no_network=True,
-        remove_comments=True,
-        remove_pis=True,
-    )
-
-
 class _AmpProbe:
     def start(self, _tag, attrib) -> None:
         self.value = attrib["v"]
@@ -259,7 +247,7 @@ class _AmpProbe:
 
 
 #: Whether this libxml2 hands "&" in attribute values to a parser target as "&#38;".
-_AMP_ESCAPED = etree.fromstring(b'<a v="&amp;"/>', _xml_target_parser(_AmpProbe()))
+_AMP_ESCAPED = etree.fromstring(b'<a v="&amp;"/>', xml_parser(_AmpProbe()))
 
 
 def flatten_markup(html: str) -> Flat:
@@ -271,7 +259,7 @@ def flatten_markup(html: str) -> Flat:
     goes through ``load_tree`` (forgiving parse, cleaning when ids are missing).
     """
     if isinstance(html, str) and html.strip()[:1] == "<":
-        parser = _xml_target_parser(_Builder(amp_escaped=_AMP_ESCAPED))
+        parser = xml_parser(_Builder(amp_escaped=_AMP_ESCAPED))
         try:
             flat = etree.fromstring(html.encode("utf-8", errors="replace"), parser)
         except (etree.XMLSyntaxError, ValueError):
