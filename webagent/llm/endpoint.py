@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing, nullcontext
 from dataclasses import dataclass, replace
+from typing import Any
 
 from webagent.errors import UserError
 from webagent.llm.cache import Cache
@@ -133,22 +134,11 @@ async def _open_backend(opts: EndpointOptions, gguf: str | None = None, log_name
 
 
 @asynccontextmanager
-async def open_client(options: EndpointOptions, *, cache: Cache | None = None) -> AsyncIterator[LLMClient]:
-    opts = options.resolved()
-    if opts.concurrency < 1:
-        raise UserError(f"--concurrency must be at least 1 (got {opts.concurrency})")
-    if opts.threads is not None and opts.threads < 1:
-        raise UserError(f"--threads must be at least 1 (got {opts.threads})")
-    backend, server = await _open_backend(opts)
-    own_cache = cache is None and opts.cache  # opened here, so closed here
-    if own_cache:
-        cache = Cache()
+async def _client(opts: EndpointOptions, backend, server, **kwargs: Any) -> AsyncIterator[LLMClient]:
+    """A client of `backend` (`_open_backend`'s) with `opts`' limits and `kwargs` (its cache,
+    its usage); closed, and `server` stopped, at the end."""
     client = LLMClient(
-        backend,
-        cache=cache if opts.cache else None,
-        concurrency=opts.concurrency,
-        structured=opts.structured,
-        max_retries=opts.max_retries,
+        backend, concurrency=opts.concurrency, structured=opts.structured, max_retries=opts.max_retries, **kwargs
     )
     try:
         yield client
@@ -156,8 +146,20 @@ async def open_client(options: EndpointOptions, *, cache: Cache | None = None) -
         await client.close()
         if server is not None:
             server.stop()
-        if own_cache and cache is not None:
-            cache.close()
+
+
+@asynccontextmanager
+async def open_client(options: EndpointOptions, *, cache: Cache | None = None) -> AsyncIterator[LLMClient]:
+    opts = options.resolved()
+    if opts.concurrency < 1:
+        raise UserError(f"--concurrency must be at least 1 (got {opts.concurrency})")
+    if opts.threads is not None and opts.threads < 1:
+        raise UserError(f"--threads must be at least 1 (got {opts.threads})")
+    backend, server = await _open_backend(opts)
+    own_cache = Cache() if cache is None and opts.cache else None  # opened here, so closed here
+    with closing(own_cache) if own_cache is not None else nullcontext():
+        async with _client(opts, backend, server, cache=(own_cache or cache) if opts.cache else None) as client:
+            yield client
 
 
 def gist_model_options(options: EndpointOptions, gist_model: str) -> tuple[EndpointOptions, str | None]:
@@ -189,17 +191,5 @@ async def open_gist_client(
         return
     opts, gguf = gist_model_options(options, gist_model)
     backend, server = await _open_backend(opts, gguf, log_name="llama-server-gist-model.log")
-    memory_client = LLMClient(
-        backend,
-        cache=client.cache,
-        concurrency=opts.concurrency,
-        structured=opts.structured,
-        max_retries=opts.max_retries,
-        usage=Usage(parent=client.usage),
-    )
-    try:
+    async with _client(opts, backend, server, cache=client.cache, usage=Usage(parent=client.usage)) as memory_client:
         yield memory_client
-    finally:
-        await memory_client.close()
-        if server is not None:
-            server.stop()
