@@ -27,6 +27,7 @@ from pathlib import Path
 from webagent.apps.install import app_home, install, venv_python
 from webagent.apps.spec import App
 from webagent.errors import UserError
+from webagent.llm.local import _free_port as free_port  # a free port on 127.0.0.1
 from webagent.llm.local import die_with_parent
 
 READY_TIMEOUT_S = 60.0
@@ -37,12 +38,6 @@ _SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
 
 class AppError(Exception):
     """The app's own machinery failed (a check that crashed): not the agent's fault."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def named_port(name: str) -> int:
