@@ -298,6 +298,7 @@ async def view_command(url, as_json, wait_for_text, wait_timeout, allow_domains)
 
 
 from webagent.apps.cli import apps_group  # noqa: E402 - the real-app suite
+from webagent.cli_replay import replay_command, workflows_group  # noqa: E402 - replay and workflows
 from webagent.cli_run import run_command  # noqa: E402 - the agent's command lives in its own module
 from webagent.cli_teach import teach_command  # noqa: E402 - teach by showing
 from webagent.miniwob.cli import miniwob_command  # noqa: E402
@@ -308,10 +309,8 @@ main.add_command(teach_command)
 main.add_command(skills_group)
 main.add_command(apps_group)
 main.add_command(miniwob_command)
-
-from webagent.cli_replay import register as register_replay  # noqa: E402 - replay and workflows
-
-register_replay(main)
+main.add_command(replay_command)
+main.add_command(workflows_group)
 
 
 if __name__ == "__main__":

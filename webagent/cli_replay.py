@@ -156,11 +156,3 @@ def workflows_rm(names) -> None:
     for name in names:
         store.remove(name)
         click.echo(f"removed {name}")
-
-
-def register(main: click.Group) -> None:
-    main.add_command(replay_command)
-    main.add_command(workflows_group)
-
-
-__all__ = ["register", "replay_command", "workflows_group"]

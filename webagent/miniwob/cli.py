@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 
 import click
@@ -19,10 +20,6 @@ from webagent.cli_common import (
     user_errors,
 )
 from webagent.errors import UserError
-
-
-def _progress(message: str) -> None:
-    click.echo(message, err=True)
 
 
 def _episode_concurrency(func):
@@ -130,7 +127,7 @@ async def miniwob_command(
                 options=options,
                 cdp_url=cdp_url,
                 traces=not no_traces,
-                progress=_progress,
+                progress=partial(click.echo, err=True),
                 shard=shard_of,
                 cluster=cluster,
                 endpoint=endpoint,

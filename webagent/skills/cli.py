@@ -57,7 +57,6 @@ def list_command(site, as_json) -> None:
 @user_errors
 def show_command(site, skill_id) -> None:
     """One skill: its parameters, start page and steps."""
-    from webagent.errors import UserError
     from webagent.skills import store
 
     skill = next((s for s in store.load(site) if s.id == skill_id), None)
