@@ -61,8 +61,7 @@ class Interceptor:
         try:
             await within(self.cdp.send("Browser.getVersion"), 5)
         except Exception as exc:  # noqa: BLE001 - its CDP session is gone: nothing is checked any more
-            first = str(exc).strip().splitlines()
-            return f"the navigation guard was lost ({first[0] if first else type(exc).__name__})"
+            return f"the navigation guard was lost ({first_line(exc)})"
         return None
 
     async def stop(self) -> None:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from webagent.browser.guard import redact
+from webagent.html.dom import valid_tag
 
 STYLES = ["display", "visibility", "opacity", "pointer-events", "cursor"]
 CLICKABLE_MAX_ELEMENTS = 40
@@ -44,8 +45,6 @@ INFORMATIVE_ATTRS = frozenset(
 )
 INTERACTIVE = frozenset({"a", "button", "input", "select", "option", "textarea", "label", "iframe"})
 _BAD_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-_ATTR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-_TAG_NAME = _ATTR_NAME
 
 
 def _xml(text: str) -> str:
@@ -297,7 +296,7 @@ class _DocView:
 
     def _tag(self, i: int) -> str:
         tag = self.tags[i]
-        return tag if _TAG_NAME.match(tag) else "span"
+        return tag if valid_tag(tag) else "span"
 
     def _attrib(self, i: int, prefix: str, offset, out: Built) -> dict[str, str]:
         table = self.t
@@ -377,7 +376,7 @@ def _attr_name(table: _Strings, k: int) -> str | None:
     name = _NAME_CACHE.get(raw, "")
     if name == "":
         low = raw.lower()
-        name = None if low in _SKIP_ATTRS or not _ATTR_NAME.match(low) else low
+        name = None if low in _SKIP_ATTRS or not valid_tag(low) else low
         if len(_NAME_CACHE) < 10000:
             _NAME_CACHE[raw] = name
     return name

@@ -174,10 +174,7 @@ Unit = tuple[bool, int]  # (is_shell, element number)
 
 
 def _check_depth(depth) -> None:
-    if isinstance(depth, str):
-        if depth != "auto":
-            raise UserError(f"depth must be an integer >= 0 or 'auto', got {depth!r}")
-    elif isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+    if depth != "auto" and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
         raise UserError(f"depth must be an integer >= 0 or 'auto', got {depth!r}")
 
 
