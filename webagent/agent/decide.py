@@ -6,7 +6,7 @@ reply schema of the controls in view (``webagent.web.live_action``)."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from webagent.agent.options import AgentOptions
 from webagent.browser import Observation
@@ -38,7 +38,7 @@ class Decision:
     outcome: LiveOutcome
     context: str
     allowed: list[str]
-    skipped_lookup: str | None = None  # why gists and look-up were skipped
+    lookup_skipped: str | None = None  # why gists and look-up were skipped
     gists: list[str] = field(default_factory=list)
     gist_fallbacks: list[int] = field(default_factory=list)
     gists_reused: int = 0
@@ -52,18 +52,15 @@ class Decision:
 
     def trace_fields(self) -> dict:
         """What a step's record keeps of the decision (``webagent.trace.writer``)."""
-        return {
-            "context_words": self.context_words,
-            "lookup_skipped": self.skipped_lookup,
-            "gists": self.gists,
-            "gist_fallbacks": self.gist_fallbacks,
-            "gists_reused": self.gists_reused,
-            "lookup": self.lookup,
-            "expanded": self.expanded,
-            "dropped_for_context": self.dropped_for_context,
-            "replies": self.outcome.replies,
-            "failures": self.failures,
-        }
+        untraced = (
+            "outcome",
+            "context",
+            "allowed",
+            "endpoint_failed",
+            "times",
+        )  # every other field is kept, by its name
+        kept = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in untraced}
+        return kept | {"replies": self.outcome.replies}
 
 
 async def decide(
@@ -125,7 +122,7 @@ async def decide(
                 page,
                 allowed,
                 context_words=word_count(page),
-                skipped_lookup=f"the whole page ({word_count(page)} words) fits the context",
+                lookup_skipped=f"the whole page ({word_count(page)} words) fits the context",
                 endpoint_failed=outcome.endpoint_failed,
                 failures=outcome.failures,
                 times={"action_s": time.perf_counter() - t0},
@@ -140,13 +137,7 @@ async def decide(
     t0 = time.perf_counter()
     found = await look_up(client, memory, task=task, previous_actions=history, max_pages=options.max_lookup)
     times["lookup_s"] = time.perf_counter() - t0
-    lookup_info = {
-        "pages": found.pages,
-        "calls": found.calls,
-        "failures": found.failures,
-        "problem": found.problem,
-        "replies": found.replies,
-    }
+    lookup_info = {name: getattr(found, name) for name in ("pages", "calls", "failures", "problem", "replies")}
     t0 = time.perf_counter()
     decision = await act_on_memory(
         client,
