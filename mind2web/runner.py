@@ -21,8 +21,8 @@ from rich.console import Console
 
 import webagent.harness as harness
 from mind2web.data import Step, Task
-from mind2web.methods import StepInput, Variant, predict
-from mind2web.metrics import score_step
+from mind2web.methods import StepInput, StepPrediction, Variant, predict
+from mind2web.metrics import StepResult, missing_step, score_step
 from mind2web.rows import (
     STEPS_FILE,
     PlannedTask,
@@ -34,7 +34,7 @@ from mind2web.rows import (
 )
 from webagent.errors import UserError
 from webagent.harness import ResultsFolder, cut_torn_tail
-from webagent.html import split_snippets
+from webagent.html import Snippet, split_snippets
 from webagent.llm.client import EndpointUnavailable, LLMClient
 from webagent.memory import compression_rate
 from webagent.prompts import prompt_hash
@@ -127,34 +127,49 @@ def _cost(usage) -> dict:
     return {name: getattr(usage, name) if usage is not None else 0 for name in _COST_FIELDS}
 
 
-def failed_row(
-    variant: Variant, base: dict, problem: str, *, endpoint_failed: bool = False, usage=None, wall_s: float = 0.0
+def step_row(
+    variant: Variant,
+    base: dict,
+    pred: StepPrediction,
+    scored: StepResult,
+    snippets: list[Snippet],
+    usage,
+    wall_s: float,
 ) -> StepRow:
-    """A step that predicted nothing: scored as wrong, its failure kept visible."""
+    """One method's row for one step: its prediction, its score, the snippets it read from and what it cost."""
+    full_words = sum(s.words for s in snippets)  # StepInput.full_words
     return StepRow(
         variant=variant.name,
         **base,
-        element_id=None,
-        op=None,
-        value=None,
-        element_correct=False,
-        op_f1=0.0,
-        step_success=False,
-        full_words=0,
-        context_words=0,
-        compression_rate=0.0,
-        num_snippets=0,
-        gist_memory_words=None,
-        lookups=[],
-        lookup_calls=0,
-        act_on=None,
-        failures=1,
-        lookup_failures=0,
-        endpoint_failed=endpoint_failed,
-        problem=problem,
+        element_id=pred.element_id,
+        op=pred.op,
+        value=pred.value,
+        element_correct=scored.element_correct,
+        op_f1=scored.op_f1,
+        step_success=scored.step_success,
+        full_words=full_words,
+        context_words=pred.context_words,
+        compression_rate=round(compression_rate(full_words, pred.context_words), 2),
+        num_snippets=len(snippets),
+        gist_memory_words=pred.gist_memory_words,
+        lookups=pred.lookups,
+        lookup_calls=pred.lookup_calls,
+        act_on=pred.act_on,
+        failures=pred.failures,
+        lookup_failures=pred.lookup_failures,
+        endpoint_failed=pred.endpoint_failed,
+        problem=pred.problem,
         **_cost(usage),
         wall_s=wall_s,
     )
+
+
+def failed_row(
+    variant: Variant, base: dict, problem: str, *, endpoint_failed: bool = False, usage=None, wall_s: float = 0.0
+) -> StepRow:
+    """A step that predicted nothing: scored as wrong (as a missing step), its failure kept visible."""
+    nothing = StepPrediction(None, None, None, 0, failures=1, problem=problem, endpoint_failed=endpoint_failed)
+    return step_row(variant, base, nothing, missing_step(base["annotation_id"], base["action_uid"]), [], usage, wall_s)
 
 
 _WATCHING: dict[type, type] = {}  # one subclass per client class
@@ -234,36 +249,11 @@ async def run_step(client: LLMClient, step: Step, variants: list[Variant], confi
         scored = score_step(
             action, pred.element_id, pred.op, pred.value, annotation_id=step.annotation_id, split=step.split
         )
-        endpoint_failed = pred.endpoint_failed or bool(endpoint_errors)
-        problem = pred.problem
-        if endpoint_errors and not problem:
-            problem = f"endpoint unavailable: {endpoint_errors[0]}"
-        emit(
-            StepRow(
-                variant=variant.name,
-                **base,
-                element_id=pred.element_id,
-                op=pred.op,
-                value=pred.value,
-                element_correct=scored.element_correct,
-                op_f1=scored.op_f1,
-                step_success=scored.step_success,
-                full_words=step_input.full_words,
-                context_words=pred.context_words,
-                compression_rate=round(compression_rate(step_input.full_words, pred.context_words), 2),
-                num_snippets=len(snippets),
-                gist_memory_words=pred.gist_memory_words,
-                lookups=pred.lookups,
-                lookup_calls=pred.lookup_calls,
-                act_on=pred.act_on,
-                failures=pred.failures,
-                lookup_failures=pred.lookup_failures,
-                endpoint_failed=endpoint_failed,
-                problem=problem,
-                **_cost(scoped.usage.total),
-                wall_s=round(time.perf_counter() - started, 3),
-            )
-        )
+        if endpoint_errors:
+            pred.endpoint_failed = True
+            pred.problem = pred.problem or f"endpoint unavailable: {endpoint_errors[0]}"
+        wall_s = round(time.perf_counter() - started, 3)
+        emit(step_row(variant, base, pred, scored, snippets, scoped.usage.total, wall_s))
 
     await asyncio.gather(*(one(v) for v in variants))
 
