@@ -87,8 +87,8 @@ async def run_episode(
             skills=skills or [],
         )
     finally:
-        if trace is not None and trace.steps_path.is_file():
+        if trace is not None:
             write_report(trace.folder)
     verdict = await task.validate(result.answer)
-    steps = trace.steps() if trace is not None and trace.steps_path.is_file() else []
+    steps = trace.steps() if trace is not None else []
     return Episode(goal, result, verdict, steps)

@@ -130,8 +130,7 @@ class LiveRun:
         finally:
             if self.recorder is not None and self.recorder.steps:
                 self.recorder.write()  # scrubbed for every secret the run learnt, also after its last record
-            if (trace.folder / "steps.jsonl").is_file():
-                write_report(trace.folder)
+            write_report(trace.folder)
             if stop_site is not None:
                 stop_site()
 

@@ -47,11 +47,13 @@ from webagent.browser import ActionResult
 from webagent.errors import UserError
 from webagent.llm.client import LLMClient
 from webagent.problems import ProblemKind
+from webagent.skills import store as skill_store
+from webagent.skills.learn import site_of
 from webagent.skills.offer import block as skill_block
 from webagent.skills.offer import offers as skill_offers
 from webagent.skills.run import started
 from webagent.trace.record import InnerStep, StepRecord, step_record
-from webagent.trace.writer import TraceWriter, scrub
+from webagent.trace.writer import TraceWriter, screenshot, scrub
 from webagent.web.form_check import check_form, form_fields
 from webagent.web.live_action import LiveAction, LiveOutcome
 from webagent.web.live_chat import LiveChat
@@ -141,8 +143,8 @@ async def run_agent(
         except CaptureError as exc:
             result.status, result.error = "error", f"the page could not be captured: {exc}"
             return result
-        if options.skills:  # the start site's skills (none offered unless some were learned)
-            state.skills = skills if skills is not None else _stored_skills(state.obs.url)
+        if options.skills:  # the start site's skills (``webagent skills``; none offered unless some were learned)
+            state.skills = skills if skills is not None else skill_store.load(site_of(state.obs.url))
         for n in range(1, options.max_steps + 1):
             record, outcome = await _step(browser, client, state, n, trace, recorder, after_step)
             result.steps = n
@@ -220,12 +222,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     shot = None
     dialog = getattr(browser, "dialog", None)  # a dialog the last action raised: the page waits for its answer
     if trace is not None and options.screenshots and dialog is None:  # (a screenshot would wait too)
-        t0 = time.perf_counter()
-        try:
-            shot = await browser.page.screenshot(full_page=True, timeout=5000)
-        except Exception:  # noqa: BLE001 - a step without a picture is still a step
-            shot = None
-        times["screenshot_s"] = time.perf_counter() - t0
+        shot = await screenshot(browser, times)
     t0 = time.perf_counter()
     snippets, view = state.view(obs)
     problem = None if snippets else "the page shows nothing to act on"
@@ -484,11 +481,3 @@ def _filled(
 def _fields(record: StepRecord) -> list[dict]:
     """A FILL's fields as its record keeps them (a password's value REDACTED)."""
     return [f.model_dump() for f in record.action.fields] if record.action is not None else []
-
-
-def _stored_skills(url: str) -> list:
-    """The skills kept for ``url``'s site (``webagent skills``); none when the store has none."""
-    from webagent.skills import store
-    from webagent.skills.learn import site_of
-
-    return store.load(site_of(url))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import time
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -35,10 +35,10 @@ from webagent.browser import REDACTED
 from webagent.errors import UserError
 from webagent.trace import params as P
 from webagent.trace import workflow as W
-from webagent.trace.fingerprint import fingerprint_of, url_pattern
+from webagent.trace.fingerprint import fingerprint_of, squash, url_pattern
 from webagent.trace.match import Match, find
 from webagent.trace.record import StepRecord, step_record
-from webagent.trace.writer import TraceWriter, scrub
+from webagent.trace.writer import TraceWriter, screenshot, scrub
 from webagent.web.live_action import LiveAction
 
 REPAIR_ATTEMPTS = 3
@@ -55,17 +55,9 @@ class ReplayResult(AgentResult):
     workflow: dict | None = None  # the program after repairs
     saved_to: str | None = None
 
-    def to_json(self) -> dict:
-        return {
-            **super().to_json(),
-            "replayed": self.replayed,
-            "repaired": self.repaired,
-            "model_calls": self.model_calls,
-            "wall_s": round(self.wall_s, 3),
-            "startup_s": round(self.startup_s, 3),
-            "misses": self.misses,
-            "saved_to": self.saved_to,
-        }
+    def to_json(self) -> dict:  # every field but the workflow (written beside it), the times rounded
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "workflow"}
+        return data | {"wall_s": round(self.wall_s, 3), "startup_s": round(self.startup_s, 3)}
 
 
 def _rebase(url: str, old_start: str, new_start: str) -> str:
@@ -78,10 +70,6 @@ def _rebase(url: str, old_start: str, new_start: str) -> str:
     old_dir, new_dir = old.path.rsplit("/", 1)[0] + "/", new.path.rsplit("/", 1)[0] + "/"
     path = new_dir + parts.path[len(old_dir) :] if parts.path.startswith(old_dir) else parts.path
     return urlunsplit((new.scheme, new.netloc, path, parts.query, parts.fragment))
-
-
-def _norm(text: str | None) -> str:
-    return " ".join((text or "").lower().split())
 
 
 class Replay:
@@ -142,17 +130,9 @@ class Replay:
         want = url_pattern(_rebase(page.get("url", ""), self.workflow["start_url"], self.start))
         have = url_pattern(obs.url)
         title = P.apply(page.get("title", ""), self.mapping)
-        if want.split("?")[0] == have.split("?")[0] or (title and _norm(title) == _norm(obs.title)):
+        if want.split("?")[0] == have.split("?")[0] or (title and squash(title).lower() == squash(obs.title).lower()):
             return True, ""
         return False, (f'the page is {have} "{obs.title}", the recorded step was on {want} "{title}"')
-
-    @staticmethod
-    def _action(op: str, element_id: str | None, value: str, press_enter: bool) -> LiveAction:
-        """A recorded step's action, with its values as recorded or given (not a model's reply:
-        nothing in it is checked against the page or trimmed)."""
-        return LiveAction.model_construct(
-            operation=op, element_id=element_id or "", value=value, press_enter=bool(press_enter)
-        )
 
     async def _observe(self, step: dict | None):
         t0 = time.perf_counter()
@@ -161,15 +141,7 @@ class Replay:
             await self.browser.settle()  # a navigation may still be under way
             obs = await self.browser.observe()
         self._times = {"observe_s": time.perf_counter() - t0}
-        shot = None
-        if self.options.screenshots:
-            t0 = time.perf_counter()
-            try:
-                shot = await self.browser.page.screenshot(full_page=True, timeout=5000)
-            except Exception:  # noqa: BLE001 - a step without a picture is still a step
-                shot = None
-            self._times["screenshot_s"] = time.perf_counter() - t0
-        return obs, shot
+        return obs, await screenshot(self.browser, self._times) if self.options.screenshots else None
 
     def _write(
         self,
@@ -308,8 +280,7 @@ class Replay:
             )
             from webagent.replay.report import write_replay_report
 
-            if (trace.folder / "steps.jsonl").is_file():
-                write_replay_report(trace.folder)
+            write_replay_report(trace.folder)
         return result
 
     def _summary(self, result: ReplayResult) -> dict:
@@ -351,7 +322,13 @@ class Replay:
                     if not match.found:
                         miss = match.why
                 if match is None or match.found:
-                    action = self._action(op, element_id, value, step.get("press_enter", False))
+                    # as recorded or given (not a model's reply: nothing in it is checked against the page or trimmed)
+                    action = LiveAction.model_construct(
+                        operation=op,
+                        element_id=element_id or "",
+                        value=value,
+                        press_enter=bool(step.get("press_enter")),
+                    )
                     secret = bool(step.get("secret"))
                     executed, _ = await self._do(obs, shot, step, i, "replayed", action, {}, match=match, secret=secret)
                     if executed is None or executed.ok:  # a DONE, or an action that worked

@@ -221,7 +221,6 @@ def step_record(
     shown = _shown(action, secret, hidden) if action is not None else None
     acted = ok and not dry_run and obs is not None and action is not None
     data = {
-        "version": VERSION,
         "step": step,
         "url": url,
         "title": title,

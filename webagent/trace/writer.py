@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from pathlib import Path
 
 from webagent.browser import REDACTED
@@ -39,6 +40,18 @@ def outline_png(png: bytes, box: tuple[float, float, float, float] | None) -> by
     out = io.BytesIO()
     image.save(out, format="PNG", optimize=False)
     return out.getvalue()
+
+
+async def screenshot(browser, times: dict[str, float]) -> bytes | None:
+    """The page before a step's action, for ``TraceWriter.write_step`` (None when it cannot be
+    taken); the seconds it took go to ``times``."""
+    t0 = time.perf_counter()
+    try:
+        return await browser.page.screenshot(full_page=True, timeout=5000)
+    except Exception:  # noqa: BLE001 - a step without a picture is still a step
+        return None
+    finally:
+        times["screenshot_s"] = time.perf_counter() - t0
 
 
 class TraceWriter:
