@@ -20,14 +20,10 @@ from webagent.trace import workflow as W
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
-def home() -> Path:
+def root() -> Path:
     from webagent.llm.cache import webagent_home
 
-    return webagent_home()
-
-
-def root() -> Path:
-    return home() / "workflows"
+    return webagent_home() / "workflows"
 
 
 def check_name(name: str) -> str:
@@ -54,16 +50,18 @@ def save(name: str, workflow: dict, *, note: str = "saved") -> Path:
     return path
 
 
-def load(name: str) -> dict:
+def _saved(name: str) -> Path:
     if not exists(name):
         raise UserError(f"no saved workflow {name!r} (see `webagent workflows list`)")
-    return W.load(folder(name))
+    return folder(name)
+
+
+def load(name: str) -> dict:
+    return W.load(_saved(name))
 
 
 def remove(name: str) -> None:
-    if not exists(name):
-        raise UserError(f"no saved workflow {name!r} (see `webagent workflows list`)")
-    shutil.rmtree(folder(name))
+    shutil.rmtree(_saved(name))
 
 
 def listing() -> list[dict]:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from webagent.errors import DataError, UserError
 from webagent.skills.learn import merge
 from webagent.skills.model import VERSION, Skill
+from webagent.trace.workflow import write_json
 
 
 def root() -> Path:
@@ -54,12 +55,7 @@ def read_file(path: Path) -> list[Skill]:
 
 
 def write_file(path: Path, skills: list[Skill]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    payload = {"version": VERSION, "skills": [s.model_dump() for s in skills]}
-    tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(path)  # whole or not at all: a failure halfway loses nothing
-    return path
+    return write_json(path, {"version": VERSION, "skills": [s.model_dump() for s in skills]})
 
 
 def every_skill() -> list[Skill]:

@@ -121,11 +121,15 @@ def load(folder: str | Path, declared: dict[str, str] | None = None) -> dict:
 
 
 def save(workflow: dict, folder: str | Path) -> Path:
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / FILE
+    return write_json(Path(folder) / FILE, workflow)
+
+
+def write_json(path: Path, data) -> Path:
+    """``data`` written to ``path`` whole or not at all: a failure halfway loses nothing (a
+    workflow, a site's skills)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(workflow, indent=1, ensure_ascii=False), encoding="utf-8")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
     tmp.replace(path)
     return path
 
