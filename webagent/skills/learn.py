@@ -64,29 +64,22 @@ def _is_link(step: dict) -> bool:
 
 def cut(steps: list[dict]) -> list[list[dict]]:
     """The workflow's steps (``replay.workflow.from_trace``) in pieces (see the module docstring)."""
-    pieces: list[list[dict]] = []
-    current: list[dict] = []
+    cuts: list[list[dict]] = [[]]  # the last is the piece being cut; an empty one is dropped below
     for step in steps:
         if step["op"] in ("DONE", "BACK", "SCROLL"):
-            if current:
-                pieces.append(current)
-            current = []
+            cuts.append([])
             continue
-        if step["op"] == "GOTO" and current:
-            pieces.append(current)
-            current = []
-        elif current and current[-1]["op"] != "GOTO" and step["page"]["pattern"] != current[-1]["page"]["pattern"]:
-            pieces.append(current)
-            current = []
-        current.append(step)
+        last = cuts[-1][-1] if cuts[-1] else None
+        if last and (
+            step["op"] == "GOTO" or (last["op"] != "GOTO" and step["page"]["pattern"] != last["page"]["pattern"])
+        ):
+            cuts.append([])
+        cuts[-1].append(step)
         if _sends(step):
-            pieces.append(current)
-            current = []
-    if current:
-        pieces.append(current)
+            cuts.append([])
     joined: list[list[dict]] = []
     link: list[dict] = []  # the last lone link click: the way into the next piece's page
-    for piece in pieces:
+    for piece in filter(None, cuts):
         if len(piece) == 1 and _is_link(piece[0]):
             link = piece
             continue
@@ -110,11 +103,6 @@ def _name(piece: list[dict]) -> str:
 def _stable(url: str) -> bool:
     """A page's path holds no record number (``/issue?@template=item``, not ``/tickets/28/``)."""
     return not any(ch.isdigit() for ch in urlsplit(url).path)
-
-
-def _reachable(piece: list[dict]) -> bool:
-    """A stable address: a GOTO began it, or its start page's path holds no record number."""
-    return piece[0]["op"] == "GOTO" or _stable(piece[0]["page"]["url"])
 
 
 def _named_in(option: str, task: str) -> bool:
@@ -149,16 +137,9 @@ def skill_of(piece: list[dict], workflow_params: dict, source: str, kind: str, t
             )
         else:
             param = None
+        # the workflow step's own fields (``trace.workflow.from_trace``), its parameter as found here
         steps.append(
-            SkillStep(
-                op=s["op"],
-                value=s.get("value") or "",
-                param=param,
-                press_enter=bool(s.get("press_enter")),
-                target=s.get("target"),
-                page=s["page"],
-                text=s.get("text") or "",
-            )
+            SkillStep.model_validate({k: v for k, v in s.items() if k in SkillStep.model_fields} | {"param": param})
         )
     first = piece[0]
     forms = [(s.get("target") or {}).get("form") for s in piece]
@@ -174,7 +155,7 @@ def skill_of(piece: list[dict], workflow_params: dict, source: str, kind: str, t
             pattern=first["page"]["pattern"],
             title=first["page"].get("title") or "",
             form=form,
-            reachable=_reachable(piece),
+            reachable=first["op"] == "GOTO" or _stable(first["page"]["url"]),  # a GOTO began it, or no record number
         ),
         params=list(params.values()),
         steps=steps,

@@ -36,15 +36,6 @@ def started(done: list[InnerStep]) -> bool:
     return any(d.ok and d.op != "GOTO" for d in done)
 
 
-def _value(step, args: dict[str, str], reveal) -> str:
-    """The value to use: the recorded one, or the argument given for the step's parameter (a
-    placeholder revealed; the trace keeps ``REDACTED`` for a secret step, see ``run_skill``)."""
-    if step.param is None:
-        return step.value
-    given = args.get(step.param, "")
-    return reveal(given) if reveal else given
-
-
 # (page, the recorded step as a hint, why it was not found) -> the model's action for it, or None
 Repair = Callable[[Observation, str, str], Awaitable[Action | None]]
 
@@ -70,11 +61,14 @@ async def run_skill(
             action = Action(op="GOTO", value=start_on(skill, obs.url) if k == 1 else step.value)
         else:
             found = find(step.target or {}, obs.raw_html, set(obs.elements))
-            value = _value(step, args, reveal)
+            # the recorded value, or the argument given for the step's parameter (a placeholder
+            # revealed; the trace keeps ``REDACTED`` for a secret step, below)
+            given = args.get(step.param, "") if step.param else step.value
+            value = reveal(given) if reveal and step.param else given
             repaired = None
             if not found.found and repair is not None and started(done):
                 # past its start (where a miss means "not here"), a step whose page changed
-                repaired = await repair(obs, _hint(step, args), found.why)
+                repaired = await repair(obs, _hint(step, given), found.why)
             if not found.found and (repaired is None or repaired.op != step.op):
                 why = found.why + (f"; the model's repair was {repaired.op}, not {step.op}" if repaired else "")
                 last = ActionResult(ok=False, action=Action(op=step.op))
@@ -122,10 +116,9 @@ async def _back(browser, called: Observation, landed: Observation, failed: Actio
     return SkillRun(failed.model_copy(update={"note": "; ".join(x for x in (note, failed.note) if x)}), called, done)
 
 
-def _hint(step, args: dict[str, str]) -> str:
+def _hint(step, value: str) -> str:
     """The recorded step as a repair's hint: ``last time: TYPE "kim" into [textbox] "Username"``
-    (a secret's placeholder, never its value)."""
-    value = args.get(step.param, "") if step.param else step.value
+    (``value`` as given: a secret's placeholder, never its value)."""
     what = {"TYPE": f'TYPE "{value}" into', "SELECT": f'SELECT "{value}" in', "CLICK": "CLICK"}.get(step.op, step.op)
     return f"last time: {what} {short(step.target)}"
 
