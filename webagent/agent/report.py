@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from html import escape
 from pathlib import Path
 
@@ -37,10 +38,11 @@ def _image(folder: Path, name: str | None) -> str:
     return f'<img alt="{escape(name)}" src="data:image/png;base64,{data}">'
 
 
-def _step_html(folder: Path, step: StepRecord) -> str:
+def _step_html(folder: Path, step: StepRecord, mark: str = "") -> str:
     cls = "ok" if step.ok else "fail"
+    badge = f'<span class="mark {mark}">{mark}</span>' if mark else ""
     parts = [
-        f'<div class="step"><h2>Step {step.step}</h2>',
+        f'<div class="step"><h2>Step {step.step}{badge}</h2>',
         f'<div class="meta">{escape(step.url)} — {escape(step.title)}</div>',
         f"<p><b>Action:</b> {escape(step.action_text)}</p>",
     ]
@@ -76,15 +78,21 @@ def _step_html(folder: Path, step: StepRecord) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def write_report(folder: str | Path) -> Path:
-    """Build ``report.html`` from ``steps.jsonl`` and ``run.json`` in ``folder``."""
+# (the steps, run.json) -> (a style, a table after the outcome's, each step's mark by its number)
+Annex = Callable[[list[StepRecord], dict], tuple[str, str, dict[int, str]]]
+
+
+def write_report(folder: str | Path, kind: str = "run", annex: Annex | None = None) -> Path:
+    """Build ``report.html`` from ``steps.jsonl`` and ``run.json`` in ``folder``; a replay's
+    (``kind``) adds its ``annex`` (``webagent.replay.report``)."""
     folder = Path(folder)
     steps_path = folder / FILE
     steps = read_steps(steps_path) if steps_path.is_file() else []
     run = json.loads((folder / "run.json").read_text(encoding="utf-8")) if (folder / "run.json").is_file() else {}
     usage = run.get("usage") or {}
+    style, table, marks = annex(steps, run) if annex is not None else ("", "", {})
     head = [
-        f"<h1>webagent run: {escape(run.get('status', 'interrupted'))}</h1>",
+        f"<h1>webagent {kind}: {escape(run.get('status', 'interrupted'))}</h1>",
         "<table>",
         f"<tr><th>Task</th><td>{escape(str(run.get('task', '')))}</td></tr>",
         f"<tr><th>Status</th><td>{escape(str(run.get('status', 'interrupted')))}</td></tr>",
@@ -94,13 +102,13 @@ def write_report(folder: str | Path) -> Path:
         f"<tr><th>Model calls</th><td>{usage.get('calls', 0)} ({usage.get('cached_calls', 0)} cached), "
         f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion tokens, "
         f"{usage.get('failures', 0)} failed calls</td></tr>",
-        "</table>",
+        "</table>" + table,
     ]
-    body = "\n".join(head + [_step_html(folder, s) for s in steps])
+    body = "\n".join(head + [_step_html(folder, s, marks.get(s.step, "")) for s in steps])
     out = folder / "report.html"
     out.write_text(
-        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>webagent run</title>'
-        f"<style>{_STYLE}</style></head><body>{body}</body></html>",
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>webagent {kind}</title>'
+        f"<style>{_STYLE}</style>{style}</head><body>{body}</body></html>",
         encoding="utf-8",
     )
     return out

@@ -5,12 +5,11 @@ how its element was found again (or why not), model calls."""
 from __future__ import annotations
 
 import json
-import re
 from html import escape
 from pathlib import Path
 
 from webagent.agent.report import write_report
-from webagent.trace.record import FILE, read_steps
+from webagent.trace.record import StepRecord
 
 _MARK_STYLE = (
     "<style>.mark{font-size:.7em;padding:1px 6px;border-radius:4px;margin-left:.5em;color:#fff}"
@@ -19,10 +18,11 @@ _MARK_STYLE = (
 
 
 def write_replay_report(folder: str | Path) -> Path:
-    folder = Path(folder)
-    out = write_report(folder)
-    steps = read_steps(folder / FILE)
-    run = json.loads((folder / "run.json").read_text(encoding="utf-8")) if (folder / "run.json").is_file() else {}
+    return write_report(folder, "replay", _annex)
+
+
+def _annex(steps: list[StepRecord], run: dict) -> tuple[str, str, dict[int, str]]:
+    """The marks' style, the replay's table and each step's mark."""
     replay = run.get("replay") or {}
     marks = {s.step: s.replay or "failed" for s in steps}
     rows = []
@@ -44,19 +44,4 @@ def write_replay_report(folder: str | Path) -> Path:
         "<table><tr><th>Step</th><th>Recorded step</th><th>Mark</th><th>Recorded</th><th>Done now</th>"
         "<th>Element found again / why not</th><th>Model calls</th></tr>" + "".join(rows) + "</table>"
     )
-    html = out.read_text(encoding="utf-8")
-    html = html.replace("</head>", _MARK_STYLE + "</head>", 1)
-    html = html.replace("<title>webagent run</title>", "<title>webagent replay</title>", 1)
-    html = re.sub(r"<h1>webagent run:", "<h1>webagent replay:", html, count=1)
-    if "</table>" in html:
-        html = html.replace("</table>", "</table>" + table, 1)
-    else:
-        html = html.replace("<body>", "<body>" + table, 1)
-
-    def badge(m: re.Match) -> str:
-        mark = marks.get(int(m.group(1)), "")
-        return f'{m.group(0)}<span class="mark {mark}">{mark}</span>' if mark else m.group(0)
-
-    html = re.sub(r"<h2>Step (\d+)", badge, html)
-    out.write_text(html, encoding="utf-8")
-    return out
+    return _MARK_STYLE, table, marks
