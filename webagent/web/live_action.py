@@ -37,6 +37,7 @@ from webagent.problems import Problem, ProblemKind
 from webagent.prompts import load_prompt
 from webagent.web.action import MAX_ENUM_IDS, _action_from_text, clean_op, clean_value
 from webagent.web.agent_view import Control, grouped_options, matching_option, option_names
+from webagent.web.control_name import cut
 from webagent.web.live_chat import LiveChat, fold_conversation, full_step_message
 from webagent.web.typed_action import MAX_SELECT_BRANCHES
 
@@ -266,11 +267,9 @@ class LiveAction(BaseModel):
     def describe(self) -> str:
         """CLICK [12] / TYPE [7] "text" + Enter / FILL [7]="a" [8]="b" then CLICK [9] / SCROLL down /
         DONE "answer" (long values cut)."""
-        value = self.value if len(self.value) <= 80 else self.value[:79] + "…"
+        value = cut(self.value, 80)
         if self.operation == "FILL":
-            filled = " ".join(
-                f'[{f.element_id}]="{f.value if len(f.value) <= 40 else f.value[:39] + "…"}"' for f in self.fields
-            )
+            filled = " ".join(f'[{f.element_id}]="{cut(f.value, 40)}"' for f in self.fields)
             return f"FILL {filled}" + (f" then CLICK [{self.element_id}]" if self.element_id else "")
         parts: list[str] = [self.operation]
         if self.element_id:

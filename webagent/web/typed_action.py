@@ -97,10 +97,6 @@ class TypedSpace:
                 branches.append(branch("SELECT", id_field(ids), {"type": "string", "minLength": 1}))
         return {"anyOf": branches} if branches else {"anyOf": [branch("CLICK", {"type": "string"}, {"type": "string"})]}
 
-    def option(self, element_id: str, value: str) -> str | None:
-        """The option text ``value`` names (exactly, or ignoring case and spacing)."""
-        return matching_option(self.options.get(element_id, ()), value)
-
     def check(self, element_id: str, op: str, value: str) -> tuple[str, str | None]:
         """(value, problem) for an action on an allowed id: the problem names what does not
         fit; a SELECT value comes back as the option's exact text."""
@@ -116,7 +112,7 @@ class TypedSpace:
             if not value:
                 return value, "SELECT needs a value (the option to choose)"
             if self.options.get(element_id):
-                option = self.option(element_id, value)
+                option = matching_option(self.options[element_id], value)  # its text, or ignoring case and spacing
                 if option is None:
                     return value, (
                         f"{value!r} is not an option of element {element_id}; choose one of: "
