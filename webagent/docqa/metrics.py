@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from webagent.llm.client import LLMClient, Reply
 from webagent.llm.reask import ReplyTally, ask_until_usable
@@ -81,28 +81,21 @@ class Rating(ReplyTally):  # endpoint_failed: a rater call failed because the en
 
 async def rate_answer(client: LLMClient, question: str, answer: str, references: list[str] | tuple[str, ...]) -> Rating:
     tally = Rating()
+    rater = partial(ask_until_usable, client, max_tokens=16, purpose="rater", tally=tally)
 
     async def one(reference: str) -> str | None:
         values = {"question": question, "answer": answer or "(no answer)", "reference": reference}
         strict, permissive = await asyncio.gather(
-            ask_until_usable(
-                client,
+            rater(
                 render_prompt("rater_strict", **values),
                 parse=parse_strict,
                 schema=STRICT_SCHEMA,
-                max_tokens=16,
-                purpose="rater",
-                tally=tally,
                 instruction="Answer again with YES or NO only.",
             ),
-            ask_until_usable(
-                client,
+            rater(
                 render_prompt("rater_permissive", **values),
                 parse=parse_permissive,
                 schema=PERMISSIVE_SCHEMA,
-                max_tokens=16,
-                purpose="rater",
-                tally=tally,
                 instruction='Answer again with "Yes", "Yes, partially" or "No" only.',
             ),
         )
