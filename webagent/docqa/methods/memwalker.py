@@ -149,6 +149,7 @@ async def run(
     )
     tree: Tree = built.value
     tally = ReplyTally()
+    ask = partial(ask_until_usable, client, schema=ACTION_SCHEMA, max_tokens=256, tally=tally)
     path, explored = [tree.root], set()
     reverts, visited_pages, longest = 0, [], 0
     budget = max(100, opts.context_words // 4)  # working memory, cut to a quarter of the context
@@ -161,16 +162,12 @@ async def run(
             page = memory.pages[tree.nodes[node]["page"]]
             visited_pages.append(page.index)
             longest = max(longest, word_count(wm) + page.words)
-            step = await ask_until_usable(
-                client,
+            step = await ask(
                 render_prompt(
                     "memwalker_leaf", working_memory=wm, text=page.text, question=q_text, answer_format=answer_format
                 ),
                 parse=lambda r: parse_leaf(r, question),
-                schema=ACTION_SCHEMA,
-                max_tokens=256,
                 purpose="memwalker-leaf",
-                tally=tally,
                 instruction='Reply again in the format "Reasoning: ... Action: -2 or -1 Answer: ...".',
             )
             if step is None:
@@ -188,8 +185,7 @@ async def run(
                 summaries = "\n".join(f"Summary {k}: {tree.nodes[c]['summary']}" for k, c in enumerate(children))
                 longest = max(longest, word_count(wm) + word_count(summaries))
                 can_revert = node != tree.root
-                step = await ask_until_usable(
-                    client,
+                step = await ask(
                     render_prompt(
                         "memwalker_triage",
                         working_memory=wm,
@@ -199,10 +195,7 @@ async def run(
                         revert_hint=", or -1 to go back to the parent" if can_revert else "",
                     ),
                     parse=partial(parse_triage, n_children=len(children), can_revert=can_revert),
-                    schema=ACTION_SCHEMA,
-                    max_tokens=256,
                     purpose="memwalker-triage",
-                    tally=tally,
                     instruction=f'Reply again in the format "Reasoning: ... Action: <number from 0 to {len(children) - 1}>".',
                 )
                 if step is None:
