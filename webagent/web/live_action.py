@@ -568,21 +568,13 @@ async def predict_live_action(
 ) -> LiveOutcome:
     """The live agent's next action (``live_messages``, or the next turn of ``chat``),
     re-asked once when unusable."""
-    if chat is None:
-        prompt = live_messages(
-            context=context,
-            task=task,
-            history=history,
-            url=url,
-            title=title,
-            warning=warning,
-            skills=bool(choices.skills),
-        )
+    if chat is None:  # the prompt of ``live_messages``
+        user = full_step_message(context=context, task=task, history=history, url=url, title=title, warning=warning)
     else:
         user = chat.user_turn(
             context=context, task=task, history=history, url=url, title=title, warning=warning, question=NEXT_QUESTION
         )
-        prompt = _messages(user, bool(choices.skills), chat.turns)
+    prompt = _messages(user, bool(choices.skills), chat.turns if chat is not None else None)
     outcome = LiveOutcome()
     ops = choices.operations()
     last: list[Problem | None] = [None]  # the last reply's problem, its kind kept for the reports
