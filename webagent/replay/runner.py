@@ -354,18 +354,10 @@ class Replay:
                     return
                 model_actions += 1
                 repaired = await self._repair(step, i, miss, result, obs, shot)
-                if repaired is not None or result.status in ("done", "error"):
+                if repaired is not None or result.status == "error":
                     break
                 obs, shot = await self._observe(None)
-            if result.status in ("done", "error"):
-                if result.status == "done":
-                    new_steps.append(
-                        {
-                            "op": "DONE",
-                            "value": P.unapply(result.answer or "", self.mapping),
-                            "page": self._page_of(obs),
-                        }
-                    )
+            if result.status == "error":
                 return
             if repaired is None:
                 result.status, result.error = (
@@ -376,6 +368,8 @@ class Replay:
             result.misses[-1]["repaired"] = True
             result.repaired += 1
             new_steps.append(repaired)
+            if result.status == "done":
+                return
             if repaired["op"] == op:
                 i += 1  # the model's action takes the step's place; otherwise the step is tried again
 
@@ -384,7 +378,7 @@ class Replay:
         return {"url": url, "pattern": url_pattern(url), "title": P.unapply(obs.title, self.mapping)}
 
     async def _repair(self, step, i, miss, result, obs, shot) -> dict | None:
-        """One model action for recorded step ``i``; the new step when it worked."""
+        """One model action for recorded step ``i``; the new step when it worked (a DONE ends the replay)."""
         client = (await self._model()).scoped()
         hint = f"last time: {W.describe_step(P.apply(step, self.mapping))}"
         history = [*self.history, f"(repairing a recorded step: {hint}; now: {miss})"]
@@ -415,9 +409,7 @@ class Replay:
         executed, record = await self._do(obs, shot, step, i, "repaired", action, times, secret=secret, **repair)
         if executed is None:  # DONE
             result.status, result.answer = "done", scrub(value, self.trace.secrets) or None
-            result.repaired += 1
-            result.misses[-1]["repaired"] = True
-            return None
+            return {"op": "DONE", "value": P.unapply(result.answer or "", self.mapping), "page": self._page_of(obs)}
         if not executed.ok:
             return None
         kept: str = REDACTED if secret else P.unapply(value, self.mapping)
