@@ -87,17 +87,13 @@ class Choices:
         enter-text: the 0.5B typed with Enter three times and was stuck)."""
         return self.fill and bool(self.fill_groups())
 
-    def submits(self) -> list[str]:
-        """The buttons a FILL may click after filling (``SUBMITS``)."""
-        return [i for i in self.ids("CLICK") if self.controls[i].kind in SUBMITS]
-
     def fill_groups(self) -> dict[str, tuple[list[str], list[str]]]:
         """form id ("" for none) -> (its fields, its buttons), for the forms a FILL can fill."""
         groups: dict[str, tuple[list[str], list[str]]] = {}
         for i in self.ids("TYPE") + self.ids("SELECT"):
             groups.setdefault(self.controls[i].form, ([], []))[0].append(i)
-        for i in self.submits():
-            if self.controls[i].form in groups:
+        for i in self.ids("CLICK"):  # the buttons a FILL may click after filling (``SUBMITS``)
+            if self.controls[i].kind in SUBMITS and self.controls[i].form in groups:
                 groups[self.controls[i].form][1].append(i)
         return {f: (ids, buttons) for f, (ids, buttons) in groups.items() if len(ids) >= 2 or (not f and buttons)}
 
