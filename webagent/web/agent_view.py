@@ -222,20 +222,15 @@ class _Builder:
             found = None  # hidden (display:none, no box): nothing a person can act on; its text stays
         if found is not None:
             pieces += [(owner, "\n"), (owner, self.control_line(el, owner, *found)), (owner, "\n")]
-        elif name == "option":
-            pass  # shown with its select
-        elif self.names.labels(el):
-            # The label's own words name its control: show only the elements inside.
-            for child in el:
-                if isinstance(child.tag, str):
-                    self.walk(child, owner)
-        else:
-            if text(el.text):
+        elif name != "option":  # an option is shown with its select
+            # A label's own words name its control: only the elements inside it are shown.
+            own_words = not self.names.labels(el)
+            if own_words and text(el.text):
                 pieces.append((owner, text(el.text)))
             for child in el:
                 if isinstance(child.tag, str):
                     self.walk(child, owner)
-                if text(child.tail):
+                if own_words and text(child.tail):
                     pieces.append((owner, text(child.tail)))
         if block:
             pieces.append((owner, "\n"))
