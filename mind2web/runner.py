@@ -303,7 +303,39 @@ async def run_eval(
     endpoint_failures = [0]
     not_started = [0]
     if cluster is not None:
-        endpoint_failures[0] = _on_cluster(cluster, endpoint, client, todo, config, steps_path, say)
+        # Each task's pending method-steps as one Ray task (the worker side is ``task_rows``),
+        # its rows appended as they come back.
+        from webagent.cluster import Job, run_jobs, worker_endpoint
+
+        model = worker_endpoint(endpoint, client)
+        by_task: dict[str, list[tuple[Step, list[Variant]]]] = {}
+        for step, left in todo:
+            by_task.setdefault(step.annotation_id, []).append((step, left))
+        jobs = [
+            Job(key=task_id, label=f"task {task_id}", run=task_rows, args=(steps, config, model))
+            for task_id, steps in by_task.items()
+        ]
+
+        def keep(job: Job, row: dict) -> None:
+            with open(steps_path, "a", encoding="utf-8") as sink:
+                sink.writelines(row["lines"])
+            endpoint_failures[0] += sum(StepRow.model_validate_json(line).endpoint_failed for line in row["lines"])
+
+        def lost(job: Job, why: str) -> dict:  # scored as wrong, run again on resume (as a down endpoint's)
+            rows = [failed_row(v, _base(step), why, endpoint_failed=True) for step, left in job.args[0] for v in left]
+            return {"lines": [r.to_line() for r in rows], "error": why}
+
+        run_jobs(
+            cluster,
+            jobs,
+            on_row=keep,
+            lost_row=lost,
+            describe=lambda row: (
+                f"{len(row['lines'])} method-steps" + (f" ({row['error']})" if row.get("error") else "")
+            ),
+            failed=lambda row: bool(row.get("error")),
+            say=say or (lambda line: None),
+        )
     else:
         semaphore = asyncio.Semaphore(step_concurrency)
         in_a_row = [0]
@@ -337,42 +369,6 @@ async def run_eval(
         "endpoint_failures": endpoint_failures[0],
         "not_started": not_started[0],
     }
-
-
-def _on_cluster(cluster, endpoint, client, todo, config: EvalConfig, steps_path: Path, say) -> int:
-    """Each task's pending method-steps as one Ray task (the worker side is ``task_rows``),
-    its rows appended as they come back; returns the endpoint failures."""
-    from webagent.cluster import Job, run_jobs, worker_endpoint
-
-    model = worker_endpoint(endpoint, client)
-    by_task: dict[str, list[tuple[Step, list[Variant]]]] = {}
-    for step, left in todo:
-        by_task.setdefault(step.annotation_id, []).append((step, left))
-    jobs = [
-        Job(key=task_id, label=f"task {task_id}", run=task_rows, args=(steps, config, model))
-        for task_id, steps in by_task.items()
-    ]
-    failures = [0]
-
-    def keep(job: Job, row: dict) -> None:
-        with open(steps_path, "a", encoding="utf-8") as sink:
-            sink.writelines(row["lines"])
-        failures[0] += sum(StepRow.model_validate_json(line).endpoint_failed for line in row["lines"])
-
-    def lost(job: Job, why: str) -> dict:  # scored as wrong, run again on resume (as a down endpoint's)
-        rows = [failed_row(v, _base(step), why, endpoint_failed=True) for step, left in job.args[0] for v in left]
-        return {"lines": [r.to_line() for r in rows], "error": why}
-
-    run_jobs(
-        cluster,
-        jobs,
-        on_row=keep,
-        lost_row=lost,
-        describe=lambda row: f"{len(row['lines'])} method-steps" + (f" ({row['error']})" if row.get("error") else ""),
-        failed=lambda row: bool(row.get("error")),
-        say=say or (lambda line: None),
-    )
-    return failures[0]
 
 
 def task_rows(steps: list[tuple[Step, list[Variant]]], config: EvalConfig, endpoint, trace: str | None) -> dict:

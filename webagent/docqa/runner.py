@@ -289,8 +289,44 @@ async def run_eval(
                 doc_sink.flush()
 
         if cluster is not None:
-            _on_cluster(
-                cluster, endpoint, client, memory_client, todo, settings, opts, rate, emit, failed, doc_sink, say
+            # Each document's pending questions as one Ray task (the worker side is
+            # ``worker_document``): the document's memory is built once for its questions, as a
+            # serial run builds it.
+            from webagent.cluster import Job, run_jobs, worker_endpoint
+
+            model = worker_endpoint(endpoint, client)
+            memory = worker_endpoint(endpoint, memory_client) if memory_client is not None else None
+            jobs = [
+                Job(
+                    key=doc.doc_id,
+                    label=f"document {doc.doc_id}",
+                    run=worker_document,
+                    args=(doc, items, settings, opts, rate, model, memory),
+                )
+                for doc, items in todo
+                if items
+            ]
+
+            def keep(job: Job, row: dict) -> None:
+                for r in row["rows"]:
+                    emit(r)
+                for problem in row["failed"]:
+                    failed(problem)
+                if row.get("document"):
+                    doc_sink.write(json.dumps(row["document"], ensure_ascii=False) + "\n")
+                    doc_sink.flush()
+
+            run_jobs(
+                cluster,
+                jobs,
+                on_row=keep,
+                lost_row=lambda job, why: {"rows": [], "failed": [why] * len(job.args[1]), "document": None},
+                describe=lambda row: (
+                    f"{len(row['rows'])} questions answered"
+                    + (f", {len(row['failed'])} left for a resume" if row["failed"] else "")
+                ),
+                failed=lambda row: bool(row["failed"]),
+                say=say or (lambda line: None),
             )
         else:
             await asyncio.gather(*(document(d, items) for d, items in todo))
@@ -300,49 +336,6 @@ async def run_eval(
         "ran": finished[0] - resumed,
         "endpoint_failures": endpoint_failures[0],
     }
-
-
-def _on_cluster(
-    cluster, endpoint, client, memory_client, todo, settings, opts, rate, emit, failed, doc_sink, say
-) -> None:
-    """Each document's pending questions as one Ray task (the worker side is ``worker_document``):
-    the document's memory is built once for its questions, as a serial run builds it."""
-    from webagent.cluster import Job, run_jobs, worker_endpoint
-
-    model = worker_endpoint(endpoint, client)
-    memory = worker_endpoint(endpoint, memory_client) if memory_client is not None else None
-    jobs = [
-        Job(
-            key=doc.doc_id,
-            label=f"document {doc.doc_id}",
-            run=worker_document,
-            args=(doc, items, settings, opts, rate, model, memory),
-        )
-        for doc, items in todo
-        if items
-    ]
-
-    def keep(job: Job, row: dict) -> None:
-        for r in row["rows"]:
-            emit(r)
-        for problem in row["failed"]:
-            failed(problem)
-        if row.get("document"):
-            doc_sink.write(json.dumps(row["document"], ensure_ascii=False) + "\n")
-            doc_sink.flush()
-
-    run_jobs(
-        cluster,
-        jobs,
-        on_row=keep,
-        lost_row=lambda job, why: {"rows": [], "failed": [why] * len(job.args[1]), "document": None},
-        describe=lambda row: (
-            f"{len(row['rows'])} questions answered"
-            + (f", {len(row['failed'])} left for a resume" if row["failed"] else "")
-        ),
-        failed=lambda row: bool(row["failed"]),
-        say=say or (lambda line: None),
-    )
 
 
 def worker_document(doc, items, settings, opts, rate: bool, endpoint, memory, trace: str | None) -> dict:

@@ -99,7 +99,37 @@ async def run_miniwob(
     if progress and len(pending) < len(keys):
         progress(f"resuming: {len(keys) - len(pending)} of {len(keys)} episodes already done")
     if cluster is not None:
-        _on_cluster(cluster, endpoint, client, pending, out, folder, done, options, traces, progress, len(keys))
+        # Each pending episode a Ray task (the worker side is ``miniwob.remote``), its row
+        # appended as it comes back.
+        from webagent.cluster import Job, run_jobs, worker_endpoint
+        from webagent.miniwob import remote
+
+        model = worker_endpoint(endpoint, client)
+        jobs = [
+            Job(
+                key=(task, seed),
+                label=f"{task} seed {seed}",
+                run=remote.episode,
+                args=(task, seed, options, model),
+                trace=str(out / "traces" / f"{task}-{seed}") if traces else None,
+            )
+            for task, seed in pending
+        ]
+
+        def keep(job, row: dict) -> None:
+            folder.append(row)
+            done[job.key] = row
+
+        run_jobs(
+            cluster,
+            jobs,
+            on_row=keep,
+            lost_row=lambda job, why: error_row(job.args[0], job.args[1], job.trace, why),  # task, seed
+            describe=_outcome,
+            failed=lambda row: not row["success"],
+            say=progress or (lambda line: None),
+            done_before=len(keys) - len(pending),
+        )
         return [done[k] for k in keys if k in done]
     # Seeds waiting per task: a worker stays on its task while it has seeds (its page is loaded).
     waiting: dict[str, list[int]] = {}
@@ -167,40 +197,6 @@ def _outcome(row: dict) -> str:
     """An episode's progress line after its name."""
     return f"{row['status']}, raw reward {row['raw_reward']:g}, {row['steps']} steps, {row.get('time_s', 0):.1f}s" + (
         f" ({row['error']})" if row["error"] else ""
-    )
-
-
-def _on_cluster(cluster, endpoint, client, pending, out, folder, done, options, traces, progress, total) -> None:
-    """The pending episodes as Ray tasks (the worker side is ``miniwob.remote``), each row
-    appended as it comes back."""
-    from webagent.cluster import Job, run_jobs, worker_endpoint
-    from webagent.miniwob import remote
-
-    model = worker_endpoint(endpoint, client)
-    jobs = [
-        Job(
-            key=(task, seed),
-            label=f"{task} seed {seed}",
-            run=remote.episode,
-            args=(task, seed, options, model),
-            trace=str(out / "traces" / f"{task}-{seed}") if traces else None,
-        )
-        for task, seed in pending
-    ]
-
-    def keep(job, row: dict) -> None:
-        folder.append(row)
-        done[job.key] = row
-
-    run_jobs(
-        cluster,
-        jobs,
-        on_row=keep,
-        lost_row=lambda job, why: error_row(job.args[0], job.args[1], job.trace, why),  # task, seed
-        describe=_outcome,
-        failed=lambda row: not row["success"],
-        say=progress or (lambda line: None),
-        done_before=total - len(pending),
     )
 
 
