@@ -72,18 +72,16 @@ def offers(skills: list[Skill], obs: Observation, controls: dict[str, Control]) 
         if skill.site != site:
             continue
         if page_path(skill.start.pattern) == path and _first_element(skill, obs) is not None:
-            here.append(skill)
+            here.append((skill, True))
         elif skill.start.reachable:
-            elsewhere.append(skill)
-    chosen, seen = [], set()
-    for skill, at in [(s, True) for s in here] + [(s, False) for s in elsewhere]:
+            elsewhere.append((skill, False))
+    chosen: dict[tuple[str, str], tuple[Skill, bool]] = {}
+    for skill, at in here + elsewhere:
         # the same steps learned on two start pages (a search box on every page): offered once
-        if (skill.name, skill.description) not in seen:
-            seen.add((skill.name, skill.description))
-            chosen.append((skill, at))
+        chosen.setdefault((skill.name, skill.description), (skill, at))
     return [
         Offer(label(skill), skill, at, _live_options(skill, obs, controls) if at else {})
-        for skill, at in chosen[:MAX_OFFERS]
+        for skill, at in list(chosen.values())[:MAX_OFFERS]
     ]
 
 
