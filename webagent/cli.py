@@ -9,8 +9,15 @@ from typing import Any
 
 import click
 
-from webagent.agent.cli_options import allow_domain_option
-from webagent.cli_common import endpoint_options, model_options, run_async, status, threads_option, user_errors
+from webagent.cli_common import (
+    allow_domain_option,
+    endpoint_options,
+    model_options,
+    run_async,
+    status,
+    threads_option,
+    user_errors,
+)
 from webagent.docqa.ask import LOOKUPS, PAGINATIONS, AskOptions, ask
 from webagent.docqa.cli_qa import gist_model_option, print_answer, qa_eval_command
 from webagent.errors import UserError

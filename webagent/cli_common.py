@@ -185,3 +185,24 @@ def open_cluster(address: str | None, workers: int | None):
         yield cluster
     finally:
         cluster.close()
+
+
+headed_option = click.option("--headed", is_flag=True, help="Show the browser window.")
+cdp_url_option = click.option(
+    "--cdp-url", help="Attach to a running Chromium (ws://... or http://host:port) instead of launching one."
+)
+
+
+def allow_domain_option(default: str = "only the start URL's host and port; none when it is a file"):
+    """``--allow-domain`` (repeatable), ``default`` saying where navigation may go without one."""
+    return click.option(
+        "--allow-domain",
+        "allow_domains",
+        multiple=True,
+        help=f"Another site top-level navigation may go to: HOST (any port) or HOST:PORT (default: {default}).",
+    )
+
+
+def params_option(text: str):
+    """``--param KEY=VALUE`` (repeatable), ``text`` saying what a workflow parameter is to the command."""
+    return click.option("--param", "params", multiple=True, metavar="KEY=VALUE", help=text)

@@ -8,15 +8,17 @@ from functools import partial
 
 import click
 
-from webagent.agent.cli_options import (
-    agent_options,
+from webagent.agent.cli_options import agent_options, options_from
+from webagent.cli_common import (
     allow_domain_option,
     cdp_url_option,
+    endpoint_options,
     headed_option,
-    options_from,
+    model_options,
     params_option,
+    run_async,
+    user_errors,
 )
-from webagent.cli_common import endpoint_options, model_options, run_async, user_errors
 
 
 @click.command("replay")

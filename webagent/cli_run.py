@@ -7,9 +7,9 @@ from functools import partial
 
 import click
 
-from webagent.agent.cli_options import allow_domain_option, browser_options, options_from, params_option
+from webagent.agent.cli_options import browser_options, options_from
 from webagent.api import RunResult
-from webagent.cli_common import endpoint_options, model_options, run_async
+from webagent.cli_common import allow_domain_option, endpoint_options, model_options, params_option, run_async
 from webagent.demo_site import DEMO_TASK
 from webagent.errors import UserError
 

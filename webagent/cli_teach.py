@@ -13,8 +13,7 @@ from pathlib import Path
 
 import click
 
-from webagent.agent.cli_options import allow_domain_option
-from webagent.cli_common import run_async, status
+from webagent.cli_common import allow_domain_option, run_async, status
 from webagent.errors import UserError
 
 

@@ -9,6 +9,7 @@ from typing import get_args, get_type_hints
 import click
 
 from webagent.agent.options import AgentOptions, cli_fields
+from webagent.cli_common import cdp_url_option, headed_option
 
 
 def agent_options(func):
@@ -30,30 +31,9 @@ def agent_options(func):
     return func
 
 
-headed_option = click.option("--headed", is_flag=True, help="Show the browser window.")
-cdp_url_option = click.option(
-    "--cdp-url", help="Attach to a running Chromium (ws://... or http://host:port) instead of launching one."
-)
-
-
 def browser_options(func):
     """The agent's options (``agent_options``) and the browser's: --headed, --cdp-url."""
     return agent_options(headed_option(cdp_url_option(func)))
-
-
-def allow_domain_option(default: str = "only the start URL's host and port; none when it is a file"):
-    """``--allow-domain`` (repeatable), ``default`` saying where navigation may go without one."""
-    return click.option(
-        "--allow-domain",
-        "allow_domains",
-        multiple=True,
-        help=f"Another site top-level navigation may go to: HOST (any port) or HOST:PORT (default: {default}).",
-    )
-
-
-def params_option(text: str):
-    """``--param KEY=VALUE`` (repeatable), ``text`` saying what a workflow parameter is to the command."""
-    return click.option("--param", "params", multiple=True, metavar="KEY=VALUE", help=text)
 
 
 def options_from(kwargs: dict, **extra) -> AgentOptions:

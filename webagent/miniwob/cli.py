@@ -8,9 +8,10 @@ from pathlib import Path
 
 import click
 
-from webagent.agent.cli_options import agent_options, cdp_url_option, options_from
+from webagent.agent.cli_options import agent_options, options_from
 from webagent.cli_common import (
     calls_in_flight_option,
+    cdp_url_option,
     cluster_options,
     endpoint_options,
     merge_arguments,

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from webagent.agent.cli_options import headed_option
-from webagent.cli_common import run_async, user_errors
+from webagent.cli_common import headed_option, run_async, user_errors
 from webagent.errors import UserError
 
 
