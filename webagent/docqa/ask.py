@@ -123,7 +123,7 @@ async def load_document_memory(
             + (f" ({len(known)} written with their pause point)" if known else "")
         )
     shown.restart()
-    memory, gist_failures = await build_memory(client, pages, task=task, on_gisted=shown.gisted, known=known)
+    memory, gist_failures = await build_memory(client, pages, task=task, on_gisted=shown.gisted)
     doc = DocumentMemory(memory, False, fallbacks, gist_failures)
     if cache is not None and not doc.degraded:
         cache.put("memory", key, memory.to_dict())

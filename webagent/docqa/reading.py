@@ -189,13 +189,10 @@ class DocumentState:
         pages = await self.pages_built()
 
         async def build(client: LLMClient) -> tuple[GistMemory, int]:
-            known = {p.index: p.metadata["gist"] for p in pages.value if p.metadata.get("gist")}
             shown = self._progress()
             if shown is not None:
                 shown.restart()
-            return await build_memory(
-                client, pages.value, known=known, on_gisted=shown.gisted if shown is not None else None
-            )
+            return await build_memory(client, pages.value, on_gisted=shown.gisted if shown is not None else None)
 
         return await self.once(
             "gists",

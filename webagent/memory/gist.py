@@ -48,15 +48,14 @@ async def build_memory(
     *,
     task: str | None = None,
     on_gisted: Callable[[int, int], None] | None = None,
-    known: dict[int, str] | None = None,
 ) -> tuple[GistMemory, int]:
     """Gist all pages concurrently (the client bounds concurrency). Returns (memory, failures);
     the memory lists the pages whose gist is a fallback (`fallback_pages`) and whether any
     failed because the endpoint was down (`endpoint_failed`).
-    `known` maps page index → a gist already written (the single pass writes it with the
-    pause point): those pages make no call. `on_gisted(done, total)` is called as each
+    A page whose metadata holds a gist already written (`metadata["gist"]`: the single pass
+    writes it with the pause point) makes no call. `on_gisted(done, total)` is called as each
     gist a call wrote arrives (total: the pages that need a call), for progress displays."""
-    known = {i: g for i, g in (known or {}).items() if g and g.strip()}
+    known = {p.index: g for p in pages if (g := p.metadata.get("gist")) and g.strip()}
     todo = sum(1 for p in pages if p.index not in known)
     done = 0
 
