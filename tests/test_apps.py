@@ -104,7 +104,8 @@ def test_a_server_that_does_not_come_up_names_the_app_and_its_log(tmp_path, apps
 async def test_gold_paths_reach_their_checks_and_a_second_run_fails_the_check(apps_home):
     from playwright.async_api import async_playwright
 
-    from webagent.apps.gold import follow, launch_browser, verify_task
+    from webagent.apps.gold import follow, launch_browser
+    from webagent.apps.gold import verify as verify_task
 
     app = load_app(NOTES)
     with AppInstance(app) as instance:

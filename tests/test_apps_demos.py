@@ -89,7 +89,8 @@ def test_a_demonstration_with_an_evaluation_tasks_id_is_refused(tmp_path):
 async def _follow_demos(app: App) -> list:
     from playwright.async_api import async_playwright
 
-    from webagent.apps.gold import launch_browser, verify_demo
+    from webagent.apps.gold import launch_browser
+    from webagent.apps.gold import verify as verify_demo
     from webagent.apps.instance import AppInstance
 
     with AppInstance(app) as instance:

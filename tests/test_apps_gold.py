@@ -66,7 +66,7 @@ def test_the_suite_has_its_apps_and_tasks():
 @pytest.mark.browser
 @pytest.mark.parametrize("app,task", TASKS, ids=[t.id for _, t in TASKS])
 def test_gold_path_reaches_the_check(app, task, loop, browser, instances):
-    from webagent.apps.gold import verify_task
+    from webagent.apps.gold import verify as verify_task
 
     instance = instances(app)
     verdict = loop.run_until_complete(verify_task(instance, browser, task))
@@ -86,7 +86,7 @@ UNASKED = {
 @pytest.mark.browser
 @pytest.mark.parametrize("task_id", sorted(UNASKED))
 def test_a_change_the_task_did_not_ask_for_fails_the_check(task_id, loop, browser, instances):
-    from webagent.apps.gold import verify_task
+    from webagent.apps.gold import verify as verify_task
     from webagent.apps.spec import GoldStep
 
     app, task = next((a, t) for a, t in TASKS if t.id == task_id)

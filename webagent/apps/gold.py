@@ -227,25 +227,30 @@ async def launch_browser(pw):
 
 @dataclass
 class GoldVerdict:
+    """A task's or a demonstration's run on a fresh instance, with the app's check before and
+    after it (a task's; ``None`` for a demonstration, which has no check)."""
+
     task_id: str
-    before: bool
-    after: bool
     run: GoldRun
-    why: str = ""
     reset_s: float = 0.0
+    before: bool | None = None
+    after: bool | None = None
+    why: str = ""
+
+    @property
+    def demo_id(self) -> str:
+        """A demonstration's id (``task_id``, as a demonstration's verdict names it)."""
+        return self.task_id
 
     @property
     def ok(self) -> bool:
-        return not self.before and self.after and self.run.ok and not self.run.outside_hosts
+        checked = self.before is None or (not self.before and bool(self.after))
+        return checked and self.run.ok and not self.run.outside_hosts
 
     def line(self) -> str:
         mark = "ok  " if self.ok else "FAIL"
-        detail = [
-            f"check before={self.before} after={self.after}",
-            f"{self.run.steps} steps",
-            f"{self.run.seconds:.1f} s",
-            f"reset {self.reset_s * 1000:.0f} ms",
-        ]
+        detail = [] if self.before is None else [f"check before={self.before} after={self.after}"]
+        detail += [f"{self.run.steps} steps", f"{self.run.seconds:.1f} s", f"reset {self.reset_s * 1000:.0f} ms"]
         if self.run.error:
             detail.append(self.run.error)
         if self.run.outside_hosts:
@@ -255,49 +260,22 @@ class GoldVerdict:
         return f"{mark} {self.task_id}: " + "; ".join(detail)
 
 
-async def verify_task(instance: AppInstance, browser, task: Task) -> GoldVerdict:
-    """Fresh instance, check false, gold path, check true (with the gold answer for an answer task)."""
+async def verify(instance: AppInstance, browser, task: Task) -> GoldVerdict:
+    """Fresh instance, then the gold path: a task's check false before and true after (with the
+    gold answer for an answer task); a demonstration (``Demo``: no check) after its setup steps."""
     reset_s = instance.reset()
+    demo = isinstance(task, Demo)
     # An answer task changes nothing on the site: "before" is the check of an empty answer.
-    before, _ = instance.check(task.id, "" if task.answer is not None else None)
+    before = None if demo else instance.check(task.id, "" if task.answer is not None else None)[0]
     context = await browser.new_context()
     try:
-        run = await follow(context, instance.url(task.start), task)
+        run = await follow(context, instance.url(task.start), task, task.setup if isinstance(task, Demo) else ())
     finally:
         await context.close()
+    if demo:
+        return GoldVerdict(task.id, run, reset_s)
     after, why = instance.check(task.id, task.answer)
-    return GoldVerdict(task.id, before, after, run, why, reset_s)
-
-
-@dataclass
-class DemoVerdict:
-    demo_id: str
-    run: GoldRun
-    reset_s: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.run.ok and not self.run.outside_hosts
-
-    def line(self) -> str:
-        mark = "ok  " if self.ok else "FAIL"
-        detail = [f"{self.run.steps} steps", f"{self.run.seconds:.1f} s", f"reset {self.reset_s * 1000:.0f} ms"]
-        if self.run.error:
-            detail.append(self.run.error)
-        if self.run.outside_hosts:
-            detail.append(f"requested {sorted(self.run.outside_hosts)}")
-        return f"{mark} {self.demo_id}: " + "; ".join(detail)
-
-
-async def verify_demo(instance: AppInstance, browser, demo: Demo) -> DemoVerdict:
-    """Fresh instance, the demonstration's setup and gold path followed (a demonstration has no check)."""
-    reset_s = instance.reset()
-    context = await browser.new_context()
-    try:
-        run = await follow(context, instance.url(demo.start), demo, demo.setup)
-    finally:
-        await context.close()
-    return DemoVerdict(demo.id, run, reset_s)
+    return GoldVerdict(task.id, run, reset_s, before, after, why)
 
 
 async def _main(app_name: str, task_ids: list[str], app_dirs: list[str], demos: bool = False) -> int:
@@ -319,11 +297,7 @@ async def _main(app_name: str, task_ids: list[str], app_dirs: list[str], demos: 
         async with async_playwright() as pw:
             browser = await launch_browser(pw)
             for task in tasks:
-                verdict: GoldVerdict | DemoVerdict
-                if isinstance(task, Demo):
-                    verdict = await verify_demo(instance, browser, task)
-                else:
-                    verdict = await verify_task(instance, browser, task)
+                verdict = await verify(instance, browser, task)
                 failed += not verdict.ok
                 print(verdict.line(), flush=True)
             await browser.close()
