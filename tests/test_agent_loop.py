@@ -287,3 +287,36 @@ async def test_a_reload_of_the_same_page_keeps_its_ids(browser, site, tmp_path):
     assert f'[{seen[0][0]}] link "Show All" (you clicked this at step 1)' in last[1]
     assert "Issue 40" not in last[1]
     assert steps[2]["result_text"].startswith("ok") and "Filtering: abc" in steps[2]["result_text"]
+
+
+class _FirstCaptureEmpty:
+    """The session, but its first capture is of a document that has not loaded yet: the
+    same address, nothing in it (as a click that navigated can leave on a busy machine)."""
+
+    def __init__(self, browser):
+        self._browser, self.captures = browser, 0
+
+    def __getattr__(self, name):
+        return getattr(self._browser, name)
+
+    async def observe(self, **options):
+        self.captures += 1
+        obs = await self._browser.observe(**options)
+        if self.captures > 1:
+            return obs
+        empty = "<html><body></body></html>"
+        return obs.model_copy(update={"title": "", "raw_html": empty, "cleaned_html": empty, "elements": {}})
+
+
+async def test_an_empty_capture_is_looked_at_again_before_the_next_step(browser, site, tmp_path):
+    def policy(messages, params, purpose, context):
+        if not context.history or "Log in" not in "\n".join(context.history):
+            return {"operation": "CLICK", "element_id": context.control_id("button", "Log in"), "value": ""}
+        return {"operation": "DONE", "element_id": "", "value": "clicked"}
+
+    loading = _FirstCaptureEmpty(browser)
+    result, backend, steps, _ = await _run(loading, site + "login.html", policy, tmp_path)
+    # Step 1 saw nothing to act on; the page was captured again, so step 2 acts on it.
+    assert steps[0]["problem"] == "the page shows nothing to act on" and steps[0]["controls"] == 0
+    assert steps[1]["controls"] > 0 and steps[1]["ok"] and "Log in" in steps[1]["action_text"]
+    assert result.status == "done" and result.steps == 3 and loading.captures >= 3

@@ -377,6 +377,11 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     if trace is not None:
         box = elements.box(obs.raw_html, action.element_id) if action and action.element_id else None
         record = trace.write_step(record, shot, box)
+    if not snippets:
+        # An empty capture: a document still loading after a click that navigated (the
+        # ceiling saw one on a loaded machine, while the screenshot already showed the page).
+        # Nothing was done, so nothing would observe it again: look again before the next step.
+        state.obs = await browser.observe()
     return record, {"action": action, "ok": ok, "changed": changed, "fatal": fatal, "finished": finished}
 
 
