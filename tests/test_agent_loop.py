@@ -15,6 +15,7 @@ from webagent.agent import AgentOptions, run_agent
 from webagent.agent.record import Recorder
 from webagent.agent.report import write_report
 from webagent.browser import REDACTED, BrowserSession
+from webagent.browser.errors import CaptureError
 from webagent.demo_site import serve_directory
 from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.trace.writer import TraceWriter
@@ -291,10 +292,11 @@ async def test_a_reload_of_the_same_page_keeps_its_ids(browser, site, tmp_path):
 
 class _FirstCaptureEmpty:
     """The session, but its first capture is of a document that has not loaded yet: the
-    same address, nothing in it (as a click that navigated can leave on a busy machine)."""
+    same address, nothing in it (as a click that navigated can leave on a busy machine);
+    with ``fail_next``, the capture after it fails."""
 
-    def __init__(self, browser):
-        self._browser, self.captures = browser, 0
+    def __init__(self, browser, fail_next: bool = False):
+        self._browser, self.captures, self.fail_next = browser, 0, fail_next
 
     def __getattr__(self, name):
         return getattr(self._browser, name)
@@ -302,6 +304,8 @@ class _FirstCaptureEmpty:
     async def observe(self, **options):
         self.captures += 1
         obs = await self._browser.observe(**options)
+        if self.captures == 2 and self.fail_next:
+            raise CaptureError("the page could not be captured")
         if self.captures > 1:
             return obs
         empty = "<html><body></body></html>"
@@ -320,3 +324,14 @@ async def test_an_empty_capture_is_looked_at_again_before_the_next_step(browser,
     assert steps[0]["problem"] == "the page shows nothing to act on" and steps[0]["controls"] == 0
     assert steps[1]["controls"] > 0 and steps[1]["ok"] and "Log in" in steps[1]["action_text"]
     assert result.status == "done" and result.steps == 3 and loading.captures >= 3
+
+
+async def test_a_second_look_that_cannot_capture_keeps_the_page_as_seen(browser, site, tmp_path):
+    def policy(messages, params, purpose, context):
+        return {"operation": "CLICK", "element_id": context.control_id("button", "Log in"), "value": ""}
+
+    loading = _FirstCaptureEmpty(browser, fail_next=True)
+    result, _, steps, _ = await _run(loading, site + "login.html", policy, tmp_path)
+    # Step 2 still sees the empty page (its capture failed), step 3 the page captured again.
+    assert [s["controls"] for s in steps[:2]] == [0, 0] and steps[2]["controls"] > 0
+    assert steps[2]["ok"] and result.status != "error" and loading.captures >= 4

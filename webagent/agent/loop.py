@@ -30,6 +30,7 @@ comes a third time in the run (``stuck``; this also catches loops between pages)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -44,6 +45,7 @@ from webagent.agent.record import Recorder
 from webagent.agent.secrets import mask_task, placeholder, uses_secret
 from webagent.agent.state import DID, RunState, did_key, page_key
 from webagent.browser import ActionResult
+from webagent.browser.errors import CaptureError
 from webagent.errors import UserError
 from webagent.llm.client import LLMClient
 from webagent.problems import ProblemKind
@@ -136,8 +138,6 @@ async def run_agent(
     repeats = _Repeats()
     say = progress or (lambda message: None)
     try:
-        from webagent.browser.capture import CaptureError
-
         try:
             state.obs = await browser.observe()
         except CaptureError as exc:
@@ -377,11 +377,13 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     if trace is not None:
         box = elements.box(obs.raw_html, action.element_id) if action and action.element_id else None
         record = trace.write_step(record, shot, box)
-    if not snippets:
+    if not snippets and dialog is None:
         # An empty capture: a document still loading after a click that navigated (the
         # ceiling saw one on a loaded machine, while the screenshot already showed the page).
-        # Nothing was done, so nothing would observe it again: look again before the next step.
-        state.obs = await browser.observe()
+        # Nothing was done, so nothing would observe it again: look again before the next step
+        # (a capture that fails leaves the page as it was seen; a held dialog is the model's to answer).
+        with contextlib.suppress(CaptureError):
+            state.obs = await browser.observe()
     return record, {"action": action, "ok": ok, "changed": changed, "fatal": fatal, "finished": finished}
 
 
