@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.experiments.agent_small_models import NON_FLIGHT, TASKS
 from bench.lib.results_io import read_result
+from webagent.miniwob.scripted import SCRIPTED_TASKS, SUITE_TASKS
 
 
 class RenderError(Exception):
@@ -233,7 +233,7 @@ def render_miniwob(paths: list[Path], opts: dict[str, str]) -> Table:
         config = file.parent / "config.json"
         model = load_json(config).get("model", "?") if config.is_file() else "?"
         runs.append((file.parent.name, model.split("@")[0], eps))
-    tasks = [t for t in TASKS if any(e["task"] == t for _, _, eps in runs for e in eps)]
+    tasks = [t for t in SUITE_TASKS if any(e["task"] == t for _, _, eps in runs for e in eps)]
     header = ["run", "model", *tasks, "five tasks", "prompt tokens / step", "s / step"]
     rows = []
     for name, model, eps in runs:
@@ -241,7 +241,7 @@ def render_miniwob(paths: list[Path], opts: dict[str, str]) -> Table:
         for t in tasks:
             mine = [e for e in eps if e["task"] == t]
             row.append(f"{sum(bool(e['success']) for e in mine)}/{len(mine)}" if mine else "–")
-        five = [e for e in eps if e["task"] in NON_FLIGHT]
+        five = [e for e in eps if e["task"] in SCRIPTED_TASKS]
         steps = sum(e["steps"] for e in five) or 1
         row += [
             f"**{sum(bool(e['success']) for e in five) / len(five):.0%}**" if five else "–",

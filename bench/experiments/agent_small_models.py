@@ -21,9 +21,7 @@ from pathlib import Path
 
 from bench.lib.results_io import read_result
 from bench.lib.verdict import Targets
-
-TASKS = ("click-button", "enter-text", "login-user", "choose-list", "click-checkboxes", "book-flight")
-NON_FLIGHT = TASKS[:5]
+from webagent.miniwob.scripted import SCRIPTED_TASKS, SUITE_TASKS
 
 
 def run(args) -> Path:
@@ -34,7 +32,7 @@ def run(args) -> Path:
         "webagent.cli",
         "miniwob",
         "--tasks",
-        ",".join(TASKS),
+        ",".join(SUITE_TASKS),
         "--episodes",
         str(args.episodes),
         "--seed",
@@ -59,7 +57,7 @@ def summarise(folder: Path, seeds: set[int] | None = None) -> dict:
     if seeds is not None:  # e.g. seeds 0-2 of a 5-seed run, beside a 3-seed ablation
         episodes = [e for e in episodes if e.get("seed") in seeds]
     rows = {}
-    for task in TASKS:
+    for task in SUITE_TASKS:
         mine = [e for e in episodes if e["task"] == task]
         if not mine:
             continue
@@ -70,7 +68,7 @@ def summarise(folder: Path, seeds: set[int] | None = None) -> dict:
             "prompt_tokens_per_step": sum(e["usage"].get("prompt_tokens", 0) for e in mine) / steps,
             "seconds_per_step": sum(e["usage"].get("wall_time_s", 0) for e in mine) / steps,
         }
-    five = [e for e in episodes if e["task"] in NON_FLIGHT]
+    five = [e for e in episodes if e["task"] in SCRIPTED_TASKS]  # the five besides book-flight
     return {
         "tasks": rows,
         "five_success": sum(bool(e["success"]) for e in five) / len(five) if five else 0.0,

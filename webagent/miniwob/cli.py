@@ -21,6 +21,7 @@ from webagent.cli_common import (
     user_errors,
 )
 from webagent.errors import UserError
+from webagent.miniwob.scripted import SUITE_TASKS
 
 
 def _episode_concurrency(func):
@@ -42,7 +43,7 @@ def _episode_concurrency(func):
 @click.group("miniwob", invoke_without_command=True)
 @click.option(
     "--tasks",
-    default=",".join(("click-button", "enter-text", "login-user", "choose-list", "click-checkboxes", "book-flight")),
+    default=",".join(SUITE_TASKS),
     show_default=True,
     help="Comma-separated MiniWoB++ task names.",
 )
