@@ -37,7 +37,7 @@ from bench.lib import ROOT
 from bench.lib.verdict import Targets
 from webagent.llm.client import LLMClient
 from webagent.llm.llama_server import server_threads
-from webagent.llm.local import LocalServer, _free_port, die_with_parent, embedded_slots
+from webagent.llm.local import LocalServer, die_with_parent, embedded_slots, free_port
 from webagent.llm.openai_backend import OpenAIBackend
 from webagent.llm.registry import ensure
 from webagent.prompts import render_prompt
@@ -150,7 +150,7 @@ class OldServer:
     """llama-cpp-python's server, started as the embedded model was before."""
 
     def __init__(self, gguf: Path):
-        self.gguf, self.port = gguf, _free_port()
+        self.gguf, self.port = gguf, free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.proc: subprocess.Popen | None = None
 

@@ -27,8 +27,7 @@ from pathlib import Path
 from webagent.apps.install import app_home, install, venv_python
 from webagent.apps.spec import App
 from webagent.errors import UserError
-from webagent.llm.local import _free_port as free_port  # a free port on 127.0.0.1
-from webagent.llm.local import die_with_parent
+from webagent.llm.local import die_with_parent, free_port
 
 READY_TIMEOUT_S = 60.0
 CHECK_TIMEOUT_S = 120.0

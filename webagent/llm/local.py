@@ -44,7 +44,8 @@ def die_with_parent() -> None:
         pass
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port on 127.0.0.1 that is free now (the OS picks it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -100,7 +101,7 @@ class LocalServer:
         self.gguf = Path(gguf) if gguf else ensure()  # the registry's default, pulled on first use
         if not self.gguf.is_file():
             raise UserError(f"--gguf {self.gguf}: no such file")
-        self.host, self.port = host, port or _free_port()
+        self.host, self.port = host, port or free_port()
         self.n_ctx = n_ctx  # per slot
         # Compute threads for decoding and for prompt batches (None: llama_server.server_threads's
         # rule, which looks at how busy the machine is now).
