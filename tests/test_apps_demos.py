@@ -115,7 +115,7 @@ async def test_every_demonstration_runs_through_on_a_fresh_instance(app):
 async def test_the_notes_apps_demonstrations_run_through(tmp_path, monkeypatch):
     monkeypatch.setenv("WEBAGENT_APPS", str(tmp_path / "apps"))
     verdicts = await _follow_demos(load_app(NOTES))
-    assert [(v.demo_id, v.ok, v.run.steps) for v in verdicts] == [
+    assert [(v.task_id, v.ok, v.run.steps) for v in verdicts] == [
         ("demo-notes-login", True, 3),
         ("demo-notes-new-yellow", True, 7),
     ]

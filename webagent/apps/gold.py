@@ -238,11 +238,6 @@ class GoldVerdict:
     why: str = ""
 
     @property
-    def demo_id(self) -> str:
-        """A demonstration's id (``task_id``, as a demonstration's verdict names it)."""
-        return self.task_id
-
-    @property
     def ok(self) -> bool:
         checked = self.before is None or (not self.before and bool(self.after))
         return checked and self.run.ok and not self.run.outside_hosts
@@ -264,15 +259,15 @@ async def verify(instance: AppInstance, browser, task: Task) -> GoldVerdict:
     """Fresh instance, then the gold path: a task's check false before and true after (with the
     gold answer for an answer task); a demonstration (``Demo``: no check) after its setup steps."""
     reset_s = instance.reset()
-    demo = isinstance(task, Demo)
+    demo = task if isinstance(task, Demo) else None  # a demonstration has no check
     # An answer task changes nothing on the site: "before" is the check of an empty answer.
-    before = None if demo else instance.check(task.id, "" if task.answer is not None else None)[0]
+    before = None if demo is not None else instance.check(task.id, "" if task.answer is not None else None)[0]
     context = await browser.new_context()
     try:
-        run = await follow(context, instance.url(task.start), task, task.setup if isinstance(task, Demo) else ())
+        run = await follow(context, instance.url(task.start), task, demo.setup if demo is not None else ())
     finally:
         await context.close()
-    if demo:
+    if demo is not None:
         return GoldVerdict(task.id, run, reset_s)
     after, why = instance.check(task.id, task.answer)
     return GoldVerdict(task.id, run, reset_s, before, after, why)
