@@ -157,8 +157,9 @@ async def open_client(options: EndpointOptions, *, cache: Cache | None = None) -
         raise UserError(f"--threads must be at least 1 (got {opts.threads})")
     backend, server = await _open_backend(opts)
     own_cache = Cache() if cache is None and opts.cache else None  # opened here, so closed here
+    used = (cache if cache is not None else own_cache) if opts.cache else None
     with closing(own_cache) if own_cache is not None else nullcontext():
-        async with _client(opts, backend, server, cache=(own_cache or cache) if opts.cache else None) as client:
+        async with _client(opts, backend, server, cache=used) as client:
             yield client
 
 
