@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from webagent.browser.guard import redact
-from webagent.html.dom import valid_tag
+from webagent.html.dom import valid_xml_name
 
 STYLES = ["display", "visibility", "opacity", "pointer-events", "cursor"]
 CLICKABLE_MAX_ELEMENTS = 40
@@ -296,7 +296,7 @@ class _DocView:
 
     def _tag(self, i: int) -> str:
         tag = self.tags[i]
-        return tag if valid_tag(tag) else "span"
+        return tag if valid_xml_name(tag) else "span"
 
     def _attrib(self, i: int, prefix: str, offset, out: Built) -> dict[str, str]:
         table = self.t
@@ -376,7 +376,7 @@ def _attr_name(table: _Strings, k: int) -> str | None:
     name = _NAME_CACHE.get(raw, "")
     if name == "":
         low = raw.lower()
-        name = None if low in _SKIP_ATTRS or not valid_tag(low) else low
+        name = None if low in _SKIP_ATTRS or not valid_xml_name(low) else low
         if len(_NAME_CACHE) < 10000:
             _NAME_CACHE[raw] = name
     return name

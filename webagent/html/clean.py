@@ -42,7 +42,7 @@ from webagent.html.dom import (
     RENDER_ATTRS,
     VOID_TAGS,
     is_interactive,
-    valid_tag,
+    valid_xml_name,
 )
 
 _WS = re.compile(r"\s+")
@@ -213,7 +213,7 @@ def clean_tree(root, extra_attrs: frozenset = frozenset()):
     # 2. attributes and tag names.
     for el in root.iter(tag=etree.Element):
         tag = el.tag.lower()
-        if not valid_tag(tag):
+        if not valid_xml_name(tag):
             tag = "span"
         if tag != el.tag:
             el.tag = tag

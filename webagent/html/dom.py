@@ -112,12 +112,12 @@ INTERACTIVE_ROLES = frozenset(
 )
 #: ... or it carries ``is_clickable="true"``.
 
-_VALID_TAG = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+_XML_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
 
-def valid_tag(tag: str) -> bool:
-    """Whether ``tag`` is usable as an XML element name without a namespace."""
-    return bool(_VALID_TAG.match(tag))
+def valid_xml_name(name: str) -> bool:
+    """Whether ``name`` is usable as an XML element or attribute name without a namespace."""
+    return bool(_XML_NAME.match(name))
 
 
 def is_interactive(tag: str, role: str | None, clickable: str | None) -> bool:
