@@ -32,3 +32,9 @@ class EndpointError(UserError):
     """The model endpoint cannot be used (unreachable, wrong key, unknown model)."""
 
     exit_code = 3
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, or its type's name when it has none."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

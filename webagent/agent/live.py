@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from webagent.agent.loop import AgentOptions, AgentResult, run_agent
 from webagent.agent.record import Recorder
 from webagent.agent.report import write_report
-from webagent.browser.errors import first_line
+from webagent.errors import first_line
 from webagent.errors import UserError
 from webagent.llm.endpoint import EndpointOptions, open_client
 from webagent.trace.writer import TraceWriter

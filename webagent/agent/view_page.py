@@ -157,7 +157,8 @@ async def view_page(
     capture the page and build its view."""
     from webagent.agent.live import check_url
     from webagent.browser import BrowserSession
-    from webagent.browser.errors import CaptureError, first_line
+    from webagent.browser.errors import CaptureError
+    from webagent.errors import first_line
 
     check_url(url, flag="", example=" (e.g. http://127.0.0.1:8000/)")
     async with BrowserSession(headed=headed, allowed_domains=list(allow_domains or [])) as browser:

@@ -18,8 +18,3 @@ class SharedTargetError(RuntimeError):
     """A frame rendered in its parent's process has no CDP session of its own
     (``BrowserSession.cdp_session`` raises it; its content is in the parent's snapshot)."""
 
-
-def first_line(exc: BaseException) -> str:
-    """The first line of an exception's message, or its type's name when it has none."""
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

@@ -20,7 +20,8 @@ with status ``error``): a session never goes on unguarded.
 
 from __future__ import annotations
 
-from webagent.browser.errors import BrowserError, first_line
+from webagent.browser.errors import BrowserError
+from webagent.errors import first_line
 from webagent.browser.timing import within
 
 DOCUMENTS = {"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]}

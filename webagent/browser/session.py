@@ -39,7 +39,7 @@ from typing import Any
 from webagent.browser import dialogs
 from webagent.browser.capture import capture
 from webagent.browser.errors import BrowserError, CaptureError, SharedTargetError
-from webagent.browser.errors import first_line as _first_line
+from webagent.errors import first_line as _first_line
 from webagent.browser.guard import NavigationGuard
 from webagent.browser.intercept import Interceptor
 from webagent.browser.models import Action, ActionResult, Dialog, Observation
