@@ -202,14 +202,14 @@ async def test_fill_fills_a_text_field_and_a_select_and_sends_the_form_in_one_st
         assert first["result_text"].startswith("ok, now on " + base + "confirm.html")
         assert "filled 2 fields" in first["result_text"]
         # a saved run replays (and skills learn) the parts as steps of their own
-        steps = from_trace(trace.folder)["steps"]
-        assert [(s["op"], s["value"]) for s in steps] == [
+        steps = from_trace(trace.folder).steps
+        assert [(s.op, s.value) for s in steps] == [
             ("TYPE", "Ada Lovelace"),
             ("SELECT", "Express (1 day)"),
             ("CLICK", ""),
             ("DONE", ""),
         ]
-        assert [s["target"]["name"] for s in steps[:3]] == ["Your name", "Shipping", "Place order"]
+        assert [s.target.name for s in steps[:3] if s.target] == ["Your name", "Shipping", "Place order"]
     finally:
         stop()
 

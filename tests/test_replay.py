@@ -19,8 +19,9 @@ from webagent.llm.testing import fake_client
 from webagent.replay import store
 from webagent.trace import params as P
 from webagent.trace import workflow
-from webagent.trace.fingerprint import describe_element, parse, url_pattern
+from webagent.trace.fingerprint import Place, describe_element, parse, url_pattern
 from webagent.trace.match import find
+from webagent.trace.step import RecordedStep
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +45,9 @@ async def test_replay_of_the_demo_order_needs_no_model(site, tmp_path):
     assert all(r["target"]["tag"] for r in records if r["action"]["operation"] in ("CLICK", "TYPE", "SELECT"))
 
     program = workflow.from_trace(tmp_path / "run")
-    assert [s["op"] for s in program["steps"]] == ["TYPE", "CLICK", "TYPE", "SELECT", "CLICK", "DONE"]
+    assert [s.op for s in program.steps] == ["TYPE", "CLICK", "TYPE", "SELECT", "CLICK", "DONE"]
     # Typed values found in the task are parameters, named after their fields.
-    assert program["params"] == {
+    assert program.params == {
         "search_books": {"default": "Night Trains", "source": "task"},
         "name": {"default": "Ada Lovelace", "source": "task"},
     }
@@ -158,9 +159,9 @@ PAGE = """<html><body><header><h1>Order</h1></header>
 def test_fingerprint_reads_name_label_form_and_heading():
     el = parse(PAGE).xpath("//*[@backend_node_id='5']")[0]
     fp = describe_element(el)
-    assert (fp["tag"], fp["role"], fp["name"], fp["label"]) == ("select", "combobox", "Shipping", "Shipping")
-    assert fp["attrs"] == {"name": "shipping"} and fp["form"] == {"action": "confirm.html", "id": "order"}
-    assert fp["heading"] == "Order" and fp["landmarks"] == ["form"]
+    assert (fp.tag, fp.role, fp.name, fp.label) == ("select", "combobox", "Shipping", "Shipping")
+    assert fp.attrs == {"name": "shipping"} and fp.form == {"action": "confirm.html", "id": "order"}
+    assert fp.heading == "Order" and fp.landmarks == ["form"]
     assert url_pattern("http://127.0.0.1:5/results.html?q=x&b=2") == "/results.html?b&q"
 
 
@@ -169,9 +170,9 @@ def test_match_is_unique_or_says_why():
     moved = PAGE.replace('id="name" ', 'id="customer" ').replace('backend_node_id="3"', 'backend_node_id="33"')
     assert find(field, moved).element_id == "33"
     button = describe_element(parse(PAGE).xpath("//*[@backend_node_id='8']")[0])
-    button["nth"] = {"of_name": [1, 2]}
+    button.nth = Place(of_name=[1, 2])
     assert find(button, PAGE).element_id == "8"  # told apart by position
-    button["nth"] = {}
+    button.nth = Place()
     miss = find(button, PAGE)
     assert not miss.found and "not found uniquely" in miss.why
     relabelled = PAGE.replace("Add to cart</button><button", "Buy</button><button").replace(
@@ -183,15 +184,18 @@ def test_match_is_unique_or_says_why():
 
 def test_params_infer_declare_and_never_store_passwords():
     steps = [
-        {"op": "TYPE", "value": "Night Trains", "target": {"attrs": {"name": "q"}, "label": "Search books"}},
-        {"op": "TYPE", "value": "ada", "target": {"attrs": {"name": "user"}}},
-        {"op": "TYPE", "value": REDACTED, "secret": True, "target": {"attrs": {"name": "pw"}}},
-        {"op": "SELECT", "value": "Express (1 day)", "target": {"attrs": {"name": "shipping"}}},
+        RecordedStep.model_validate(step)
+        for step in (
+            {"op": "TYPE", "value": "Night Trains", "target": {"attrs": {"name": "q"}, "label": "Search books"}},
+            {"op": "TYPE", "value": "ada", "target": {"attrs": {"name": "user"}}},
+            {"op": "TYPE", "value": REDACTED, "secret": True, "target": {"attrs": {"name": "pw"}}},
+            {"op": "SELECT", "value": "Express (1 day)", "target": {"attrs": {"name": "shipping"}}},
+        )
     ]
     params = P.assign(steps, 'Buy "Night Trains" as ada', {"ship": "Express (1 day)"})
     assert params["search_books"] == {"default": "Night Trains", "source": "task"}
     assert params["user"]["default"] == "ada" and params["ship"]["source"] == "declared"
-    assert params["password"]["default"] is None and steps[2]["param"] == "password"
+    assert params["password"]["default"] is None and steps[2].param == "password"
     with pytest.raises(UserError, match="--param password="):
         P.resolve(params, {})
     values = P.resolve(params, {"password": "s3cret", "search_books": "Tea"})

@@ -57,7 +57,7 @@ async def test_changed_shop_is_repaired_only_where_the_element_changed(sites, tm
     program = json.loads((tmp_path / "repaired" / "workflow.json").read_text())
     assert program["steps"][4]["repaired"] and program["steps"][4]["target"]["name"] == "Confirm purchase"
     assert result.saved_as == "shop"  # the store keeps the repaired program
-    assert store.load("shop")["steps"][4]["target"]["name"] == "Confirm purchase"
+    assert (target := store.load("shop").steps[4].target) is not None and target.name == "Confirm purchase"
     assert 'class="mark repaired"' in (tmp_path / "repaired" / "report.html").read_text()
 
     # The next replays are model-free again: from the repaired trace folder, and by name.

@@ -65,8 +65,8 @@ async def test_password_is_asked_for_and_never_written(site, tmp_path):
     ).run()
     assert run.ok and "ok=1" in run.final_url, run.error
     saved = store.load("login")
-    assert saved["params"]["password"] == {"default": None, "source": "password", "field": "pw"}
-    assert saved["params"]["user"] == {"default": "grace", "source": "task"}
+    assert saved.params["password"] == {"default": None, "source": "password", "field": "pw"}
+    assert saved.params["user"] == {"default": "grace", "source": "task"}
 
     forbidden = Forbidden()
     with pytest.raises(UserError, match="--param password="):

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from webagent.cli import main
 from webagent.skills import store
 from webagent.skills.learn import cut, from_recording, merge, skill_of
+from webagent.trace.step import RecordedStep
 
 SITE = Path(__file__).parent / "fixtures" / "teach_site"
 
@@ -22,15 +23,17 @@ SITE = Path(__file__).parent / "fixtures" / "teach_site"
 def _step(op, name, *, tag="input", value="", page="/login", kind="text", form=True, param=None, enter=False):
     attrs = {"type": kind, "name": name.lower().replace(" ", "_")}
     target = {"tag": tag, "role": "", "name": name, "attrs": attrs, "form": {"action": page} if form else {}}
-    return {
-        "op": op,
-        "value": value,
-        "press_enter": enter,
-        "param": param,
-        "target": target,
-        "page": {"url": f"http://127.0.0.1:8000{page}", "pattern": page, "title": page.strip("/").title()},
-        "text": f"{op} {name}",
-    }
+    return RecordedStep.model_validate(
+        {
+            "op": op,
+            "value": value,
+            "press_enter": enter,
+            "param": param,
+            "target": target,
+            "page": {"url": f"http://127.0.0.1:8000{page}", "pattern": page, "title": page.strip("/").title()},
+            "text": f"{op} {name}",
+        }
+    )
 
 
 LOGIN = [
@@ -53,13 +56,13 @@ PARAMS = {
 
 def test_a_recording_is_cut_at_forms_sent_and_a_lone_link_leads_into_its_form():
     browse = [_step("CLICK", "Home", tag="a", page="/", form=False)]
-    pieces = cut(LOGIN + browse + NEW_ISSUE + [{"op": "DONE", "page": {"pattern": "/"}}])
-    assert [[s["target"]["name"] for s in p] for p in pieces] == [
+    pieces = cut(LOGIN + browse + NEW_ISSUE + [RecordedStep.model_validate({"op": "DONE", "page": {"pattern": "/"}})])
+    assert [[s.target.name for s in p if s.target] for p in pieces] == [
         ["Username", "Password", "Log in"],
         ["New issue", "Title", "Priority", "Create"],  # the link clicked on the way there left out
     ]
     only = cut(LOGIN + NEW_ISSUE)
-    assert [len(p) for p in only] == [3, 4] and only[1][0]["target"]["name"] == "New issue"
+    assert [len(p) for p in only] == [3, 4] and only[1][0].target and only[1][0].target.name == "New issue"
 
 
 def test_a_skill_has_a_name_a_description_typed_parameters_and_its_start():
@@ -80,9 +83,9 @@ def test_a_skill_has_a_name_a_description_typed_parameters_and_its_start():
 
 def test_two_recordings_of_one_form_merge_and_what_differed_becomes_a_parameter():
     first = skill_of(cut(NEW_ISSUE)[0], PARAMS, "trace-a", "demonstration")
-    other = [dict(s) for s in NEW_ISSUE]
-    other[1] = {**other[1], "value": "Typo in footer"}
-    other[2] = {**other[2], "value": "bug"}
+    other = [s.model_copy(deep=True) for s in NEW_ISSUE]
+    other[1].value = "Typo in footer"
+    other[2].value = "bug"
     second = skill_of(cut(other)[0], {"title": {"default": "Typo in footer", "source": "task"}}, "trace-b", "run")
     (one,) = merge([first, second])
     assert [(p.name, p.kind, p.source) for p in one.params] == [
@@ -95,14 +98,15 @@ def test_two_recordings_of_one_form_merge_and_what_differed_becomes_a_parameter(
 
 
 def test_one_form_met_on_two_pages_is_one_skill_started_at_the_plainer_address():
-    def search(page: str, url: str, value: str) -> list[dict]:
+    def search(page: str, url: str, value: str) -> list[RecordedStep]:
         steps = [
             _step("TYPE", "Search", value=value, page=page, param="query"),
             _step("CLICK", "Go", tag="button", kind="submit", page=page),
         ]
         for step in steps:  # the search box sends to /search/ from every page it is on
-            step["target"]["form"] = {"action": "/search/"}
-            step["page"] = {**step["page"], "url": f"http://127.0.0.1:8000{url}"}
+            assert step.target is not None
+            step.target.form = {"action": "/search/"}
+            step.page.url = f"http://127.0.0.1:8000{url}"
         return steps
 
     params = {"query": {"default": "x", "source": "task"}}
@@ -111,7 +115,10 @@ def test_one_form_met_on_two_pages_is_one_skill_started_at_the_plainer_address()
     home = skill_of(search("/", "/", "z"), params, "c", "demonstration")
     (one,) = merge([after_login, profile, home])
     assert one.sources == ["a", "b", "c"] and one.start.url == "http://127.0.0.1:8000/"
-    other_form = [dict(s, target={**s["target"], "form": {"action": "/issues/"}}) for s in search("/", "/", "q")]
+    other_form = [s.model_copy(deep=True) for s in search("/", "/", "q")]
+    for step in other_form:
+        assert step.target is not None
+        step.target.form = {"action": "/issues/"}
     assert len(merge([one, skill_of(other_form, params, "d", "run")])) == 2  # another form: another skill
 
 

@@ -22,6 +22,7 @@ from webagent.llm.client import Reply
 from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.skills.learn import from_recording
 from webagent.skills.offer import label as offer_label
+from webagent.trace.fingerprint import Fingerprint
 from webagent.trace.writer import TraceWriter
 from webagent.web.live_action import Choices, live_action_schema, parse_live_action
 
@@ -130,8 +131,8 @@ async def test_the_model_calls_skills_with_new_values_and_the_page_confirms(brow
     from webagent.trace.workflow import from_trace
 
     workflow = from_trace(trace.folder)
-    assert [s["op"] for s in workflow["steps"]] == ["TYPE", "TYPE", "CLICK", "TYPE", "SELECT", "CLICK", "DONE"]
-    assert all(s.get("target") for s in workflow["steps"][:-1])
+    assert [s.op for s in workflow.steps] == ["TYPE", "TYPE", "CLICK", "TYPE", "SELECT", "CLICK", "DONE"]
+    assert all(s.target for s in workflow.steps[:-1])
     relearned = from_recording(trace.folder)
     assert [s.name for s in relearned] == ["Log in", "Save note"]
     assert "Eggs" in {p.example for s in relearned for p in s.params}  # the task's value: a parameter
@@ -169,12 +170,9 @@ async def test_a_skills_arguments_are_typed_and_every_primitive_stays_in_the_sch
 def _broken_save(skills):
     broken = [s.model_copy(deep=True) for s in skills]
     note = next(s for s in broken if s.name == "Save note")
-    note.steps[-1].target = {
-        **(note.steps[-1].target or {}),
-        "name": "Archive",
-        "text": "Archive",
-        "attrs": {"id": "nope"},
-    }
+    note.steps[-1].target = (note.steps[-1].target or Fingerprint()).model_copy(
+        update={"name": "Archive", "text": "Archive", "attrs": {"id": "nope"}}
+    )
     return broken
 
 
@@ -283,7 +281,9 @@ async def test_a_skill_that_cannot_start_is_not_offered_again_until_a_form_is_se
     await open_page(browser, site + "notes.html?user=x")
     broken = [s.model_copy(deep=True) for s in skills]
     note = next(s for s in broken if s.name == "Save note")
-    note.steps[0].target = {**(note.steps[0].target or {}), "name": "Subject", "attrs": {"id": "nope", "name": "nope"}}
+    note.steps[0].target = (note.steps[0].target or Fingerprint()).model_copy(
+        update={"name": "Subject", "attrs": {"id": "nope", "name": "nope"}}
+    )
     prompts: list[str] = []
 
     def model(messages, params, purpose, context):
@@ -312,7 +312,9 @@ def _unstartable_login(skills):
     broken = [s.model_copy(deep=True) for s in skills]
     login = next(s for s in broken if s.name == "Log in")
     login.start.reachable = True
-    login.steps[0].target = {**(login.steps[0].target or {}), "name": "Badge", "attrs": {"id": "nope", "name": "nope"}}
+    login.steps[0].target = (login.steps[0].target or Fingerprint()).model_copy(
+        update={"name": "Badge", "attrs": {"id": "nope", "name": "nope"}}
+    )
     return broken, login
 
 

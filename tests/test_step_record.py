@@ -10,7 +10,8 @@ import pytest
 from webagent.browser import REDACTED, Action, ActionResult
 from webagent.browser.models import ElementRef, Observation
 from webagent.errors import UserError
-from webagent.trace.record import VERSION, StepRecord, inner_step, read_steps, step_record
+from webagent.trace.fingerprint import Fingerprint
+from webagent.trace.record import VERSION, InnerStep, StepRecord, read_steps, step_record
 from webagent.trace.writer import TraceWriter
 from webagent.web.live_action import FillField, LiveAction
 
@@ -76,7 +77,7 @@ def test_a_record_written_before_the_version_reads_and_keeps_every_key(tmp_path)
     [record] = read_steps(path)
     assert record.version == VERSION and record.step == 2 and record.ok
     assert record.action is not None and record.action.operation == "TYPE" and record.action.value == "ada"
-    assert record.target == {"tag": "input", "name": "User name"}
+    assert record.target == Fingerprint(tag="input", name="User name")
     assert record.to_json() == {"version": VERSION, **OLD}
 
 
@@ -102,7 +103,7 @@ def test_the_builder_hides_a_password_and_fingerprints_only_a_step_that_worked()
     )
     assert record.action is not None and record.action.value == REDACTED
     assert record.action_text == f'TYPE [8] "{REDACTED}"' and "hunter2" not in json.dumps(record.to_json())
-    assert record.target is not None and record.target["tag"] == "input"
+    assert record.target is not None and record.target.tag == "input"
     failed = step_record(
         4, typed, url=obs.url, title=obs.title, obs=obs, result_text="failed: x", ok=False, secret=True
     )
@@ -124,9 +125,9 @@ def test_a_fill_reads_as_the_steps_it_did():
     )
     ok = ActionResult(ok=True, action=Action(op="CLICK", element_id="9"))
     parts = [
-        inner_step("TYPE", ok, obs, element_id="7", value="ada"),
-        inner_step("TYPE", ok, obs, element_id="8", value=REDACTED),
-        inner_step("CLICK", ok, obs, element_id="9"),
+        InnerStep(op="TYPE", ok=True, url=obs.url, title=obs.title, element_id="7", value="ada"),
+        InnerStep(op="TYPE", ok=True, url=obs.url, title=obs.title, element_id="8", value=REDACTED),
+        InnerStep(op="CLICK", ok=True, url=obs.url, title=obs.title, element_id="9"),
     ]
     record = step_record(
         1,

@@ -72,7 +72,7 @@ async def test_a_demonstration_is_recorded_as_a_run_and_replays_with_new_values(
         ("CLICK", ""),
         ("CLICK", ""),
     ]
-    assert all(s.target and s.target["tag"] in ("input", "button", "select") for s in steps)
+    assert all(s.target and s.target.tag in ("input", "button", "select") for s in steps)
     assert [s.element for s in steps][:3] == [
         "[text field]  User name",
         "[password field]  Password",
@@ -81,8 +81,8 @@ async def test_a_demonstration_is_recorded_as_a_run_and_replays_with_new_values(
     assert _files_hold(folder, PASSWORD) == []  # not in the steps, not in the URL the run ended on
 
     workflow = W.from_trace(folder)
-    assert workflow["params"]["password"]["default"] is None  # a placeholder, given at replay
-    assert workflow["params"]["title"]["default"] == "Milk"
+    assert workflow.params["password"]["default"] is None  # a placeholder, given at replay
+    assert workflow.params["title"]["default"] == "Milk"
     again = await replay(folder, {"password": PASSWORD, "title": "Eggs"}, no_model=True, trace_dir=tmp_path / "again")
     assert again.status == "done" and again.model_calls == 0 and again.repaired == 0
     assert again.final_title == "Saved: Eggs (Yellow, pinned) by ada"

@@ -131,21 +131,19 @@ def workflows_list(as_json) -> None:
 def workflows_show(name, as_json) -> None:
     """A saved workflow: task, start URL, parameters and steps."""
     from webagent.replay import store
-    from webagent.trace.workflow import describe_step
 
     workflow = store.load(name)
     if as_json:
-        click.echo(json.dumps(workflow, ensure_ascii=False, indent=1))
+        click.echo(json.dumps(workflow.to_json(), ensure_ascii=False, indent=1))
         return
-    click.echo(f"task: {workflow.get('task', '')}")
-    click.echo(f"start: {workflow.get('start_url', '')}")
+    click.echo(f"task: {workflow.task}")
+    click.echo(f"start: {workflow.start_url}")
     click.echo(f"folder: {store.folder(name)}")
-    for pname, spec in workflow.get("params", {}).items():
+    for pname, spec in workflow.params.items():
         default = "(password: give --param)" if spec.get("default") is None else repr(spec["default"])
         click.echo(f"param {pname} = {default}  [{spec.get('source')}]")
-    for n, step in enumerate(workflow.get("steps", []), 1):
-        page = (step.get("page") or {}).get("pattern", "")
-        click.echo(f"{n:3}. {describe_step(step)}  on {page}" + ("  (repaired)" if step.get("repaired") else ""))
+    for n, step in enumerate(workflow.steps, 1):
+        click.echo(f"{n:3}. {step.describe()}  on {step.page.pattern}" + ("  (repaired)" if step.repaired else ""))
 
 
 @workflows_group.command("rm")

@@ -64,6 +64,6 @@ async def teach_command(url, task, save_as, trace_dir, allow_domains, headless) 
     if save_as:
         workflow = W.from_trace(written)
         store.save(save_as, workflow, note="taught")
-        secrets = [n for n, p in workflow["params"].items() if p.get("source") == "password"]
+        secrets = [n for n, p in workflow.params.items() if p.get("source") == "password"]
         hint = "".join(f" --param {n}=..." for n in secrets)
         click.echo(f"saved as workflow {save_as!r}: webagent replay {save_as}{hint}")

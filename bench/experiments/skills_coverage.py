@@ -44,7 +44,7 @@ def _gold(task) -> list:
 
 def _steps(skill) -> set:
     """The skill's element steps, as (operation, visible name of the recorded target)."""
-    return {(s.op, visible_name((s.target or {}).get("name") or "")) for s in skill.steps if s.target}
+    return {(s.op, visible_name(s.target.name)) for s in skill.steps if s.target is not None}
 
 
 def covers(skill, task) -> bool:

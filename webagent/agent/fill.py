@@ -2,7 +2,9 @@
 page the model read (its ids hold while the document does), then the form's submit button
 clicked. The batch stops where the page changes under it (another URL, a new tab, a dialog),
 as browser-use stops a multi-action batch when the page changes: the rest was chosen for a
-page that is gone. Each part done is kept for the trace, a password field's value as REDACTED."""
+page that is gone. Each part is done by the step engine (``trace.engine.execute``; the model
+chose each element on this page: nothing to find again or repair) and kept for the trace, a
+password field's value as REDACTED."""
 
 from __future__ import annotations
 
@@ -11,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from webagent.browser import REDACTED, Action, ActionResult, Observation
-from webagent.trace.fingerprint import target_of
-from webagent.trace.record import InnerStep, inner_step
+from webagent.trace.engine import execute
+from webagent.trace.record import InnerStep
 from webagent.web.agent_view import Control
 from webagent.web.live_action import LiveAction
 
@@ -52,10 +54,16 @@ async def run_fill(
         op: Literal["TYPE", "SELECT"] = "SELECT" if controls[f.element_id].op == "SELECT" else "TYPE"
         ref = obs.elements.get(f.element_id)
         value = reveal(f.value) if op == "TYPE" else f.value
-        target = target_of(obs, f)  # before acting: the element as the page showed it
-        result = await browser.act(Action(op=op, element_id=f.element_id, value=value or None), obs)
         shown = REDACTED if ref is not None and ref.is_password and f.value else f.value
-        done.append(_part(op, f.element_id, controls[f.element_id], shown, result, obs, target))
+        part = await execute(
+            browser,
+            obs,
+            Action(op=op, element_id=f.element_id, value=value or None),
+            shown=shown,
+            element=_name(controls[f.element_id]),
+        )
+        result = part.result
+        done.append(part.step)
         if not result.ok:
             why = f"field {k} of {n} ([{f.element_id}]) failed: {result.error}"
             return FillRun(result.model_copy(update={"error": why}), done)
@@ -65,28 +73,19 @@ async def run_fill(
     if held is not None and action.element_id:
         summary += f"; not sent: a check of the form before sending says: {held}; CLICK [{action.element_id}] sends it"
     elif action.element_id:
-        target = target_of(obs, action)
-        result = await browser.act(Action(op="CLICK", element_id=action.element_id), obs)
-        done.append(_part("CLICK", action.element_id, controls.get(action.element_id), "", result, obs, target))
+        click = Action(op="CLICK", element_id=action.element_id)
+        sent = await execute(browser, obs, click, shown="", element=_name(controls.get(action.element_id)))
+        result = sent.result
+        done.append(sent.step)
         if not result.ok:
             result = result.model_copy(update={"error": f"the submit button [{action.element_id}]: {result.error}"})
     return FillRun(_noted(result, summary), done)
 
 
-def _part(
-    op: str, element_id: str, control: Control | None, value: str, result: ActionResult, obs: Observation, target
-) -> InnerStep:
+def _name(control: Control | None) -> str | None:
     # as a run's own step records it: a run that filled a form is replayed and learned from
     # through these (``trace.workflow.from_trace``)
-    return inner_step(
-        op,
-        result,
-        obs,
-        element_id=element_id,
-        element=control.describe() if control is not None else None,
-        value=value,
-        target=target,
-    )
+    return control.describe() if control is not None else None
 
 
 def _noted(result: ActionResult, note: str) -> ActionResult:

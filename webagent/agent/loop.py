@@ -54,7 +54,7 @@ from webagent.skills.learn import site_of
 from webagent.skills.offer import block as skill_block
 from webagent.skills.offer import offers as skill_offers
 from webagent.skills.run import started
-from webagent.trace.record import InnerStep, StepRecord, step_record
+from webagent.trace.record import InnerStep, StepRecord, history_line, step_record
 from webagent.trace.writer import TraceWriter, screenshot, scrub
 from webagent.web.form_check import check_form, form_fields
 from webagent.web.live_action import LiveAction, LiveOutcome
@@ -373,7 +373,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         calls=step_client.transcript,
         usage=step_client.usage.to_dict(),
     )
-    state.history.append(scrub(f"{n}. {record.action_text} -> {result_text}", secrets))
+    state.history.append(scrub(history_line(record), secrets))
     if trace is not None:
         box = elements.box(obs.raw_html, action.element_id) if action and action.element_id else None
         record = trace.write_step(record, shot, box)
@@ -389,10 +389,11 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
 
 def _repairer(client, state: RunState):
     """How a skill's step whose element is gone is repaired: one decision on the live page
-    (``decide_page``, as replay repairs a recorded step), the recorded step as a hint."""
+    (``decide_page``, as replay repairs a recorded step), the engine's line for it (the
+    recorded step as a hint, why it was not found) after the run's history."""
 
-    async def repair(obs, hint: str, miss: str):
-        history = [*state.history, f"(a skill's step: {hint}; now: {miss})"]
+    async def repair(obs, line: str):
+        history = [*state.history, line]
         decision = await decide_page(client, obs, state.task, history, state.options, can_back=False)
         action = decision.outcome.action if decision is not None else None
         if action is None or action.operation not in ("CLICK", "TYPE", "SELECT"):

@@ -16,6 +16,7 @@ from webagent.agent.state import RunState, page_key
 from webagent.browser import Action, ActionResult
 from webagent.llm.cache import content_hash
 from webagent.skills.run import run_skill
+from webagent.trace.engine import execute
 from webagent.trace.record import InnerStep
 from webagent.web.agent_view import LINE_ID
 from webagent.web.live_action import LiveAction
@@ -70,9 +71,10 @@ async def act(
     repair=None,
 ) -> Acted:
     """Carry out ``action`` on ``obs``, observe the page again into ``state.obs``, and say what
-    changed. ``held``: why the form check held the form a FILL would send (its fields are
-    filled, its submit button is not clicked); ``repair``: how a SKILL's step whose page changed
-    is asked of the model (``skills.run.Repair``)."""
+    changed; the page is acted on by the step engine (``trace.engine.execute``, directly or
+    through a FILL's or a SKILL's steps). ``held``: why the form check held the form a FILL
+    would send (its fields are filled, its submit button is not clicked); ``repair``: how a
+    SKILL's step whose page changed is asked of the model (``skills.run.Repair``)."""
     from webagent.browser.capture import CaptureError
 
     fatal = finished = None
@@ -98,7 +100,7 @@ async def act(
             update={"note": "; ".join(x for x in (f"the skill did {done} steps", executed.note) if x)}
         )
     else:
-        executed = await browser.act(to_browser_action(action, state.named), obs)
+        executed = (await execute(browser, obs, to_browser_action(action, state.named))).result
     times["execute_s"] = time.perf_counter() - t0
     if _asks(browser):  # the action raised a dialog the page holds open: the model answers it next
         times["observe_s"] = recheck_s

@@ -2,11 +2,12 @@
 
 For each recorded step: observe the live page, check it is the recorded one (path or
 title), find the element again from its fingerprint (``match.find``: a unique best
-above a threshold) and act on its new id through the same browser layer
-(``BrowserSession.act``). When the page is not the recorded one, the element is not
-found uniquely or the action fails, that step alone goes to the model, through the
-same decision path as ``webagent run`` (``webagent.agent.decide.decide``), with the
-recorded step as a hint ("last time: TYPE "Night Trains" into [searchbox] ...").
+above a threshold) and act on its new id through the step engine (``trace.engine``, as a
+run and a skill do). When the page is not the recorded one, the element is not found
+uniquely or the action fails, that step alone goes to the model as replay's repair policy
+says (``engine.REPLAY``: up to 3 model actions, one of which may be another operation),
+through the same decision path as ``webagent run`` (``webagent.agent.decide.decide``), with
+the recorded step as a hint ("last time: TYPE "Night Trains" into [searchbox] ...").
 The repaired step replaces the old one in the new ``workflow.json`` written to the
 replay's trace folder (and to the store when the workflow came from there), so the
 next replay is model-free again. ``no_model=True`` fails instead, naming the step.
@@ -23,7 +24,6 @@ browser action of an action).
 
 from __future__ import annotations
 
-import copy
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, fields
@@ -35,13 +35,13 @@ from webagent.browser import REDACTED
 from webagent.errors import UserError
 from webagent.trace import params as P
 from webagent.trace import workflow as W
-from webagent.trace.fingerprint import fingerprint_of, squash, url_pattern
-from webagent.trace.match import Match, find
-from webagent.trace.record import StepRecord, step_record
+from webagent.trace.engine import REPLAY, execute, hint, locate, same_page
+from webagent.trace.fingerprint import PageRef, fingerprint_of, url_pattern
+from webagent.trace.match import Match
+from webagent.trace.record import StepRecord, history_line, step_record
+from webagent.trace.step import RecordedStep
 from webagent.trace.writer import TraceWriter, screenshot, scrub
 from webagent.web.live_action import LiveAction
-
-REPAIR_ATTEMPTS = 3
 
 
 @dataclass
@@ -52,7 +52,7 @@ class ReplayResult(AgentResult):
     wall_s: float = 0.0
     startup_s: float = 0.0  # browser start and the first page
     misses: list[dict] = field(default_factory=list)  # {step, why, repaired}
-    workflow: dict | None = None  # the program after repairs
+    workflow: W.Workflow | None = None  # the program after repairs
     saved_to: str | None = None
 
     def to_json(self) -> dict:  # every field but the workflow (written beside it), the times rounded
@@ -77,7 +77,7 @@ class Replay:
 
     def __init__(
         self,
-        workflow: dict,
+        workflow: W.Workflow,
         *,
         trace_dir: str | Path,
         params: dict[str, str] | None = None,
@@ -94,16 +94,16 @@ class Replay:
     ):
         self.workflow = workflow
         self.trace_dir = Path(trace_dir)
-        self.values = P.resolve(workflow.get("params", {}), dict(params or {}))
-        self.mapping = P.substitution(workflow.get("params", {}), self.values)
-        self.start = url or workflow["start_url"]
+        self.values = P.resolve(workflow.params, dict(params or {}))
+        self.mapping = P.substitution(workflow.params, self.values)
+        self.start = url or workflow.start_url
         self.endpoint, self.client, self.no_model = endpoint, client, no_model
-        self.allow_domains = list(allow_domains or workflow.get("allow_domains") or [])
+        self.allow_domains = list(allow_domains or workflow.allow_domains)
         self.headed, self.cdp_url = headed, cdp_url
         self.options = options or AgentOptions()
         self.store_name = store_name
         self.say = progress or (lambda message: None)
-        self.task = P.apply(workflow.get("task", ""), self.mapping)
+        self.task = P.apply(workflow.task, self.mapping)
         self._client = None
         self._stack: AsyncExitStack | None = None
         self._times: dict[str, float] = {}
@@ -125,19 +125,15 @@ class Replay:
         return self._client
 
     # -- pages and steps --------------------------------------------------------------------
-    def _same_page(self, step: dict, obs) -> tuple[bool, str]:
-        page = step.get("page") or {}
-        want = url_pattern(_rebase(page.get("url", ""), self.workflow["start_url"], self.start))
-        have = url_pattern(obs.url)
-        title = P.apply(page.get("title", ""), self.mapping)
-        if want.split("?")[0] == have.split("?")[0] or (title and squash(title).lower() == squash(obs.title).lower()):
-            return True, ""
-        return False, (f'the page is {have} "{obs.title}", the recorded step was on {want} "{title}"')
+    def _page(self, step: RecordedStep) -> PageRef:
+        """The page ``step`` was recorded on, where this replay runs it (its site, its values)."""
+        url = _rebase(step.page.url, self.workflow.start_url, self.start)
+        return PageRef(url=url, title=P.apply(step.page.title, self.mapping))
 
-    async def _observe(self, step: dict | None):
+    async def _observe(self, step: RecordedStep | None):
         t0 = time.perf_counter()
         obs = await self.browser.observe()
-        if step is not None and not self._same_page(step, obs)[0]:
+        if step is not None and same_page(self._page(step), obs):
             await self.browser.settle()  # a navigation may still be under way
             obs = await self.browser.observe()
         self._times = {"observe_s": time.perf_counter() - t0}
@@ -147,7 +143,7 @@ class Replay:
         self,
         obs,
         shot,
-        step: dict,
+        step: RecordedStep,
         i: int,
         mark: str,
         action: LiveAction | None,
@@ -180,32 +176,32 @@ class Replay:
             usage=usage or {},
             replay=mark,
             workflow_step=i + 1,
-            recorded=step.get("text") or W.describe_step(step),
+            recorded=step.text or step.describe(),
             match=match.to_json() if match is not None else None,
-            param=step.get("param"),
+            param=step.param,
             **fields,
         )
         box = elements.box(obs.raw_html, element_id) if element_id else None
         record = self.trace.write_step(record, shot, box)
         self.failed += not record.ok
-        self.history.append(scrub(f"{self.n}. {record.action_text} -> {record.result_text}", self.trace.secrets))
+        self.history.append(scrub(history_line(record), self.trace.secrets))
         return record
 
-    async def _do(self, obs, shot, step: dict, i: int, mark: str, action: LiveAction, times: dict, **fields):
+    async def _do(self, obs, shot, step: RecordedStep, i: int, mark: str, action: LiveAction, times: dict, **fields):
         """Carry out ``action`` (a DONE only ends the replay) and write its record, marked
         ``mark`` (``failed`` when it failed); (the browser's result, ``None`` for a DONE; the record)."""
         if action.operation == "DONE":
             done = "done" + (f": {action.value}" if action.value else "")
             return None, self._write(obs, shot, step, i, mark, action, result_text=done, ok=True, times=times, **fields)
-        t0 = time.perf_counter()
         act = action  # the record keeps the step's own address
         if action.operation == "GOTO":  # the recorded site, where this replay started
-            act = action.model_copy(update={"value": _rebase(action.value, self.workflow["start_url"], self.start)})
-        executed = await self.browser.act(to_browser_action(act), obs)
+            act = action.model_copy(update={"value": _rebase(action.value, self.workflow.start_url, self.start)})
+        ran = await execute(self.browser, obs, to_browser_action(act))
+        executed = ran.result
         text = "ok" if executed.ok else f"failed: {executed.error}"
         if executed.note:
             text += f" ({executed.note})"
-        times = {**times, "execute_s": time.perf_counter() - t0}
+        times = {**times, "execute_s": ran.execute_s}
         mark = mark if executed.ok else "failed"
         record = self._write(
             obs, shot, step, i, mark, action, executed=executed, result_text=text, ok=executed.ok, times=times, **fields
@@ -221,11 +217,11 @@ class Replay:
         started = time.perf_counter()
         check_url(self.start)
         self.trace = trace = TraceWriter(self.trace_dir)
-        for name, spec in self.workflow.get("params", {}).items():
+        for name, spec in self.workflow.params.items():
             if spec.get("source") == "password" and self.values.get(name):
                 trace.secrets.add(self.values[name])
         result = ReplayResult(status="max_steps", trace_dir=str(trace.folder))
-        new_steps: list[dict] = []
+        new_steps: list[RecordedStep] = []
         try:
             async with AsyncExitStack() as stack:
                 self._stack = stack
@@ -239,9 +235,7 @@ class Replay:
                         f"cannot open {self.start}: {opened.error} (is the site served there? --url URL "
                         "starts the replay elsewhere; --demo serves the demo shop)"
                     )
-                self.say(
-                    f"replaying {len(self.workflow['steps'])} steps from {browser.page.url}; trace in {trace.folder}"
-                )
+                self.say(f"replaying {len(self.workflow.steps)} steps from {browser.page.url}; trace in {trace.folder}")
                 try:
                     await self._steps(result, new_steps)
                 except CaptureError as exc:
@@ -260,15 +254,8 @@ class Replay:
             result.wall_s = time.perf_counter() - started
             result.steps, result.failed_steps = self.n, self.failed
             if result.status == "done":
-                result.workflow = {
-                    **copy.deepcopy(self.workflow),
-                    "steps": new_steps,
-                    "source": {
-                        "trace": str(trace.folder),
-                        "replay_of": self.workflow.get("source", {}),
-                        "answer": result.answer,
-                    },
-                }
+                source = {"trace": str(trace.folder), "replay_of": self.workflow.source, "answer": result.answer}
+                result.workflow = self.workflow.model_copy(deep=True, update={"steps": new_steps, "source": source})
                 W.save(result.workflow, trace.folder)
                 if self.store_name and result.repaired:
                     from webagent.replay import store
@@ -286,83 +273,77 @@ class Replay:
     def _summary(self, result: ReplayResult) -> dict:
         shown = {
             n: ("(secret)" if spec.get("source") == "password" else self.values.get(n))
-            for n, spec in self.workflow.get("params", {}).items()
+            for n, spec in self.workflow.params.items()
         }
         return {
-            "source": self.workflow.get("source", {}),
+            "source": self.workflow.source,
             "store_name": self.store_name,
             "start_url": self.start,
             "params": shown,
             "no_model": self.no_model,
-            "recorded_steps": len(self.workflow.get("steps", [])),
+            "recorded_steps": len(self.workflow.steps),
             "replayed": result.replayed,
             "repaired": result.repaired,
             "model_calls": result.model_calls,
             "wall_s": round(result.wall_s, 3),
         }
 
-    async def _steps(self, result: ReplayResult, new_steps: list[dict]) -> None:
-        steps = self.workflow["steps"]
+    async def _steps(self, result: ReplayResult, new_steps: list[RecordedStep]) -> None:
+        steps, policy = self.workflow.steps, REPLAY
         i, model_actions = 0, 0
         while i < len(steps):
             step = steps[i]
+            here = P.apply(step, self.mapping)  # the step with this replay's values
             obs, shot = await self._observe(step)
-            ok_page, miss = self._same_page(step, obs)
-            op = step["op"]
-            target = P.apply(step.get("target"), self.mapping)
-            value = P.step_value(step, self.values, self.mapping)
-            match = None
-            if ok_page:
-                element_id = None
-                if target is not None and op != "DONE":
-                    t0 = time.perf_counter()
-                    match = find(target, obs.raw_html, set(obs.elements))
-                    self._times["match_s"] = time.perf_counter() - t0
-                    element_id = match.element_id
-                    if not match.found:
-                        miss = match.why
-                if match is None or match.found:
-                    # as recorded or given (not a model's reply: nothing in it is checked against the page or trimmed)
-                    action = LiveAction.model_construct(
-                        operation=op,
-                        element_id=element_id or "",
-                        value=value,
-                        press_enter=bool(step.get("press_enter")),
-                    )
-                    secret = bool(step.get("secret"))
-                    executed, _ = await self._do(obs, shot, step, i, "replayed", action, {}, match=match, secret=secret)
-                    if executed is None or executed.ok:  # a DONE, or an action that worked
-                        new_steps.append(step)
-                        result.replayed += 1
-                        if executed is None:
-                            result.status, result.answer = "done", scrub(value, self.trace.secrets) or None
-                            return
-                        i += 1
-                        continue
-                    miss = f"the action failed: {executed.error}"
+            t0 = time.perf_counter()
+            found = locate(here, obs, policy, self._page(step))
+            if found.match is not None:
+                self._times["match_s"] = time.perf_counter() - t0
+            miss = found.miss
+            if not miss:
+                # as recorded or given (not a model's reply: nothing in it is checked against the page or trimmed)
+                action = LiveAction.model_construct(
+                    operation=step.op,
+                    element_id=found.element_id or "",
+                    value=P.step_value(step, self.values, self.mapping),
+                    press_enter=step.press_enter,
+                )
+                executed, _ = await self._do(
+                    obs, shot, step, i, "replayed", action, {}, match=found.match, secret=step.secret
+                )
+                if executed is None or executed.ok:  # a DONE, or an action that worked
+                    new_steps.append(step)
+                    result.replayed += 1
+                    if executed is None:
+                        result.status, result.answer = "done", scrub(action.value, self.trace.secrets) or None
+                        return
+                    i += 1
+                    continue
+                miss = f"the action failed: {executed.error}"
             # A miss: this step alone goes to the model (or the replay stops here).
-            where = f"step {i + 1} ({W.describe_step(P.apply(step, self.mapping))})"
+            where = f"step {i + 1} ({here.describe()})"
             result.misses.append({"step": i + 1, "why": miss, "repaired": False})
             self.say(f"{where}: {miss}")
             if self.no_model:
                 result.status, result.error = "error", f"{where}: {miss} (--no-model: not asking the model)"
                 return
             repaired = None
-            for _attempt in range(REPAIR_ATTEMPTS):
+            for attempt in range(policy.attempts):
                 if model_actions >= self.options.max_steps:
                     result.status, result.error = "max_steps", f"{where}: {self.options.max_steps} model actions used"
                     return
                 model_actions += 1
-                repaired = await self._repair(step, i, miss, result, obs, shot)
+                if attempt:
+                    obs, shot = await self._observe(None)
+                repaired = await self._repair(here, step, i, miss, result, obs, shot)
                 if repaired is not None or result.status == "error":
                     break
-                obs, shot = await self._observe(None)
             if result.status == "error":
                 return
             if repaired is None:
                 result.status, result.error = (
                     "stuck",
-                    f"{where}: not repaired after {REPAIR_ATTEMPTS} model actions ({miss})",
+                    f"{where}: not repaired after {policy.attempts} model actions ({miss})",
                 )
                 return
             result.misses[-1]["repaired"] = True
@@ -370,24 +351,24 @@ class Replay:
             new_steps.append(repaired)
             if result.status == "done":
                 return
-            if repaired["op"] == op:
+            if policy.verdict(step, repaired.op) == "next":
                 i += 1  # the model's action takes the step's place; otherwise the step is tried again
 
-    def _page_of(self, obs) -> dict:
-        url = P.unapply(_rebase(obs.url, self.start, self.workflow["start_url"]), self.mapping)
-        return {"url": url, "pattern": url_pattern(url), "title": P.unapply(obs.title, self.mapping)}
+    def _page_of(self, obs) -> PageRef:
+        url = P.unapply(_rebase(obs.url, self.start, self.workflow.start_url), self.mapping)
+        return PageRef(url=url, pattern=url_pattern(url), title=P.unapply(obs.title, self.mapping))
 
-    async def _repair(self, step, i, miss, result, obs, shot) -> dict | None:
-        """One model action for recorded step ``i``; the new step when it worked (a DONE ends the replay)."""
+    async def _repair(self, here: RecordedStep, step: RecordedStep, i, miss, result, obs, shot) -> RecordedStep | None:
+        """One model action for recorded step ``i`` (``here``: with this replay's values); the new
+        step when it worked (a DONE ends the replay)."""
         client = (await self._model()).scoped()
-        hint = f"last time: {W.describe_step(P.apply(step, self.mapping))}"
-        history = [*self.history, f"(repairing a recorded step: {hint}; now: {miss})"]
+        history = [*self.history, REPLAY.line(here, miss)]
         decision = await decide_page(client, obs, self.task, history, self.options, can_back=len(self.history) > 0)
         times = dict(decision.times) if decision is not None else {}
         action = decision.outcome.action if decision is not None else None
         problem = decision.outcome.problem if decision is not None else "the page has nothing to act on"
         repair = {
-            "hint": hint,
+            "hint": hint(here),
             "miss": miss,
             "replies": decision.outcome.replies if decision else [],
             "problem": problem,
@@ -409,24 +390,23 @@ class Replay:
         executed, record = await self._do(obs, shot, step, i, "repaired", action, times, secret=secret, **repair)
         if executed is None:  # DONE
             result.status, result.answer = "done", scrub(value, self.trace.secrets) or None
-            return {"op": "DONE", "value": P.unapply(result.answer or "", self.mapping), "page": self._page_of(obs)}
+            return RecordedStep(op="DONE", value=P.unapply(result.answer or "", self.mapping), page=self._page_of(obs))
         if not executed.ok:
             return None
         kept: str = REDACTED if secret else P.unapply(value, self.mapping)
-        new = {
-            "op": op,
-            "value": kept,
-            "press_enter": action.press_enter,
-            "page": self._page_of(obs),
-            "text": record.action_text,
-            "repaired": True,
-        }
+        new = RecordedStep(
+            op=op,  # type: ignore[arg-type]
+            value=kept,
+            press_enter=action.press_enter,
+            page=self._page_of(obs),
+            text=record.action_text,
+            repaired=True,
+        )
         if element_id:
-            new["target"] = P.unapply(fingerprint_of(obs, element_id), self.mapping)
+            new.target = P.unapply(fingerprint_of(obs, element_id), self.mapping)
         if secret:
-            new["secret"] = True
-        param = step.get("param")
-        defaults = self.workflow.get("params", {})
-        if param and (secret or (defaults.get(param, {}).get("default") or "\0") in kept):
-            new["param"] = param
+            new.secret = True
+        defaults = self.workflow.params
+        if step.param and (secret or (defaults.get(step.param, {}).get("default") or "\0") in kept):
+            new.param = step.param
         return new

@@ -40,12 +40,12 @@ def exists(name: str) -> bool:
     return bool(_NAME.match(name or "")) and (root() / name / W.FILE).is_file()
 
 
-def save(name: str, workflow: dict, *, note: str = "saved") -> Path:
+def save(name: str, workflow: W.Workflow, *, note: str = "saved") -> Path:
     where = folder(name)
     path = W.save(workflow, where)
     meta_path = where / "saved.json"
     meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {"created": time.time()}
-    meta.update(updated=time.time(), last=note, trace=workflow.get("source", {}).get("trace"))
+    meta.update(updated=time.time(), last=note, trace=workflow.source.get("trace"))
     meta_path.write_text(json.dumps(meta, indent=1), encoding="utf-8")
     return path
 
@@ -56,7 +56,7 @@ def _saved(name: str) -> Path:
     return folder(name)
 
 
-def load(name: str) -> dict:
+def load(name: str) -> W.Workflow:
     return W.load(_saved(name))
 
 
@@ -83,10 +83,10 @@ def listing() -> list[dict]:
         rows.append(
             {
                 "name": path.name,
-                "task": workflow.get("task", ""),
-                "steps": len(workflow.get("steps", [])),
-                "params": sorted(workflow.get("params", {})),
-                "start_url": workflow.get("start_url", ""),
+                "task": workflow.task,
+                "steps": len(workflow.steps),
+                "params": sorted(workflow.params),
+                "start_url": workflow.start_url,
                 "updated": meta.get("updated"),
                 "last": meta.get("last"),
             }
@@ -94,7 +94,7 @@ def listing() -> list[dict]:
     return rows
 
 
-def resolve(trace_or_name: str | Path) -> tuple[dict, str | None]:
+def resolve(trace_or_name: str | Path) -> tuple[W.Workflow, str | None]:
     """(workflow, store name or None) for ``webagent replay TRACE_DIR|NAME``: an existing
     folder is a trace (or workflow) folder, anything else a saved name."""
     path = Path(trace_or_name)

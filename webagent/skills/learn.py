@@ -28,10 +28,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from webagent.errors import UserError
-from webagent.skills.model import Skill, SkillParam, SkillStart, SkillStep, describe
+from webagent.skills.model import Skill, SkillParam, SkillStart, describe
 from webagent.trace import workflow as W
-from webagent.trace.fingerprint import slug
+from webagent.trace.fingerprint import Fingerprint, slug
 from webagent.trace.params import field_name
+from webagent.trace.step import RecordedStep
 
 MIN_STEPS = 2
 _SUBMIT_TYPES = ("submit", "image")
@@ -44,60 +45,55 @@ def site_of(url: str) -> str:
     return f"{parts.hostname or ''}:{port}"
 
 
-def _sends(step: dict) -> bool:
+def _sends(step: RecordedStep) -> bool:
     """Whether a step sends its form: a CLICK on a submit button, or a TYPE with Enter."""
-    if step["op"] == "TYPE" and step.get("press_enter"):
+    if step.op == "TYPE" and step.press_enter:
         return True
-    target = step.get("target") or {}
-    attrs = target.get("attrs") or {}
-    if step["op"] != "CLICK":
+    target = step.target or Fingerprint()
+    if step.op != "CLICK":
         return False
-    if target.get("tag") == "button":
-        return (attrs.get("type") or "submit").lower() == "submit" and bool(target.get("form"))
-    return target.get("tag") == "input" and (attrs.get("type") or "").lower() in _SUBMIT_TYPES
+    if target.tag == "button":
+        return (target.attrs.get("type") or "submit").lower() == "submit" and bool(target.form)
+    return target.tag == "input" and (target.attrs.get("type") or "").lower() in _SUBMIT_TYPES
 
 
-def _is_link(step: dict) -> bool:
-    target = step.get("target") or {}
-    return step["op"] == "CLICK" and (target.get("tag") == "a" or target.get("role") == "link")
+def _is_link(step: RecordedStep) -> bool:
+    target = step.target or Fingerprint()
+    return step.op == "CLICK" and (target.tag == "a" or target.role == "link")
 
 
-def cut(steps: list[dict]) -> list[list[dict]]:
-    """The workflow's steps (``replay.workflow.from_trace``) in pieces (see the module docstring)."""
-    cuts: list[list[dict]] = [[]]  # the last is the piece being cut; an empty one is dropped below
+def cut(steps: list[RecordedStep]) -> list[list[RecordedStep]]:
+    """The workflow's steps (``trace.workflow.from_trace``) in pieces (see the module docstring)."""
+    cuts: list[list[RecordedStep]] = [[]]  # the last is the piece being cut; an empty one is dropped below
     for step in steps:
-        if step["op"] in ("DONE", "BACK", "SCROLL"):
+        if step.op in ("DONE", "BACK", "SCROLL"):
             cuts.append([])
             continue
         last = cuts[-1][-1] if cuts[-1] else None
-        if last and (
-            step["op"] == "GOTO" or (last["op"] != "GOTO" and step["page"]["pattern"] != last["page"]["pattern"])
-        ):
+        if last and (step.op == "GOTO" or (last.op != "GOTO" and step.page.pattern != last.page.pattern)):
             cuts.append([])
         cuts[-1].append(step)
         if _sends(step):
             cuts.append([])
-    joined: list[list[dict]] = []
-    link: list[dict] = []  # the last lone link click: the way into the next piece's page
+    joined: list[list[RecordedStep]] = []
+    link: list[RecordedStep] = []  # the last lone link click: the way into the next piece's page
     for piece in filter(None, cuts):
         if len(piece) == 1 and _is_link(piece[0]):
             link = piece
             continue
         # the way in is part of the skill only to a page with a stable address ("New issue");
         # a link to one record (ticket 28) is not the way to every record's form
-        joined.append((link if _stable(piece[0]["page"]["url"]) else []) + piece)
+        joined.append((link if _stable(piece[0].page.url) else []) + piece)
         link = []
     return [p for p in joined if len(p) >= MIN_STEPS]
 
 
-def _name(piece: list[dict]) -> str:
+def _name(piece: list[RecordedStep]) -> str:
     last = piece[-1]
-    target = last.get("target") or {}
-    if last["op"] == "CLICK" and target.get("name"):
-        return str(target["name"])
-    first_field = next((s for s in piece if s["op"] in ("TYPE", "SELECT")), piece[0])
-    what = (first_field.get("target") or {}).get("name") or (first_field.get("target") or {}).get("label") or "form"
-    return f"Fill {what}"
+    if last.op == "CLICK" and last.target is not None and last.target.name:
+        return last.target.name
+    first_field = (next((s for s in piece if s.op in ("TYPE", "SELECT")), piece[0])).target or Fingerprint()
+    return f"Fill {first_field.name or first_field.label or 'form'}"
 
 
 def _stable(url: str) -> bool:
@@ -115,47 +111,43 @@ def _named_in(option: str, task: str) -> bool:
     return bool(words) and all(re.search(rf"\b{re.escape(w)}\b", lowered) for w in words)
 
 
-def skill_of(piece: list[dict], workflow_params: dict, source: str, kind: str, task: str = "") -> Skill:
+def skill_of(piece: list[RecordedStep], workflow_params: dict, source: str, kind: str, task: str = "") -> Skill:
     params: dict[str, SkillParam] = {}
-    steps: list[SkillStep] = []
+    steps: list[RecordedStep] = []
     for s in piece:
-        param = s.get("param")
-        value = s.get("value") or ""
-        if not param and s["op"] == "SELECT" and _named_in(value, task):
+        param = s.param
+        if not param and s.op == "SELECT" and _named_in(s.value, task):
             # an option the task named ("a yellow note", "priority Low" for "4. Low"): a parameter
             # too (replay infers typed values only)
-            param = field_name(s.get("target"), set(workflow_params) | set(params))
-            workflow_params = {**workflow_params, param: {"default": value, "source": "task"}}
-        if param and s["op"] in ("TYPE", "SELECT"):
+            param = field_name(s.target, set(workflow_params) | set(params))
+            workflow_params = {**workflow_params, param: {"default": s.value, "source": "task"}}
+        if param and s.op in ("TYPE", "SELECT"):
             spec = workflow_params.get(param) or {}
             secret = spec.get("source") == "password"
             params[param] = SkillParam(
                 name=param,
-                kind="secret" if secret else ("select" if s["op"] == "SELECT" else "text"),
-                example=None if secret else (spec.get("default") or s.get("value")),
+                kind="secret" if secret else ("select" if s.op == "SELECT" else "text"),
+                example=None if secret else (spec.get("default") or s.value),
                 source="password" if secret else ("declared" if spec.get("source") == "declared" else "task"),
             )
         else:
             param = None
-        # the workflow step's own fields (``trace.workflow.from_trace``), its parameter as found here
-        steps.append(
-            SkillStep.model_validate({k: v for k, v in s.items() if k in SkillStep.model_fields} | {"param": param})
-        )
+        # the workflow's step, its parameter as found here (a password is a parameter, not a flag)
+        steps.append(s.model_copy(update={"param": param, "secret": False, "repaired": False}, deep=True))
     first = piece[0]
-    forms = [(s.get("target") or {}).get("form") for s in piece]
-    form: dict = next((f for f in forms if f), {})
+    form = next((s.target.form for s in piece if s.target is not None and s.target.form), {})
     name = _name(piece)
     return Skill(
         id=slug(name) or "skill",
         name=name,
         description=describe(steps),
-        site=site_of(first["page"]["url"]),
+        site=site_of(first.page.url),
         start=SkillStart(
-            url=first["page"]["url"],
-            pattern=first["page"]["pattern"],
-            title=first["page"].get("title") or "",
+            url=first.page.url,
+            pattern=first.page.pattern,
+            title=first.page.title,
             form=form,
-            reachable=first["op"] == "GOTO" or _stable(first["page"]["url"]),  # a GOTO began it, or no record number
+            reachable=first.op == "GOTO" or _stable(first.page.url),  # a GOTO began it, or no record number
         ),
         params=list(params.values()),
         steps=steps,
@@ -170,7 +162,7 @@ def _telling_id(skill: Skill, same: list[Skill]) -> str:
     ``save_update_ticket_details_owner``); the first of them keeps the bare name when nothing does."""
 
     def marks(s: Skill) -> list[str]:
-        clicks = [str((t.target or {}).get("name") or "") for t in s.steps[:-1] if t.op == "CLICK"]
+        clicks = [t.target.name if t.target else "" for t in s.steps[:-1] if t.op == "CLICK"]
         return [m for m in clicks + [p.name for p in s.params] if m]
 
     shared = set.intersection(*(set(marks(s)) for s in same))
@@ -185,7 +177,7 @@ def from_recording(folder: str | Path) -> list[Skill]:
     run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
     kind = "demonstration" if run.get("taught") else "run"
     task = run.get("task") or ""
-    skills = [skill_of(p, workflow["params"], str(folder), kind, task) for p in cut(workflow["steps"])]
+    skills = [skill_of(p, workflow.params, str(folder), kind, task) for p in cut(workflow.steps)]
     if not skills:
         raise UserError(f"{folder}: no piece of two or more steps that fill or send a form: no skill learned")
     return skills

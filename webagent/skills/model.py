@@ -10,9 +10,14 @@ import json
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from webagent.trace.fingerprint import Fingerprint
+from webagent.trace.step import RecordedStep
 
 VERSION = 1
+STEP_OPS = ("CLICK", "TYPE", "SELECT", "GOTO")  # what a skill's step may do
+NOT_KEPT = {"secret", "repaired"}  # a recorded step's fields a skills file leaves out (a password is a parameter)
 
 
 class SkillParam(BaseModel):
@@ -21,17 +26,6 @@ class SkillParam(BaseModel):
     kind: Literal["text", "select", "secret"]
     example: str | None = None  # a value it took in a recording (never a password's)
     source: Literal["task", "differed", "password", "declared"] = "task"
-
-
-class SkillStep(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    op: Literal["CLICK", "TYPE", "SELECT", "GOTO"]
-    value: str = ""  # the recorded value (a parameter's example; "********" for a password)
-    param: str | None = None  # the parameter whose value goes here
-    press_enter: bool = False
-    target: dict | None = None  # the element's fingerprint (None for GOTO)
-    page: dict = Field(default_factory=dict)  # url, pattern, title of the page it was done on
-    text: str = ""  # how the recording told the step
 
 
 class SkillStart(BaseModel):
@@ -52,9 +46,20 @@ class Skill(BaseModel):
     site: str  # host:port
     start: SkillStart
     params: list[SkillParam] = Field(default_factory=list)
-    steps: list[SkillStep]
+    steps: list[RecordedStep]  # a parameter's example as ``value``; "********" for a password
     sources: list[str] = Field(default_factory=list)  # the recordings it was learned from
     learned_from: list[Literal["demonstration", "run"]] = Field(default_factory=list)
+
+    @field_validator("steps")
+    @classmethod
+    def _skill_ops(cls, steps: list[RecordedStep]) -> list[RecordedStep]:
+        if bad := next((s.op for s in steps if s.op not in STEP_OPS), None):
+            raise ValueError(f"a skill's step is one of {', '.join(STEP_OPS)}, not {bad}")
+        return steps
+
+    def to_json(self) -> dict:
+        """As a skills file keeps it: every field of each step but those of a replay's."""
+        return self.model_dump(exclude={"steps": {"__all__": NOT_KEPT}})
 
     def signature(self) -> tuple:
         """What makes two recordings the same skill: the start page's path and each step's
@@ -62,10 +67,9 @@ class Skill(BaseModel):
         out: it tells how the page was reached (``/?@ok_message=Welcome`` after a log-in is the
         list page ``/``), and the same form learned there and on ``/`` is one skill. A skill that
         starts in a form is that form wherever it was met (a search box on every page)."""
-        first = next((s.target for s in self.steps if s.target), None) or {}
-        form = first.get("form") or {}
-        action = page_path(str(form.get("action") or ""))
-        where = ("form", action, form.get("id")) if action else page_path(self.start.pattern)
+        first = next((s.target for s in self.steps if s.target), None) or Fingerprint()
+        action = page_path(first.form.get("action") or "")
+        where = ("form", action, first.form.get("id")) if action else page_path(self.start.pattern)
         return (where, tuple((s.op, _identity(s.target)) for s in self.steps))
 
     def line(self, label: str) -> str:
@@ -80,7 +84,7 @@ def page_path(pattern: str) -> str:
     return re.sub(r"\d+", "N", pattern.split("?", 1)[0])
 
 
-def describe(steps: list[SkillStep]) -> str:
+def describe(steps: list[RecordedStep]) -> str:
     """What a skill does, step by step, each parameter where it goes: ``Username=<username>,
     Password=<password>, clicks "Log in"``. A small model shown only the fields a skill fills
     ("fills Queue, Summary, ...") could not tell which argument went where, and a record's page
@@ -89,7 +93,7 @@ def describe(steps: list[SkillStep]) -> str:
     for step in steps:
         name = _label(step.target)
         if step.op == "GOTO":
-            parts.append(f"opens {step.page.get('pattern') or step.value}")
+            parts.append(f"opens {step.page.pattern or step.value}")
         elif step.op == "CLICK":
             parts.append(f'clicks "{name}"' if name else "clicks")
         else:
@@ -98,15 +102,13 @@ def describe(steps: list[SkillStep]) -> str:
     return ", ".join(parts)
 
 
-def _label(target: dict | None) -> str:
-    if not target:
+def _label(target: Fingerprint | None) -> str:
+    if target is None:
         return ""
-    attrs = target.get("attrs") or {}
-    return str(target.get("name") or target.get("label") or attrs.get("name") or attrs.get("id") or "")
+    return target.name or target.label or target.attrs.get("name") or target.attrs.get("id") or ""
 
 
-def _identity(target: dict | None) -> tuple:
-    if not target:
+def _identity(target: Fingerprint | None) -> tuple:
+    if target is None:
         return ()
-    attrs = target.get("attrs") or {}
-    return (target.get("tag"), target.get("role"), target.get("name"), attrs.get("name"), attrs.get("id"))
+    return (target.tag, target.role, target.name, target.attrs.get("name"), target.attrs.get("id"))

@@ -43,10 +43,10 @@ def start_on(skill: Skill, url: str) -> str:
 
 
 def _first_element(skill: Skill, obs: Observation) -> str | None:
-    step = next((s for s in skill.steps if s.target), None)
-    if step is None:
+    target = next((s.target for s in skill.steps if s.target is not None), None)
+    if target is None:
         return ""
-    found = find(step.target or {}, obs.raw_html, set(obs.elements))
+    found = find(target, obs.raw_html, set(obs.elements))
     return found.element_id
 
 

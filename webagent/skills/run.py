@@ -1,8 +1,8 @@
 """Running a skill inside a run: each of its steps found on the live page by its fingerprint
-(``trace.match.find``, as replay finds a recorded step) and done through the browser layer,
-the page read again after each. A step past the first whose element is not found is repaired
-by the model when the run gives a ``repair`` (one action on the live page, the recorded step
-as its hint, as replay repairs a step; it must be the same operation). A step that cannot be
+and done through the step engine (``trace.engine``, as replay does a recorded step), the page
+read again after each. A step past the first whose element is not found is repaired by the
+model when the run gives a ``repair``, as the skill's policy says (``engine.SKILL``: one action
+on the live page, the recorded step as its hint, the same operation). A step that cannot be
 found, repaired or done stops the skill: control goes back to the model, told which step
 failed and why. Each step done is kept for the trace.
 
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 from webagent.browser import REDACTED, Action, ActionResult, Observation
 from webagent.skills.offer import Offer, start_on
-from webagent.trace.fingerprint import short, target_of
-from webagent.trace.match import find
-from webagent.trace.record import InnerStep, inner_step
+from webagent.trace.engine import SKILL, RepairPolicy, execute, locate
+from webagent.trace.fingerprint import short
+from webagent.trace.record import InnerStep
 
 
 @dataclass
@@ -36,12 +36,19 @@ def started(done: list[InnerStep]) -> bool:
     return any(d.ok and d.op != "GOTO" for d in done)
 
 
-# (page, the recorded step as a hint, why it was not found) -> the model's action for it, or None
-Repair = Callable[[Observation, str, str], Awaitable[Action | None]]
+# (page, the line the model reads: the recorded step as a hint, why it was not found) -> the
+# model's action for it, or None
+Repair = Callable[[Observation, str], Awaitable[Action | None]]
 
 
 async def run_skill(
-    browser, obs: Observation, offer: Offer, args: dict[str, str], reveal=None, repair: Repair | None = None
+    browser,
+    obs: Observation,
+    offer: Offer,
+    args: dict[str, str],
+    reveal=None,
+    repair: Repair | None = None,
+    policy: RepairPolicy = SKILL,
 ) -> SkillRun:
     called = obs  # the page the skill was called on: where it goes back to if it cannot start
     skill = offer.skill
@@ -49,51 +56,49 @@ async def run_skill(
     steps = list(skill.steps)
     if not offer.here and (not steps or steps[0].op != "GOTO"):
         url = start_on(skill, obs.url)
-        result = await browser.act(Action(op="GOTO", value=url), obs)
-        done.append(inner_step("GOTO", result, obs, value=url))
-        if not result.ok:
-            return SkillRun(
-                _failed(result, skill, 0, len(steps), f"could not open its start page: {result.error}"), obs, done
-            )
+        went = await execute(browser, obs, Action(op="GOTO", value=url))
+        done.append(went.step)
+        if not went.result.ok:
+            why = f"could not open its start page: {went.result.error}"
+            return SkillRun(_failed(went.result, skill, 0, len(steps), why), obs, done)
         obs = await browser.observe()
     for k, step in enumerate(steps, 1):
-        if step.op == "GOTO":
+        repaired: Action | None = None
+        op = step.op
+        assert op != "DONE", "a skill's steps are CLICK, TYPE, SELECT or GOTO (``Skill`` checks them)"
+        if op == "GOTO":
             action = Action(op="GOTO", value=start_on(skill, obs.url) if k == 1 else step.value)
         else:
-            found = find(step.target or {}, obs.raw_html, set(obs.elements))
             # the recorded value, or the argument given for the step's parameter (a placeholder
             # revealed; the trace keeps ``REDACTED`` for a secret step, below)
             given = args.get(step.param, "") if step.param else step.value
             value = reveal(given) if reveal and step.param else given
-            repaired = None
-            if not found.found and repair is not None and started(done):
+            found = locate(step, obs, policy)
+            if found.miss and repair is not None and policy.attempts and started(done):
                 # past its start (where a miss means "not here"), a step whose page changed
-                repaired = await repair(obs, _hint(step, given), found.why)
-            if not found.found and (repaired is None or repaired.op != step.op):
-                why = found.why + (f"; the model's repair was {repaired.op}, not {step.op}" if repaired else "")
-                last = ActionResult(ok=False, action=Action(op=step.op))
+                repaired = await repair(obs, policy.line(step.model_copy(update={"value": given}), found.miss))
+            if found.miss and (repaired is None or policy.verdict(step, repaired.op) != "next"):
+                why = found.miss + (f"; the model's repair was {repaired.op}, not {step.op}" if repaired else "")
+                last = ActionResult(ok=False, action=Action(op=op))
                 if not started(done) and obs.url != called.url:
                     return await _back(browser, called, obs, _failed(last, skill, k, len(steps), why), done)
                 return SkillRun(_failed(last, skill, k, len(steps), why), obs, done)
             action = repaired or Action(
-                op=step.op, element_id=found.element_id, value=value or None, press_enter=step.press_enter
+                op=op, element_id=found.element_id, value=value or None, press_enter=step.press_enter
             )
-        target = target_of(obs, action) if step.op != "GOTO" else None  # before acting: the page it was on
-        result = await browser.act(action, obs)
         # as a run's own step records it: a finished run that called a skill is learned from
         # and replayed through these (``trace.workflow.from_trace``)
-        record = inner_step(
-            step.op,
-            result,
+        ran = await execute(
+            browser,
             obs,
-            element_id=action.element_id,
+            action,
+            shown=REDACTED if step.value == REDACTED else (action.value or ""),
             element=short(step.target) if step.target else None,
-            value=REDACTED if step.value == REDACTED else (action.value or ""),
-            press_enter=step.press_enter,
             param=step.param,
-            target=target,
         )
-        if repaired:
+        record, result = ran.step, ran.result
+        if repaired:  # (the step as recorded, done by the model's action)
+            record.press_enter = step.press_enter
             record.note = "; ".join(x for x in ("repaired by the model", record.note) if x)
         done.append(record)
         if not result.ok:
@@ -108,19 +113,12 @@ async def _back(browser, called: Observation, landed: Observation, failed: Actio
     """A skill that could not start, after its start page led elsewhere: back on the page it was
     called on (``called``), the result saying where the start led. The way back is a step of
     the skill's record, as its way there is."""
-    result = await browser.act(Action(op="GOTO", value=called.url), landed)
-    done.append(inner_step("GOTO", result, landed, value=called.url))
-    if not result.ok:
+    back = await execute(browser, landed, Action(op="GOTO", value=called.url))
+    done.append(back.step)
+    if not back.result.ok:
         return SkillRun(failed, landed, done)
     note = f"its start led to {landed.url}; back on {called.url}, where it was called"
     return SkillRun(failed.model_copy(update={"note": "; ".join(x for x in (note, failed.note) if x)}), called, done)
-
-
-def _hint(step, value: str) -> str:
-    """The recorded step as a repair's hint: ``last time: TYPE "kim" into [textbox] "Username"``
-    (``value`` as given: a secret's placeholder, never its value)."""
-    what = {"TYPE": f'TYPE "{value}" into', "SELECT": f'SELECT "{value}" in', "CLICK": "CLICK"}.get(step.op, step.op)
-    return f"last time: {what} {short(step.target)}"
 
 
 def _failed(result: ActionResult, skill, k: int, n: int, why: str) -> ActionResult:

@@ -55,7 +55,7 @@ def read_file(path: Path) -> list[Skill]:
 
 
 def write_file(path: Path, skills: list[Skill]) -> Path:
-    return write_json(path, {"version": VERSION, "skills": [s.model_dump() for s in skills]})
+    return write_json(path, {"version": VERSION, "skills": [s.to_json() for s in skills]})
 
 
 def every_skill() -> list[Skill]:

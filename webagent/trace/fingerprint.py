@@ -4,7 +4,7 @@ attributes, the landmarks around it (enclosing form, nearest heading above, land
 ancestors) and its place among similar elements; plus the page it was on.
 
     fp = fingerprint_of(obs, "57")          # from an Observation's raw_html
-    fp["name"], fp["attrs"]["name"], fp["form"], fp["heading"], fp["nth"], fp["page"]
+    fp.name, fp.attrs["name"], fp.form, fp.heading, fp.nth, fp.page
 
 Everything comes from ``Observation.raw_html`` (every rendered element with its own
 attributes and ``backend_node_id``). Input values are never part of a fingerprint.
@@ -17,6 +17,7 @@ from functools import lru_cache
 from urllib.parse import urlsplit
 
 from lxml import etree
+from pydantic import BaseModel, ConfigDict, Field
 
 from webagent.web.control_name import visible_name
 
@@ -26,6 +27,43 @@ _HEADINGS = "h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h6"
 TEXT_INPUTS = ("", "text", "search", "email", "password", "tel", "url", "number")
 _SKIP_IN_LABEL = ("select", "textarea", "option", "script", "style")
 MAX_TEXT = 80
+
+
+class PageRef(BaseModel):
+    """A page as a recording keeps it: its address, what identifies it across runs
+    (``url_pattern``) and its title."""
+
+    model_config = ConfigDict(extra="forbid")
+    url: str = ""
+    pattern: str = ""
+    title: str = ""
+
+
+class Place(BaseModel):
+    """An element's place among elements like it: [index, count] among those of its tag and
+    role, and among those that also share its name (the 2nd of 3 "Add to cart")."""
+
+    model_config = ConfigDict(extra="forbid")
+    of_kind: list[int] = Field(default_factory=list)
+    of_name: list[int] = Field(default_factory=list)
+
+
+class Fingerprint(BaseModel):
+    """What an element is (see the module docstring); ``nth`` and ``page`` only when taken from
+    a whole page (``fingerprint_of``), not for a candidate being scored (``describe_element``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    tag: str = ""
+    role: str = ""
+    name: str = ""
+    text: str = ""
+    label: str = ""
+    attrs: dict[str, str] = Field(default_factory=dict)
+    form: dict[str, str] = Field(default_factory=dict)
+    heading: str = ""
+    landmarks: list[str] = Field(default_factory=list)
+    nth: Place | None = None
+    page: PageRef | None = None
 
 
 def squash(text: str | None) -> str:
@@ -172,7 +210,7 @@ def _similar_key(el) -> tuple:
     return (el.tag, role_of(el))
 
 
-def describe_element(el) -> dict:
+def describe_element(el) -> Fingerprint:
     """The page-independent part of a fingerprint (no ``nth``, no ``page``)."""
     label = label_of(el)
     attrs = {}
@@ -180,17 +218,17 @@ def describe_element(el) -> dict:
         value = el.get(attr)
         if value:
             attrs[attr] = href_path(value) if attr == "href" else _cut(squash(value), 120)
-    return {
-        "tag": el.tag,
-        "role": role_of(el),
-        "name": name_of(el, label),
-        "text": _cut(_text(el)),
-        "label": label,
-        "attrs": attrs,
-        "form": _form_of(el),
-        "heading": _heading_above(el),
-        "landmarks": _landmarks(el),
-    }
+    return Fingerprint(
+        tag=el.tag,
+        role=role_of(el),
+        name=name_of(el, label),
+        text=_cut(_text(el)),
+        label=label,
+        attrs=attrs,
+        form=_form_of(el),
+        heading=_heading_above(el),
+        landmarks=_landmarks(el),
+    )
 
 
 def candidates(raw_html: str, ids=None) -> list:
@@ -203,31 +241,31 @@ def candidates(raw_html: str, ids=None) -> list:
     return [el for el in out if isinstance(el.tag, str) and el.tag not in ("html", "body", "head")]
 
 
-def place(el, pool: list, name: str) -> dict:
+def place(el, pool: list, name: str) -> Place:
     """``el``'s place among elements like it: its index among those of the same tag and
     role, and among those that also have the same name (the 2nd of 3 "Add to cart")."""
     key = _similar_key(el)
     same = [c for c in pool if _similar_key(c) == key]
     same_name = [c for c in same if name_of(c, label_of(c)) == name]
-    return {
-        "of_kind": [same.index(el) if el in same else -1, len(same)],
-        "of_name": [same_name.index(el) if el in same_name else -1, len(same_name)],
-    }
+    return Place(
+        of_kind=[same.index(el) if el in same else -1, len(same)],
+        of_name=[same_name.index(el) if el in same_name else -1, len(same_name)],
+    )
 
 
-def fingerprint_of(obs, element_id: str) -> dict | None:
+def fingerprint_of(obs, element_id: str) -> Fingerprint | None:
     """The fingerprint of ``element_id`` on ``obs`` (an ``Observation``), or ``None``
     when the id is not on the page."""
     el = element(obs.raw_html, element_id)
     if el is None:
         return None
     fp = describe_element(el)
-    fp["nth"] = place(el, candidates(obs.raw_html, set(obs.elements) or None), fp["name"])
-    fp["page"] = {"url": obs.url, "pattern": url_pattern(obs.url), "title": obs.title}
+    fp.nth = place(el, candidates(obs.raw_html, set(obs.elements) or None), fp.name)
+    fp.page = PageRef(url=obs.url, pattern=url_pattern(obs.url), title=obs.title)
     return fp
 
 
-def target_of(obs, action) -> dict | None:
+def target_of(obs, action) -> Fingerprint | None:
     """For the live loop's step record: the fingerprint of the element an action acted on
     (``None`` for actions without an element). Never raises: a record without a
     fingerprint is still a record."""
@@ -238,12 +276,12 @@ def target_of(obs, action) -> dict | None:
         return None
 
 
-def short(fp: dict | None) -> str:
+def short(fp: Fingerprint | None) -> str:
     """``[button] "Place order"`` for messages and hints."""
-    if not fp:
+    if fp is None:
         return "(no element)"
-    name = fp.get("name") or fp.get("attrs", {}).get("name") or fp.get("attrs", {}).get("id") or ""
-    return f'[{fp.get("role") or fp.get("tag")}] "{name}"' if name else f"[{fp.get('role') or fp.get('tag')}]"
+    name = fp.name or fp.attrs.get("name") or fp.attrs.get("id") or ""
+    return f'[{fp.role or fp.tag}] "{name}"' if name else f"[{fp.role or fp.tag}]"
 
 
 _SLUG = re.compile(r"[^a-z0-9]+")

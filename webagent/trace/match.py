@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from webagent.trace.fingerprint import candidates, describe_element, place, short
+from webagent.trace.fingerprint import Fingerprint, candidates, describe_element, place, short
 from webagent.web.control_name import visible_name
 
 THRESHOLD = 0.5
@@ -81,17 +81,17 @@ def _similar(a: str, b: str) -> bool:
     return len(wa & wb) / len(wa | wb) >= 0.6
 
 
-def _features(fp: dict) -> dict[str, Any]:
+def _features(fp: Fingerprint) -> dict[str, Any]:
     out: dict[str, object] = {}
     for key in ("name", "label", "role", "heading"):
-        if fp.get(key):
-            out[key] = fp[key]
-    for attr, value in (fp.get("attrs") or {}).items():
+        if getattr(fp, key):
+            out[key] = getattr(fp, key)
+    for attr, value in fp.attrs.items():
         out[f"attr:{attr}"] = value
-    if fp.get("form"):
-        out["form"] = fp["form"]
-    if fp.get("landmarks"):
-        out["landmarks"] = fp["landmarks"]
+    if fp.form:
+        out["form"] = fp.form
+    if fp.landmarks:
+        out["landmarks"] = fp.landmarks
     return out
 
 
@@ -99,7 +99,7 @@ def _form_same(a: dict, b: dict) -> bool:
     return any(a.get(k) and a.get(k) == b.get(k) for k in ("action", "id", "name"))
 
 
-def score(recorded: dict, live: dict) -> tuple[float, list[str], bool]:
+def score(recorded: Fingerprint, live: Fingerprint) -> tuple[float, list[str], bool]:
     """(score in 0..1, shared features, shares an identity feature) of one candidate."""
     want, have = _features(recorded), _features(live)
     total = sum(WEIGHTS.get(k, 0.0) for k in want)
@@ -125,11 +125,11 @@ def score(recorded: dict, live: dict) -> tuple[float, list[str], bool]:
     return (got / total if total else 0.0), shared, identity
 
 
-def find(recorded: dict, raw_html: str, ids=None) -> Match:
+def find(recorded: Fingerprint, raw_html: str, ids=None) -> Match:
     """The element of ``raw_html`` (among ``ids``) that ``recorded`` describes."""
     pool = candidates(raw_html, ids)
     scored = []
-    tag = recorded.get("tag")
+    tag = recorded.tag
     for el in pool:
         if el.tag != tag:
             continue
@@ -154,9 +154,9 @@ def find(recorded: dict, raw_html: str, ids=None) -> Match:
         )
     top = [t for t in scored if scored[0][0] - t[0] < MARGIN]
     if len(top) > 1:
-        want = (recorded.get("nth") or {}).get("of_name")
+        want = recorded.nth.of_name if recorded.nth is not None else None
         if want:
-            by_place = [t for t in top if place(t[1], pool, t[2]["name"])["of_name"] == want]
+            by_place = [t for t in top if place(t[1], pool, t[2].name).of_name == want]
             if len(by_place) == 1:
                 value, el, live, shared = by_place[0]
                 return Match(

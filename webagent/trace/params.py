@@ -17,9 +17,12 @@ page titles, the task and the final answer.
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 from webagent.browser import REDACTED
 from webagent.errors import UserError
-from webagent.trace.fingerprint import slug
+from webagent.trace.fingerprint import Fingerprint, slug
+from webagent.trace.step import RecordedStep
 
 MIN_INFERRED = 2  # shorter typed values are not taken for parameters
 
@@ -38,17 +41,17 @@ def parse_params(items) -> dict[str, str]:
     return out
 
 
-def field_name(target: dict | None, taken: set[str]) -> str:
+def field_name(target: Fingerprint | None, taken: set[str]) -> str:
     """A parameter name for a field: its name attribute, id, label or placeholder."""
-    target = target or {}
-    attrs = target.get("attrs") or {}
+    target = target or Fingerprint()
+    attrs = target.attrs
     for text in (
         attrs.get("name"),
         attrs.get("id"),
-        target.get("label"),
+        target.label,
         attrs.get("aria-label"),
         attrs.get("placeholder"),
-        target.get("name"),
+        target.name,
     ):
         name = slug(text or "")
         if len(name) >= 3:
@@ -61,8 +64,8 @@ def field_name(target: dict | None, taken: set[str]) -> str:
     return name
 
 
-def assign(steps: list[dict], task: str, declared: dict[str, str] | None = None) -> dict[str, dict]:
-    """Mark each step whose value is a parameter (``step["param"]``); return the
+def assign(steps: list[RecordedStep], task: str, declared: dict[str, str] | None = None) -> dict[str, dict]:
+    """Mark each step whose value is a parameter (``step.param``); return the
     parameters: ``{name: {"default": value or None, "source": declared|task|password}}``."""
     params: dict[str, dict] = {}
     declared = {k: v for k, v in (declared or {}).items() if v}
@@ -70,37 +73,36 @@ def assign(steps: list[dict], task: str, declared: dict[str, str] | None = None)
         params[name] = {"default": value, "source": "declared"}
     lowered = task.lower()
     for step in steps:
-        if step["op"] not in ("TYPE", "SELECT"):
+        if step.op not in ("TYPE", "SELECT"):
             continue
-        value = step.get("value") or ""
-        if step.get("secret") or value == REDACTED:
+        value = step.value
+        if step.secret or value == REDACTED:
             secret = next(
                 (n for n, p in params.items() if p["source"] == "password" and p.get("field") == _field_key(step)), None
             )
             if secret is None:
-                secret = "password" if "password" not in params else field_name(step.get("target"), set(params))
+                secret = "password" if "password" not in params else field_name(step.target, set(params))
                 params[secret] = {"default": None, "source": "password", "field": _field_key(step)}
-            step["param"], step["value"] = secret, REDACTED
+            step.param, step.value = secret, REDACTED
             continue
         hit = next((n for n, v in sorted(declared.items(), key=lambda kv: -len(kv[1])) if v in value), None)
         if hit:
-            step["param"] = hit
+            step.param = hit
             continue
         known = next((n for n, p in params.items() if p["default"] == value), None)
         if known:
-            step["param"] = known
+            step.param = known
             continue
-        if step["op"] == "TYPE" and len(value.strip()) >= MIN_INFERRED and value.lower() in lowered:
-            name = field_name(step.get("target"), set(params))
+        if step.op == "TYPE" and len(value.strip()) >= MIN_INFERRED and value.lower() in lowered:
+            name = field_name(step.target, set(params))
             params[name] = {"default": value, "source": "task"}
-            step["param"] = name
+            step.param = name
     return params
 
 
-def _field_key(step: dict) -> str:
-    target = step.get("target") or {}
-    attrs = target.get("attrs") or {}
-    return attrs.get("name") or attrs.get("id") or target.get("label") or ""
+def _field_key(step: RecordedStep) -> str:
+    target = step.target or Fingerprint()
+    return target.attrs.get("name") or target.attrs.get("id") or target.label or ""
 
 
 def resolve(params: dict[str, dict], given: dict[str, str]) -> dict[str, str]:
@@ -136,10 +138,12 @@ def substitution(params: dict[str, dict], values: dict[str, str]) -> dict[str, s
 
 
 def apply(value, mapping: dict[str, str]):
-    """``value`` (str, list, tuple or dict, recursively) with each recorded value replaced
-    (a tuple comes back a list)."""
+    """``value`` (str, list, tuple, dict or model, recursively) with each recorded value
+    replaced (a tuple comes back a list)."""
     if not mapping:
         return value
+    if isinstance(value, BaseModel):  # (its fields as set: a step's or a fingerprint's)
+        return type(value).model_validate(apply(value.model_dump(exclude_unset=True), mapping))
     if isinstance(value, str):
         for old, new in mapping.items():
             value = value.replace(old, new)
@@ -151,11 +155,11 @@ def apply(value, mapping: dict[str, str]):
     return value
 
 
-def step_value(step: dict, values: dict[str, str], mapping: dict[str, str]) -> str:
+def step_value(step: RecordedStep, values: dict[str, str], mapping: dict[str, str]) -> str:
     """The value a step types or selects in this replay."""
-    if step.get("param") and step.get("value") == REDACTED:
-        return values[step["param"]]
-    return apply(step.get("value") or "", mapping)
+    if step.param and step.value == REDACTED:
+        return values[step.param]
+    return apply(step.value, mapping)
 
 
 def unapply(value, mapping: dict[str, str]):

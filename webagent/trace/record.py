@@ -5,8 +5,9 @@ learning through ``trace.workflow``, the reports, the real-app suite, the benchm
 ``step_record`` builds it, for all of them: the action as the model or the recording gave
 it (a password's value as ``REDACTED``), the line it is shown as (``action_text``), the
 browser's result, and the fingerprint of the element acted on when the step worked (what
-replay finds again). ``inner_step`` builds the steps a SKILL or a FILL did on the page
-(``skill_steps``, ``fill_steps``); ``StepRecord.as_done`` reads them back as steps of the run.
+replay finds again). The step engine (``trace.engine.execute``) builds the steps a SKILL or a
+FILL did on the page (``skill_steps``, ``fill_steps``); ``StepRecord.as_done`` reads them back
+as steps of the run.
 
 On disk a record is JSON with the keys its writer set (``StepRecord.to_json``), plus
 ``version``. Records written before ``version`` existed have this layout: they read as
@@ -28,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from webagent.browser import REDACTED, ActionResult, Observation
 from webagent.errors import UserError
 from webagent.problems import ProblemKind
-from webagent.trace.fingerprint import target_of
+from webagent.trace.fingerprint import Fingerprint, target_of
 from webagent.web.live_action import LiveAction
 
 VERSION = 1
@@ -72,7 +73,7 @@ class InnerStep(_Record):
     ok: bool = False
     error: str | None = None
     note: str | None = None
-    target: dict[str, Any] | None = None  # the element's fingerprint, taken before acting
+    target: Fingerprint | None = None  # the element's fingerprint, taken before acting
     url: str = ""
     title: str = ""
 
@@ -118,7 +119,7 @@ class StepRecord(_Record):
     dry_run: bool = False
     skill_steps: list[InnerStep] | None = None
     fill_steps: list[InnerStep] | None = None
-    target: dict[str, Any] | None = None  # the element acted on, findable again (``trace.fingerprint``)
+    target: Fingerprint | None = None  # the element acted on, findable again (``trace.fingerprint``)
     # cost
     calls: list[dict[str, Any]] = Field(default_factory=list)  # every model exchange of the step
     usage: dict[str, Any] = Field(default_factory=dict)
@@ -149,7 +150,7 @@ class StepRecord(_Record):
 
     def as_done(self) -> list[StepRecord]:
         """The steps this record did on the page: itself, or, for a SKILL or a FILL, each step
-        the skill did or each field and the click (``inner_step``), as a step of the run with the
+        the skill did or each field and the click (``InnerStep``), as a step of the run with the
         same number: replay and learning read what was done on the page."""
         inner = {"SKILL": self.skill_steps, "FILL": self.fill_steps}.get(self.operation or "")
         if inner is None:
@@ -168,6 +169,12 @@ class StepRecord(_Record):
             )
             for sub in inner
         ]
+
+
+def history_line(record: StepRecord) -> str:
+    """The line a step leaves in the history the model reads (a run's and a replay's alike):
+    ``3. TYPE [7] "Night Trains" [searchbox] Search -> ok``."""
+    return f"{record.step}. {record.action_text} -> {record.result_text}"
 
 
 def action_text(action: LiveAction, description: str = "", secret: bool = False, hidden: Collection[str] = ()) -> str:
@@ -240,39 +247,6 @@ def step_record(
         "target": target_of(obs, action) if acted else None,  # replay: the element, findable again
     }
     return StepRecord.model_validate(data)
-
-
-def inner_step(
-    op: str,
-    result: ActionResult,
-    obs: Observation,
-    *,
-    element_id: str | None = None,
-    element: str | None = None,
-    value: str = "",
-    press_enter: bool = False,
-    target: dict[str, Any] | None = None,
-    **fields: Any,
-) -> InnerStep:
-    """One step a SKILL or a FILL did: ``result`` the browser's, ``obs`` the page it was done
-    on, ``target`` the element's fingerprint taken before acting, ``value`` as it may be shown
-    (a password's as ``REDACTED``); ``fields``: ``param`` (a skill's step)."""
-    return InnerStep.model_validate(
-        {
-            "op": op,
-            "element_id": element_id,
-            "element": element,
-            "value": value,
-            "press_enter": press_enter,
-            **fields,
-            "ok": result.ok,
-            "error": result.error,
-            "note": result.note,
-            "target": target,
-            "url": obs.url,
-            "title": obs.title,
-        }
-    )
 
 
 def read_steps(path: str | Path) -> list[StepRecord]:
