@@ -1,6 +1,7 @@
 """The step engine (``webagent.trace.engine``): one ``execute`` for every step done on a page,
 one repair policy per caller. Replay may let the model's repair be another operation (the
-recorded step is then tried again); a skill may not. A skill that begins with GOTO runs.
+recorded step is then tried again); a skill may not. A skill that begins with GOTO runs. And
+the live step's typed parts: a page with no view raises, the skills' lifecycle is one object.
 
 The page is a fake browser's (no Chromium): two states of one form, the second shown once
 "Show form" is clicked."""
@@ -10,11 +11,14 @@ from __future__ import annotations
 import pytest
 
 from webagent.agent import AgentOptions
+from webagent.agent.state import RunState
 from webagent.browser import Action, ActionResult
 from webagent.browser.models import ElementRef, Observation
+from webagent.errors import UserError
 from webagent.html import clean_html
 from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.replay.runner import Replay, ReplayResult
+from webagent.skills.lifecycle import SkillLifecycle
 from webagent.skills.model import Skill, SkillStart
 from webagent.skills.offer import Offer
 from webagent.skills.run import run_skill
@@ -166,3 +170,35 @@ async def test_a_skill_that_begins_with_goto_runs():
     assert ran.result.ok, ran.result.error
     assert [(s.op, s.ok) for s in ran.steps] == [("GOTO", True), ("TYPE", True), ("CLICK", True)]
     assert [a.op for a in browser.done] == ["GOTO", "TYPE", "CLICK"]
+
+
+def test_a_page_with_no_view_raises_and_reads_as_empty():
+    state = RunState("a task", AgentOptions())
+    empty = Observation(url=URL, title="", raw_html="", cleaned_html="", elements={})
+    with pytest.raises(UserError, match="the HTML is empty"):
+        state.view(empty)
+    assert (state.lines(empty), state.shown(empty), state.controls(empty)) == ([], [], {})
+    snippets, view = state.view(_obs(SHOWN))
+    assert snippets and set(view.controls) == set(state.controls(_obs(SHOWN)))
+
+
+def test_the_skill_lifecycle_keeps_a_skill_that_could_not_start_from_the_offers():
+    skill = Skill(
+        id="save",
+        name="Save",
+        description="",
+        site="127.0.0.1:8000",
+        start=SkillStart(url=URL, pattern=url_pattern(URL)),
+        steps=[_step("TYPE", "4", "Milk"), _step("CLICK", "6")],
+    )
+    life = SkillLifecycle(known=[skill])
+    obs = _obs(SHOWN)
+    [offer] = life.offer(obs, {}, dialog=False)
+    assert life.offer(obs, {}, dialog=True) == []  # a dialog open: nothing offered
+    life.acted(offer, True, [], sent_form=True, n=1)
+    assert life.done == {"save": 1} and "(you did this at step 1)" in (life.offer(obs, {}, False) and life.block())
+    for n in (2, 3):  # could not start (no step done), then a form was sent: offered again, once
+        life.acted(offer, False, [], sent_form=False, n=n)
+        assert life.offer(obs, {}, dialog=False) == []
+        life.acted(None, True, None, sent_form=True, n=n)
+        assert bool(life.offer(obs, {}, dialog=False)) is (n == 2)

@@ -63,52 +63,53 @@ class Decision:
         return kept | {"replies": self.outcome.replies}
 
 
-async def decide(
-    client: LLMClient,
-    snippets: list[Snippet],
-    *,
-    task: str,
-    history: list[str],
-    controls: dict[str, Control],
-    options: AgentOptions,
-    reuse: GistReuse | None,
-    url: str = "",
-    title: str = "",
-    can_back: bool = False,
-    warning: str = "",
-    chat: LiveChat | None = None,
-    dialog: str = "",
-    skills: str = "",
-    skill_params: dict[str, dict[str, tuple[str, ...]]] | None = None,
-    fill: bool = True,
-    notes: tuple[str, ...] = (),
-) -> Decision:
-    """``snippets`` are in the agent view (``agent_view``); ``controls`` every control on the page;
-    ``options`` how the page is read (``lookup``, ``max_lookup``, ``context_tokens``, ``act_on``);
-    ``dialog`` the kind of dialog the page holds open (then only its answers and DONE are choices);
-    ``skills`` the lines of the skills the page offers (``webagent.skills.offer.block``), read after
-    the page, and ``skill_params`` what each takes (``Choices.skills``); ``fill``: FILL may be
-    offered (``Choices.fill``); ``notes`` the prompt's own words no page shows (``Choices.notes``)."""
+@dataclass
+class DecideContext:
+    """What one decision reads: the page, the run so far, the skills the page offers, and how
+    the page is read."""
+
+    snippets: list[Snippet]  # the page in the agent view (``agent_view``)
+    controls: dict[str, Control]  # every control on the page
+    task: str
+    history: list[str]
+    options: AgentOptions  # how the page is read (``lookup``, ``max_lookup``, ``context_tokens``, ``act_on``)
+    url: str = ""
+    title: str = ""
+    dialog: str = ""  # the kind of dialog the page holds open (then only its answers and DONE are choices)
+    can_back: bool = False
+    warning: str = ""
+    notes: tuple[str, ...] = ()  # the prompt's own words no page shows (``Choices.notes``)
+    skills: str = ""  # the lines of the skills the page offers (``skills.offer.block``), read after the page
+    skill_params: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)  # ``Choices.skills``
+    fill: bool = True  # FILL may be offered (``Choices.fill``)
+    reuse: GistReuse | None = None  # gists of snippets met before in the run
+    chat: LiveChat | None = None  # the conversation the prompt cache keeps
+
+
+async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
+    """The model's action on ``ctx``'s page (see the module docstring)."""
+    snippets, controls, options, reuse, chat = ctx.snippets, ctx.controls, ctx.options, ctx.reuse, ctx.chat
+    task, history = ctx.task, ctx.history
     page = "\n".join(s.text for s in snippets)
 
     async def predict(context: str, allowed: list[str], hint: str = "", in_chat: bool = False) -> LiveOutcome:
         choices = Choices(
             {i: controls[i] for i in allowed if i in controls},
-            can_back=can_back,
-            dialog=dialog,
-            skills=dict(skill_params or {}),
-            fill=fill,
-            notes=notes,
+            can_back=ctx.can_back,
+            dialog=ctx.dialog,
+            skills=dict(ctx.skill_params),
+            fill=ctx.fill,
+            notes=ctx.notes,
         )
         return await predict_live_action(
             client,
-            context=context + ("\n" + skills if skills and not dialog else ""),
+            context=context + ("\n" + ctx.skills if ctx.skills and not ctx.dialog else ""),
             task=task,
             history=history,
             choices=choices,
-            url=url,
-            title=title,
-            warning=warning,
+            url=ctx.url,
+            title=ctx.title,
+            warning=ctx.warning,
             chat=chat if in_chat else None,
         )
 
@@ -186,14 +187,15 @@ async def decide_page(
         return None
     return await decide(
         client,
-        snippets,
-        task=task,
-        history=history,
-        controls=view.controls,
-        options=options,
-        reuse=None,
-        url=obs.url,
-        title=obs.title,
-        can_back=can_back,
-        fill=False,  # one step repaired: no FILL
+        DecideContext(
+            snippets,
+            view.controls,
+            task,
+            history,
+            options,
+            url=obs.url,
+            title=obs.title,
+            can_back=can_back,
+            fill=False,  # one step repaired: no FILL
+        ),
     )

@@ -38,30 +38,29 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from webagent.agent import elements
-from webagent.agent.decide import Decision, decide, decide_page
+from webagent.agent.decide import DecideContext, Decision, decide, decide_page
 from webagent.agent.options import AgentOptions, RunStatus
-from webagent.agent.outcome import act, to_browser_action
+from webagent.agent.outcome import Acted, act, to_browser_action
 from webagent.agent.record import Recorder
 from webagent.agent.secrets import mask_task, placeholder, uses_secret
 from webagent.agent.state import DID, RunState, did_key, page_key
-from webagent.browser import ActionResult
+from webagent.browser import Observation
 from webagent.browser.errors import CaptureError
+from webagent.browser.models import Dialog
 from webagent.errors import UserError
 from webagent.llm.client import LLMClient
 from webagent.problems import ProblemKind
 from webagent.skills import store as skill_store
 from webagent.skills.learn import site_of
-from webagent.skills.offer import block as skill_block
-from webagent.skills.offer import offers as skill_offers
-from webagent.skills.run import started
-from webagent.trace.record import InnerStep, StepRecord, history_line, step_record
+from webagent.skills.offer import Offer
+from webagent.trace.record import StepRecord, history_line, step_record
 from webagent.trace.writer import TraceWriter, screenshot, scrub
+from webagent.web.agent_view import Control
 from webagent.web.form_check import check_form, form_fields
 from webagent.web.live_action import LiveAction, LiveOutcome
 from webagent.web.live_chat import LiveChat
 
 STUCK_REPEATS = 3
-MAX_FAILED_STARTS = 2  # a skill that could not start this many times is not offered again in the run
 # The conversation (after the fixed instructions and examples) restarts beyond this many
 # words per context token: words run about 1.5 tokens here, and the reply needs room.
 CHAT_SHARE = 0.4
@@ -144,19 +143,18 @@ async def run_agent(
             result.status, result.error = "error", f"the page could not be captured: {exc}"
             return result
         if options.skills:  # the start site's skills (``webagent skills``; none offered unless some were learned)
-            state.skills = skills if skills is not None else skill_store.load(site_of(state.obs.url))
+            state.skills.known = skills if skills is not None else skill_store.load(site_of(state.obs.url))
         for n in range(1, options.max_steps + 1):
-            record, outcome = await _step(browser, client, state, n, trace, recorder, after_step)
+            outcome = await _step(browser, client, state, n, trace, recorder, after_step)
+            record, action = outcome.record, outcome.action
             result.steps = n
-            action = outcome["action"]
-            failed = not outcome["ok"]
-            result.failed_steps += failed
+            result.failed_steps += not outcome.ok
             say(f"step {n}: {record.url}  {record.action_text}  -> {record.result_text}")
-            if outcome["fatal"]:
-                result.status, result.error = "error", outcome["fatal"]
+            if outcome.fatal:
+                result.status, result.error = "error", outcome.fatal
                 break
-            if outcome["finished"]:
-                result.status, result.answer = "done", outcome["finished"]
+            if outcome.finished:
+                result.status, result.answer = "done", outcome.finished
                 break
             if action is not None and action.operation == "DONE":
                 result.status, result.answer = "done", scrub(action.value, state.secrets) or None
@@ -213,31 +211,100 @@ async def run_agent(
     return result
 
 
-async def _step(browser, client, state: RunState, n, trace, recorder, after_step) -> tuple[StepRecord, dict]:
-    """Decide on ``state.obs``, act, observe again; returns (the step's record, outcome)."""
-    options, obs, secrets = state.options, state.obs, state.secrets
-    assert obs is not None, "the run observes the page before its first step"
+@dataclass
+class StepOutcome:
+    """What one step did, for the loop to end the run or go on."""
+
+    record: StepRecord  # as the trace keeps it
+    action: LiveAction | None  # the model's (None: no usable action)
+    ok: bool
+    fatal: str | None = None  # why the run cannot go on (the model endpoint, the page capture)
+    finished: str | None = None  # the site's word (``after_step``): the run is done
+
+
+@dataclass
+class _Seen:
+    """A step's page, observed and offered: what its decision reads and its record says of it."""
+
+    obs: Observation
+    dialog: Dialog | None  # a dialog the last action raised: the page waits for its answer
+    shot: bytes | None
+    snippets: list
+    controls: dict[str, Control]
+    before: list[str]  # its lines, ids aside (``RunState.lines``)
+    page: dict[str, Any]  # what the step's record says of the page
+    times: dict[str, float]  # the step's, phase by phase
+    problem: str | None = None  # why there is nothing to decide on
+    problem_kind: ProblemKind | None = None
+
+
+@dataclass
+class _Guarded:
+    """The decided action as it may go: the secrets it carries, what it acts on, and the form
+    check's word before it sends a form."""
+
+    action: LiveAction | None  # the model's (None: no usable action)
+    secret: bool  # a TYPE's value is a password given as itself
+    hidden: set[str]  # a FILL's fields that take one
+    offer: Offer | None  # the skill a SKILL calls
+    control: Control | None
+    description: str  # what it acts on, for the record
+    held: str | None = None  # why the form check holds the form it would send
+
+
+async def _step(browser, client, state: RunState, n, trace, recorder, after_step) -> StepOutcome:
+    """One step on ``state.obs``, in phases: observe and offer, decide, guard, execute, record."""
     step_client = client.scoped(transcript=True)
+    seen = await _observe(browser, state, trace)
+    decision = await _decide(step_client, state, seen) if seen.snippets else None
+    if decision is not None:
+        seen.times.update(decision.times)
+    action = decision.outcome.action if decision else None
+    guard = await _guard(step_client, state, seen, action)
+    check = (lambda: after_step(n)) if after_step is not None else None
+    acted = await _execute(browser, step_client, state, seen, guard, check)
+    if acted.executed is not None:
+        _remember(state, seen, guard, acted, recorder, n)
+    record = _record(state, step_client, n, seen, decision, guard, acted)
+    if trace is not None:
+        box = elements.box(seen.obs.raw_html, action.element_id) if action and action.element_id else None
+        record = trace.write_step(record, seen.shot, box)
+    if not seen.snippets and seen.dialog is None:
+        # An empty capture: a document still loading after a click that navigated (the
+        # ceiling saw one on a loaded machine, while the screenshot already showed the page).
+        # Nothing was done, so nothing would observe it again: look again before the next step
+        # (a capture that fails leaves the page as it was seen; a held dialog is the model's to answer).
+        with contextlib.suppress(CaptureError):
+            state.obs = await browser.observe()
+    fatal = f"the model endpoint failed: {decision.outcome.problem}" if decision and decision.endpoint_failed else None
+    return StepOutcome(record, action, acted.ok, fatal or acted.fatal, acted.finished)
+
+
+async def _observe(browser, state: RunState, trace) -> _Seen:
+    """Phase 1: the page in the agent view (rendered once), where the run is, the skills it offers."""
+    obs = state.obs
+    assert obs is not None, "the run observes the page before its first step"
     times: dict[str, float] = {}
     shot = None
-    dialog = getattr(browser, "dialog", None)  # a dialog the last action raised: the page waits for its answer
-    if trace is not None and options.screenshots and dialog is None:  # (a screenshot would wait too)
+    dialog = getattr(browser, "dialog", None)
+    if trace is not None and state.options.screenshots and dialog is None:  # (a screenshot would wait too)
         shot = await screenshot(browser, times)
     t0 = time.perf_counter()
-    snippets, view = state.view(obs)
-    problem = None if snippets else "the page shows nothing to act on"
-    problem_kind: ProblemKind | None = None if snippets else "nothing_to_act_on"
-    if isinstance(view, UserError):
-        problem, view = f"the page has nothing to act on: {view}", None
-        problem_kind = "nothing_to_act_on"
+    problem: str | None = None
+    try:
+        snippets, view = state.view(obs)
+        controls = view.controls
+        if not snippets:
+            problem = "the page shows nothing to act on"
+    except UserError as exc:
+        snippets, controls, problem = [], {}, f"the page has nothing to act on: {exc}"
     times["view_s"] = time.perf_counter() - t0
     before = state.lines(obs)
     if not state.page:
         state.page = page_key(obs.url, before)
     if not state.urls or state.urls[-1] != obs.url:
         state.urls.append(obs.url)
-    controls = view.controls if view else {}
-    page: dict[str, Any] = dict(  # what the step's record says of the page
+    page: dict[str, Any] = dict(
         page=state.page,
         snippets=len(snippets),
         raw_words=sum(s.words for s in snippets),
@@ -247,32 +314,40 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     )
     if dialog is not None:
         page["dialog"] = dialog.model_dump(exclude_none=True)
-    usable = [s for s in state.skills if s.id not in state.skills_unstartable]
-    offered = skill_offers(usable, obs, controls) if usable and dialog is None else []
-    state.offers = {o.label: o for o in offered}
-    decision: Decision | None = None
-    if snippets:
-        decision = await decide(
-            step_client,
-            state.annotated(snippets, controls),
+    state.skills.offer(obs, controls, dialog is not None)
+    kind: ProblemKind | None = "nothing_to_act_on" if problem else None
+    return _Seen(obs, dialog, shot, snippets, controls, before, page, times, problem, kind)
+
+
+async def _decide(client, state: RunState, seen: _Seen) -> Decision:
+    """Phase 2: the model's action on the page (``agent.decide``)."""
+    obs, dialog = seen.obs, seen.dialog
+    return await decide(
+        client,
+        DecideContext(
+            snippets=state.annotated(seen.snippets, seen.controls),
+            controls=seen.controls,
             task=state.task,
             history=state.history,
-            controls=controls,
-            options=options,
-            reuse=state.reuse,
+            options=state.options,
             url=obs.url,
             title=obs.title,
-            can_back=state.can_back,
-            chat=state.chat,
-            warning="\n".join(text for text in (_dialog_text(dialog), state.warning) if text),
             dialog=dialog.kind if dialog is not None else "",
-            skills=skill_block(offered, state.skills_done),
-            skill_params={o.label: {p.name: o.options.get(p.name, ()) for p in o.skill.params} for o in offered},
+            can_back=state.can_back,
+            warning="\n".join(text for text in (_dialog_text(dialog), state.warning) if text),
             notes=tuple(x for x in (state.warning, *map(placeholder, state.named)) if x),
-        )
-        times.update(decision.times)
-        problem, problem_kind = decision.outcome.problem, decision.outcome.problem_kind
-    action = decision.outcome.action if decision else None
+            skills=state.skills.block(),
+            skill_params=state.skills.params(),
+            reuse=state.reuse,
+            chat=state.chat,
+        ),
+    )
+
+
+async def _guard(client, state: RunState, seen: _Seen, action: LiveAction | None) -> _Guarded:
+    """Phase 3: the secrets the action carries (never written anywhere), what it acts on, and
+    the form check before it sends a form (``_check_form``)."""
+    obs, secrets = seen.obs, state.secrets
     secret = bool(action and action.operation == "TYPE" and _secret(state, obs, action.element_id, action.value))
     if secret and action and action.value:
         secrets.add(action.value)
@@ -280,13 +355,13 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     fills = action.fields if action else []
     hidden = {f.element_id for f in fills if _secret(state, obs, f.element_id, f.value)}
     secrets.update(f.value for f in fills if f.element_id in hidden and f.value)
-    offer = state.offers.get(action.element_id) if action and action.operation == "SKILL" else None
+    offer = state.skills.offers.get(action.element_id) if action and action.operation == "SKILL" else None
     if offer is not None and action is not None:  # a password given as a skill's argument, not as its placeholder
         for param in offer.skill.params:
             given = action.args.get(param.name, "")
             if param.kind == "secret" and given and not uses_secret(given, state.named):
                 secrets.add(given)
-    control = controls.get(action.element_id) if action and action.element_id else None
+    control = seen.controls.get(action.element_id) if action and action.element_id else None
     description = (
         control.describe()
         if control
@@ -294,97 +369,96 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         if offer is not None
         else (elements.describe(obs.cleaned_html, action.element_id) if action and action.element_id else "")
     )
-    fatal = finished = None
-    if decision is not None and decision.endpoint_failed:
-        fatal = f"the model endpoint failed: {problem}"
-    held, form_check = (
-        await _check_form(step_client, state, controls, control, action) if not options.dry_run else (None, None)
-    )
-    if form_check is not None:
-        page["form_check"] = form_check
-    executed: ActionResult | None = None
-    ok = changed = False
-    inner: dict[str, list[InnerStep]] = {}
+    guarded = _Guarded(action, secret, hidden, offer, control, description)
+    if not state.options.dry_run:
+        guarded.held, form_check = await _check_form(client, state, seen.controls, control, action)
+        if form_check is not None:
+            seen.page["form_check"] = form_check
+    return guarded
+
+
+async def _execute(browser, client, state: RunState, seen: _Seen, guard: _Guarded, check) -> Acted:
+    """Phase 4: the action done through the step engine (``outcome.act``), or why it was not."""
+    action = guard.action
     if action is None:
-        result_text = "failed: no usable action"
-    elif held is not None and action.operation != "FILL":  # a FILL fills its fields, then holds (``act``)
-        result_text = f"not sent: a check of the form before sending says: {held} (send it again if the form is right)"
-    elif action.operation == "DONE":
-        ok, changed, result_text = True, True, "done" + (f": {scrub(action.value, secrets)}" if action.value else "")
-    elif options.dry_run:
-        ok, result_text = True, "not executed (dry run)"
+        return Acted(None, False, False, "failed: no usable action")
+    if guard.held is not None and action.operation != "FILL":  # a FILL fills its fields, then holds (``act``)
+        held = f"not sent: a check of the form before sending says: {guard.held} (send it again if the form is right)"
+        return Acted(None, False, False, held)
+    if action.operation == "DONE":
+        return Acted(None, True, True, "done" + (f": {scrub(action.value, state.secrets)}" if action.value else ""))
+    if state.options.dry_run:
+        return Acted(None, True, False, "not executed (dry run)")
+    repair = _repairer(client, state)
+    return await act(browser, state, seen.obs, seen.before, action, check, seen.times, guard.held, repair)
+
+
+def _remember(state: RunState, seen: _Seen, guard: _Guarded, acted: Acted, recorder, n: int) -> None:
+    """After an action was done: what the view says of the controls it set ("you typed this at
+    step 3"), ``--record``'s steps, the form check's word kept, the skills' lifecycle."""
+    action, control, ok = guard.action, guard.control, acted.ok
+    assert action is not None, "an action was done"
+    if acted.fill_steps is not None:  # a FILL's fields and click, each as it went
+        values = {f.element_id: f.value for f in action.fields}
+        parts = [
+            (s.op, s.element_id, values.get(s.element_id or "", ""), s.element_id in guard.hidden)
+            for s in acted.fill_steps
+            if s.ok
+        ]
     else:
-        check = (lambda: after_step(n)) if after_step is not None else None
-        acted = await act(browser, state, obs, before, action, check, times, held, _repairer(step_client, state))
-        executed, ok, changed, finished, result_text = (
-            acted.executed,
-            acted.ok,
-            acted.changed,
-            acted.finished,
-            acted.text,
-        )
-        fatal = fatal or acted.fatal
-        if acted.skill_steps is not None:
-            inner["skill_steps"] = acted.skill_steps
-        if acted.fill_steps is not None:
-            inner["fill_steps"] = acted.fill_steps
-            _filled(state, obs, action, acted.fill_steps, controls, hidden, recorder, n)
-            if held is not None and control is not None:  # held once: a CLICK on the filled form is sent
-                state.forms_checked.add((state.page, control.form))
-        if ok and recorder is not None and action.operation in ("CLICK", "TYPE", "SELECT"):
-            recorder.add(obs, action.operation, action.element_id, action.value, secret)
-        if ok and control is not None and action.operation in DID:
-            state.did[did_key(control)] = f"you {DID[action.operation]} this at step {n}"
-        if ok and offer is not None:  # its line says so from now on, as a typed field's does
-            state.skills_done[offer.skill.id] = n
-        if offer is not None and not ok and not started(acted.skill_steps or []):
-            # it could not start: its first element is not on its start page (a staff page
-            # while logged out): not offered again until a form is sent (a log-in changes
-            # that), and after a second time not again in this run (the 1.5B, once logged in,
-            # called a skill whose page it could not reach after every search it sent)
-            state.skills_unstartable.add(offer.skill.id)
-            state.skills_failed_starts[offer.skill.id] = state.skills_failed_starts.get(offer.skill.id, 0) + 1
-        elif ok and _sends_form(action, control):
-            state.skills_unstartable = {
-                s for s in state.skills_unstartable if state.skills_failed_starts.get(s, 0) >= MAX_FAILED_STARTS
-            }
+        parts = [(action.operation, action.element_id, action.value, guard.secret)] if ok else []
+    for op, element_id, value, secret in parts:  # (operation, element id, value, whether it is a secret)
+        if op not in DID or not element_id:
+            continue
+        if (c := seen.controls.get(element_id)) is not None:
+            state.did[did_key(c)] = f"you {DID[op]} this at step {n}"
+        if recorder is not None:
+            recorder.add(seen.obs, op, element_id, value, secret)
+    if acted.fill_steps is not None and guard.held is not None and control is not None:
+        state.forms_checked.add((state.page, control.form))  # held once: a CLICK on the filled form is sent
+    state.skills.acted(guard.offer, ok, acted.skill_steps, ok and _sends_form(action, control), n)
+
+
+def _record(
+    state: RunState, client, n: int, seen: _Seen, decision: Decision | None, guard: _Guarded, acted: Acted
+) -> StepRecord:
+    """Phase 5: the step's record (``trace.record.step_record``) and its line in the history."""
+    obs = seen.obs
     no_decision = Decision(LiveOutcome(), "", [], failures=1)  # nothing to act on: a failed step
+    inner = {
+        name: steps
+        for name, steps in (("skill_steps", acted.skill_steps), ("fill_steps", acted.fill_steps))
+        if steps is not None
+    }
+    problem, problem_kind = (
+        (decision.outcome.problem, decision.outcome.problem_kind) if decision else (seen.problem, seen.problem_kind)
+    )
     record = step_record(
         n,
-        action,
+        guard.action,
         url=obs.url,
         title=obs.title,
         obs=obs,
-        description=description,
+        description=guard.description,
         problem=problem,
         problem_kind=problem_kind,
-        executed=executed,
-        result_text=result_text,
-        ok=ok,
-        secret=secret,
-        hidden=hidden,
-        dry_run=options.dry_run,
-        times=times,
-        **page,
+        executed=acted.executed,
+        result_text=acted.text,
+        ok=acted.ok,
+        secret=guard.secret,
+        hidden=guard.hidden,
+        dry_run=state.options.dry_run,
+        times=seen.times,
+        **seen.page,
         **(decision or no_decision).trace_fields(),
         **inner,
-        changed=changed,
+        changed=acted.changed,
         warning=state.warning or None,
-        calls=step_client.transcript,
-        usage=step_client.usage.to_dict(),
+        calls=client.transcript,
+        usage=client.usage.to_dict(),
     )
-    state.history.append(scrub(history_line(record), secrets))
-    if trace is not None:
-        box = elements.box(obs.raw_html, action.element_id) if action and action.element_id else None
-        record = trace.write_step(record, shot, box)
-    if not snippets and dialog is None:
-        # An empty capture: a document still loading after a click that navigated (the
-        # ceiling saw one on a loaded machine, while the screenshot already showed the page).
-        # Nothing was done, so nothing would observe it again: look again before the next step
-        # (a capture that fails leaves the page as it was seen; a held dialog is the model's to answer).
-        with contextlib.suppress(CaptureError):
-            state.obs = await browser.observe()
-    return record, {"action": action, "ok": ok, "changed": changed, "fatal": fatal, "finished": finished}
+    state.history.append(scrub(history_line(record), state.secrets))
+    return record
 
 
 def _repairer(client, state: RunState):
@@ -469,21 +543,6 @@ def _secret(state: RunState, obs, element_id: str, value: str) -> bool:
     """Whether ``value`` typed into ``element_id`` is a password given as itself (a placeholder is safe to show)."""
     ref = obs.elements.get(element_id) if element_id else None
     return ref is not None and ref.is_password and not uses_secret(value, state.named)
-
-
-def _filled(
-    state: RunState, obs, action: LiveAction, steps: list[InnerStep], controls: dict, hidden, recorder, n
-) -> None:
-    """What a FILL did, part by part: the view's notes ("you typed this at step 3") and ``--record``."""
-    values = {f.element_id: f.value for f in action.fields}
-    for s in steps:
-        if not s.ok or s.element_id is None:
-            continue
-        if (c := controls.get(s.element_id)) is not None:
-            state.did[did_key(c)] = f"you {DID[s.op]} this at step {n}"
-        if recorder is not None:
-            value = values.get(s.element_id, "")
-            recorder.add(obs, s.op, s.element_id, value, s.element_id in hidden)
 
 
 def _fields(record: StepRecord) -> list[dict]:

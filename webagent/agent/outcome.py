@@ -49,7 +49,7 @@ def to_browser_action(action: LiveAction, secrets: dict[str, str] | None = None)
 
 @dataclass
 class Acted:
-    executed: ActionResult
+    executed: ActionResult | None  # None: nothing was done (no action, a DONE, a held form, a dry run)
     ok: bool
     changed: bool
     text: str  # the outcome the model reads: "ok; the page now shows ...", "no visible change", "failed: ..."
@@ -92,7 +92,7 @@ async def act(
         executed, fill_steps = filled.result, filled.steps
     elif action.operation == "SKILL":
         ran = await run_skill(
-            browser, obs, state.offers[action.element_id], action.args, lambda v: reveal(v, state.named), repair
+            browser, obs, state.skills.offers[action.element_id], action.args, lambda v: reveal(v, state.named), repair
         )
         executed, skill_steps = ran.result, ran.steps
         done = sum(1 for s in ran.steps if s.ok)

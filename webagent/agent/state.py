@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 from webagent.agent.secrets import mask
 from webagent.browser import Observation
 from webagent.errors import UserError
+from webagent.html import Snippet
 from webagent.llm.cache import content_hash
-from webagent.web.agent_view import LINE_ID, view_snippets
+from webagent.skills.lifecycle import SkillLifecycle
+from webagent.web.agent_view import LINE_ID, AgentView, view_snippets
 from webagent.web.live_chat import LiveChat
 from webagent.web.memory import GistReuse
 
@@ -19,6 +21,14 @@ if TYPE_CHECKING:
     from webagent.agent.options import AgentOptions
 
 DID = {"TYPE": "typed", "SELECT": "chose", "CLICK": "clicked"}  # what the view says this run did to a control
+
+
+@dataclass
+class _Rendering:
+    obs: Observation
+    snippets: list[Snippet]
+    view: AgentView | None  # None: the page has no view (``error`` says why)
+    error: UserError | None = None
 
 
 @dataclass
@@ -41,38 +51,43 @@ class RunState:
     # controls of one kind and name (six "Quantity" selects); the description keeps an id that a
     # new document reuses from carrying the note to another control.
     did: dict[tuple[str, str], str] = field(default_factory=dict)
-    skills: list = field(default_factory=list)  # the site's skills (``webagent.skills``), offered where they start
-    offers: dict = field(default_factory=dict)  # this step's offered skills: label -> ``skills.offer.Offer``
-    skills_done: dict[str, int] = field(default_factory=dict)  # skill id -> the step that last did it
-    skills_unstartable: set[str] = field(default_factory=set)  # skills not offered now: they could not start
-    skills_failed_starts: dict[str, int] = field(default_factory=dict)  # skill id -> the times it could not start
+    skills: SkillLifecycle = field(default_factory=SkillLifecycle)  # the site's skills: offers, done, could not start
     # password field id -> a hash of what this run last typed into it (never the value itself)
     passwords_typed: dict[str, str] = field(default_factory=dict)
-    # (observation, snippets, view) of the last two renderings: a step renders the page it acts
-    # on, the capture just before acting and the one after; keeping ids across a reload
-    # (``stable_ids``) reads the first again after the second.
-    _views: list = field(default_factory=list)
+    # the last two renderings: a step renders the page it acts on, the capture just before
+    # acting and the one after; keeping ids across a reload (``stable_ids``) reads the first
+    # again after the second.
+    _views: list[_Rendering] = field(default_factory=list)
 
-    def view(self, obs):
-        """(snippets, view) of ``obs`` in the agent view, rendered once per observation."""
-        found = next((v for v in self._views if v[0] is obs), None)
+    def _rendered(self, obs: Observation) -> _Rendering:
+        """``obs`` in the agent view, rendered once per observation."""
+        found = next((r for r in self._views if r.obs is obs), None)
         if found is None:
             try:
                 snippets, view = view_snippets(
                     obs.cleaned_html, depth=self.options.depth, budget_words=self.options.budget_words
                 )
-            except UserError as exc:
-                snippets, view = [], exc
+                found = _Rendering(obs, snippets, view)
+            except UserError as exc:  # nothing to act on: an empty view, and why
+                found = _Rendering(obs, [], None, exc)
             if self.named:  # a secret the page shows (typed into a text field) reads as its placeholder
-                snippets = [replace(s, text=mask(s.text, self.named)) for s in snippets]
-            found = (obs, snippets, view)
+                found.snippets = [replace(s, text=mask(s.text, self.named)) for s in found.snippets]
             self._views = [*self._views[-1:], found]
-        return found[1], found[2]
+        return found
+
+    def view(self, obs: Observation) -> tuple[list[Snippet], AgentView]:
+        """(snippets, view) of ``obs`` in the agent view; a ``UserError`` when the page has none
+        (nothing to act on)."""
+        rendered = self._rendered(obs)
+        if rendered.view is None:
+            assert rendered.error is not None
+            raise rendered.error
+        return rendered.snippets, rendered.view
 
     def controls(self, obs) -> dict:
         """The controls of ``obs`` by id (none when its view could not be built)."""
-        _, view = self.view(obs)
-        return {} if isinstance(view, Exception) else view.controls
+        view = self._rendered(obs).view
+        return view.controls if view is not None else {}
 
     def annotated(self, snippets, controls: dict) -> list:
         """The snippets the model reads: a control this run typed into, chose or clicked says so
@@ -90,13 +105,11 @@ class RunState:
 
     def shown(self, obs) -> list[str]:
         """The page's lines as the model reads them."""
-        snippets, _ = self.view(obs)
-        return "\n".join(s.text for s in snippets).splitlines()
+        return "\n".join(s.text for s in self._rendered(obs).snippets).splitlines()
 
     def lines(self, obs) -> list[str]:
         """What the model would see of a page, ids aside (a reload gives new ids)."""
-        snippets, _ = self.view(obs)
-        return LINE_ID.sub("[]", "\n".join(s.text for s in snippets)).splitlines()
+        return LINE_ID.sub("[]", "\n".join(s.text for s in self._rendered(obs).snippets)).splitlines()
 
     @property
     def can_back(self) -> bool:
