@@ -8,8 +8,12 @@ The page is a fake browser's (no Chromium): two states of one form, the second s
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
+import webagent
 from webagent.agent import AgentOptions
 from webagent.agent.state import RunState
 from webagent.browser import Action, ActionResult
@@ -22,7 +26,7 @@ from webagent.skills.lifecycle import SkillLifecycle
 from webagent.skills.model import Skill, SkillStart
 from webagent.skills.offer import Offer
 from webagent.skills.run import run_skill
-from webagent.trace.engine import NO_REPAIR, REPLAY, SKILL
+from webagent.trace.engine import REPLAY, SKILL
 from webagent.trace.fingerprint import PageRef, fingerprint_of, url_pattern
 from webagent.trace.step import RecordedStep
 from webagent.trace.workflow import Workflow
@@ -88,7 +92,6 @@ def test_the_policies_say_how_many_repairs_whether_the_page_is_checked_and_wheth
     typed = RecordedStep(op="TYPE", value="Ada")
     assert (REPLAY.attempts, REPLAY.check_page, REPLAY.change_op) == (3, True, True)
     assert (SKILL.attempts, SKILL.check_page, SKILL.change_op) == (1, False, False)
-    assert NO_REPAIR.attempts == 0
     assert [REPLAY.verdict(typed, op) for op in ("TYPE", "CLICK")] == ["next", "again"]
     assert [SKILL.verdict(typed, op) for op in ("TYPE", "CLICK")] == ["next", "refused"]
     # one hint, one line: what the model reads of the step it repairs
@@ -202,3 +205,16 @@ def test_the_skill_lifecycle_keeps_a_skill_that_could_not_start_from_the_offers(
         assert life.offer(obs, {}, dialog=False) == []
         life.acted(None, True, None, sent_form=True, n=n)
         assert bool(life.offer(obs, {}, dialog=False)) is (n == 2)
+
+
+def test_every_step_done_on_a_page_goes_through_execute():
+    """Among the packages that do steps (the live loop, FILL, skills, replay), one function
+    calls the browser's ``act``: ``trace.engine.execute``."""
+    root = Path(webagent.__file__).parent
+    callers = sorted(
+        path.relative_to(root).as_posix()
+        for package in ("agent", "skills", "replay", "trace")
+        for path in (root / package).rglob("*.py")
+        if re.search(r"\.act\(", path.read_text(encoding="utf-8"))
+    )
+    assert callers == ["trace/engine.py"]

@@ -53,8 +53,8 @@ REPLAY = RepairPolicy(attempts=3, check_page=True, change_op=True, called="repai
 # a skill: its steps are found where it runs, one model action for a step whose page changed,
 # the same operation (a skill does what it says or stops)
 SKILL = RepairPolicy(attempts=1, check_page=False, change_op=False, called="a skill's step")
-# a FILL, and the live loop's own action: the model chose the element on this page; nothing to repair
-NO_REPAIR = RepairPolicy(attempts=0, check_page=False, change_op=False, called="")
+# (a FILL's parts and the live loop's own action have no policy: the model chose each element
+# on this very page, there is no recorded step to find again or repair)
 
 
 def hint(step: RecordedStep) -> str:
@@ -71,7 +71,7 @@ class Located:
 
 
 def same_page(page: PageRef, obs: Observation) -> str:
-    """ "" when ``obs`` is the recorded ``page`` (its path, or its title), else why not."""
+    """Why ``obs`` is not the recorded ``page`` (by its path, or its title); "" when it is."""
     want, have = url_pattern(page.url), url_pattern(obs.url)
     if want.split("?")[0] == have.split("?")[0] or (
         page.title and squash(page.title).lower() == squash(obs.title).lower()
