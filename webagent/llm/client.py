@@ -15,17 +15,17 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from webagent.errors import EndpointError
+from webagent.errors import EndpointError, RuntimeFailure
 from webagent.llm.cache import Cache, content_hash
 from webagent.llm.structured import extract_json
 from webagent.llm.usage import Usage
 
 
-class TransientError(Exception):
+class TransientError(RuntimeFailure):
     """Worth retrying: 429, 5xx, timeout, connection error."""
 
 
-class ModelCallError(Exception):
+class ModelCallError(RuntimeFailure):
     """A call failed for good (after retries, or a permanent 4xx such as context overflow).
 
     Callers that process many items record it as a failure of that item.
