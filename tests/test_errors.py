@@ -36,7 +36,7 @@ def test_every_exception_class_of_the_package_is_a_user_error_or_a_runtime_failu
     from webagent.apps.instance import AppError
     from webagent.browser.actions import ActionFailed
     from webagent.browser.errors import BrowserError, CaptureError, SharedTargetError
-    from webagent.llm.client import EndpointUnavailable, ModelCallError, TransientError
+    from webagent.llm.client import ContextOverflow, EndpointUnavailable, ModelCallError, TransientError
     from webagent.miniwob.episode import EpisodeNotStarted
 
     found = exception_classes()
@@ -47,6 +47,7 @@ def test_every_exception_class_of_the_package_is_a_user_error_or_a_runtime_failu
         TransientError,
         ModelCallError,
         EndpointUnavailable,
+        ContextOverflow,
         AppError,
         GoldStepError,
         EpisodeNotStarted,
