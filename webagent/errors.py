@@ -37,21 +37,14 @@ class EndpointError(UserError):
 
 
 class RuntimeFailure(Exception):
-    """Something the package tried failed for a reason that is neither the user's mistake nor
-    a bug: the browser could not capture a page or perform an action, a model call failed for
-    good, an app's own machinery or its gold path broke, an episode could not start.
-
-    Each kind is caught where its caller can go on: a step records the failed action and the
-    agent sees it, an evaluation records the item as failed (or re-runs it on resume) and goes
-    on with the next. The CLIs do not turn it into one line as they do a ``UserError``: one
-    that reaches them was not expected there, and keeps its traceback.
-    """
+    """Something the package tried failed, neither by the user's mistake nor by a bug: a page
+    that could not be captured, an action, a model call, an app's own machinery, an episode
+    that could not start. Its caller records it and goes on (a step's failed action, an
+    evaluation's failed item); the CLIs do not turn it into one line as they do a UserError:
+    one that reaches them keeps its traceback."""
 
 
 def first_line(exc: BaseException, empty: str | None = None) -> str:
-    """The first line of an exception's message; when it has none, ``empty``, or by default
-    its type's name."""
+    """The first line of an exception's message; when it has none, ``empty`` (by default its type's name)."""
     text = str(exc).strip().splitlines()
-    if text:
-        return text[0]
-    return type(exc).__name__ if empty is None else empty
+    return text[0] if text else type(exc).__name__ if empty is None else empty

@@ -4,31 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from webagent.llm.client import ContextOverflow, EndpointUnavailable, LLMClient, ModelCallError, Reply, as_messages
 from webagent.problems import Problem, ProblemKind
 
 
-class Tally(Protocol):
-    """What a caller keeps of the exchange (LookupResult, ActionOutcome...)."""
-
-    calls: int
-    failures: int
-    replies: list[str]
-    problem: str | None
-    problem_kind: ProblemKind | None  # the problem's kind, when known: what reports count and callers test
-    endpoint_failed: bool  # set when a call failed because the endpoint was down
-
-
 @dataclass
 class ReplyTally:
+    """What a caller keeps of the exchange (LookupResult, ActionOutcome... extend it)."""
+
     calls: int = 0
     failures: int = 0
     replies: list[str] = field(default_factory=list)
     problem: str | None = None
-    problem_kind: ProblemKind | None = None
-    endpoint_failed: bool = False
+    problem_kind: ProblemKind | None = None  # the problem's kind, when known (what reports count)
+    endpoint_failed: bool = False  # set when a call failed because the endpoint was down
 
 
 REASK_PREFIX = "Your reply could not be used: "
@@ -51,7 +42,7 @@ async def ask_until_usable(
     max_tokens: int,
     instruction: str,
     purpose: str,
-    tally: Tally,
+    tally: ReplyTally,
 ) -> Any | None:
     """Ask; if `parse(reply)` reports a problem, re-ask once with it stated. Returns the
     parsed value, or None (counted in tally.failures) when nothing usable came back or the
