@@ -39,7 +39,7 @@ LOCAL_HOSTS = frozenset({"127.0.0.1"})
 
 
 class GoldStepError(RuntimeFailure):
-    pass
+    """A gold step that cannot be done on the page: what it wanted and what the page has instead."""
 
 
 @dataclass
