@@ -7,7 +7,7 @@ import os
 import socket
 from typing import Any
 
-from webagent.errors import UserError
+from webagent.errors import UserError, first_line
 
 HUB_TRAIN_ONLY = "osunlp/mind2web"  # the hub copy has no test splits
 
@@ -53,7 +53,7 @@ def load_hf_records(name: str, split: str = "train", **load_kwargs: Any) -> Any:
     except (ConnectionError, OSError, TimeoutError) as e:
         raise UserError(
             f"could not load dataset {name!r} (split {split!r}) through the Hugging Face hub: "
-            f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'no details'}. "
+            f"{type(e).__name__}: {first_line(e, 'no details')}. "
             "Offline? Download the data elsewhere and pass its directory "
             "(DIR/test_task/*.json ...) or a .json/.jsonl file instead."
         ) from e

@@ -30,7 +30,6 @@ from webagent.web.memory import (
     PROMPT_RESERVE_TOKENS,
     act_on_memory,
     build_web_memory,
-    context_overflow,
     look_up,
 )
 from webagent.web.typed_action import page_controls
@@ -186,7 +185,7 @@ async def predict_raw(
     for _ in range(4):
         context = page[: max(0, context_tokens - PROMPT_RESERVE_TOKENS) * CHARS_PER_TOKEN]
         outcome = await act(context=context, allowed_ids=visible_ids(context, step.valid_ids))
-        if not context_overflow(outcome.problem):
+        if outcome.problem_kind != "context_overflow":
             break
         context_tokens = int(context_tokens * 0.7)
     return _prediction(outcome, context_words=word_count(context))

@@ -345,8 +345,8 @@ def _error_server(status: int, body: dict):
 @pytest.mark.parametrize("source", ["llama.cpp", "vllm"])
 async def test_the_real_overflow_body_reaches_is_context_overflow_through_the_client(source):
     """The bodies as the servers send them (llama.cpp's captured from the embedded server), through
-    the OpenAI SDK and the client: the ModelCallError's message is recognised, and it is not retried."""
-    from webagent.llm.client import is_context_overflow
+    the OpenAI SDK and the client: the client raises a ContextOverflow, and does not retry."""
+    from webagent.llm.client import ContextOverflow, is_context_overflow
 
     if source == "llama.cpp":
         captured = json.loads(OVERFLOW_FIXTURE.read_text())
@@ -358,7 +358,7 @@ async def test_the_real_overflow_body_reaches_is_context_overflow_through_the_cl
         with pytest.raises(ModelCallError) as err:
             await client.complete("word " * 400, purpose="answer")
         await client.close()
-    assert is_context_overflow(str(err.value)), str(err.value)
+    assert isinstance(err.value, ContextOverflow) and is_context_overflow(str(err.value)), str(err.value)
     assert server.requests == 1 and client.usage.total.retries == 0
 
 
@@ -366,7 +366,7 @@ async def test_the_real_overflow_body_reaches_is_context_overflow_through_the_cl
 async def test_the_embedded_server_overflow_is_recognised(embedded_server):
     """The embedded llama.cpp server answers a prompt longer than its context with its own
     wording (exceed_context_size_error); the client's error is recognised as an overflow."""
-    from webagent.llm.client import is_context_overflow
+    from webagent.llm.client import ContextOverflow, is_context_overflow
 
     client = LLMClient(
         OpenAIBackend(embedded_server.base_url, embedded_server.model, None), backoff_s=0.0, max_retries=0
@@ -374,4 +374,4 @@ async def test_the_embedded_server_overflow_is_recognised(embedded_server):
     with pytest.raises(ModelCallError) as err:
         await client.complete("word " * (embedded_server.n_ctx + 500), purpose="answer", max_tokens=8)
     await client.close()
-    assert is_context_overflow(str(err.value)), str(err.value)
+    assert isinstance(err.value, ContextOverflow) and is_context_overflow(str(err.value)), str(err.value)

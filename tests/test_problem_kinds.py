@@ -30,7 +30,7 @@ def _record(kind, message="it does not fit"):
 
 
 def test_every_refusal_kind_counts_and_unreadable_or_endpoint_do_not():
-    assert REFUSED == set(PROBLEM_KINDS) - {"unreadable", "endpoint", "nothing_to_act_on"}
+    assert REFUSED == set(PROBLEM_KINDS) - {"unreadable", "endpoint", "context_overflow", "nothing_to_act_on"}
     for kind in REFUSED:
         assert failure_cause("stuck", False, [_record(kind)]) == "stuck (after refusals)"
     assert failure_cause("stuck", False, [_record("unreadable")]) == "stuck"
@@ -40,6 +40,7 @@ def test_every_refusal_kind_counts_and_unreadable_or_endpoint_do_not():
 
 def test_a_model_error_is_told_by_its_kind():
     assert failure_cause("error", False, [_record("endpoint", "timed out")]) == "model error"
+    assert failure_cause("error", False, [_record("context_overflow", "prompt too long")]) == "model error"
     assert failure_cause("error", False, [_record("unreadable", "the endpoint said no")]) == "error"
 
 

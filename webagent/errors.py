@@ -1,5 +1,7 @@
-"""The errors a user can cause. The CLIs turn these into one line on stderr and a
-non-zero exit code; anything else is a bug and keeps its traceback."""
+"""The package's two families of errors. A ``UserError`` is the user's mistake: the CLIs turn
+it into one line on stderr and a non-zero exit code. A ``RuntimeFailure`` is something that
+failed while the package worked (a page, a model call, an app): its caller records it and goes
+on. Anything else is a bug and keeps its traceback."""
 
 from __future__ import annotations
 
@@ -34,7 +36,15 @@ class EndpointError(UserError):
     exit_code = 3
 
 
-def first_line(exc: BaseException) -> str:
-    """The first line of an exception's message, or its type's name when it has none."""
+class RuntimeFailure(Exception):
+    """Something the package tried failed, neither by the user's mistake nor by a bug: a page
+    that could not be captured, an action, a model call, an app's own machinery, an episode
+    that could not start. Its caller records it and goes on (a step's failed action, an
+    evaluation's failed item); the CLIs do not turn it into one line as they do a UserError:
+    one that reaches them keeps its traceback."""
+
+
+def first_line(exc: BaseException, empty: str | None = None) -> str:
+    """The first line of an exception's message; when it has none, ``empty`` (by default its type's name)."""
     text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    return text[0] if text else type(exc).__name__ if empty is None else empty

@@ -10,6 +10,7 @@ from typing import Literal, get_args
 ProblemKind = Literal[
     "unreadable",  # the reply is not the JSON asked for (or does not fit its schema)
     "endpoint",  # the model call failed (the endpoint down, a timeout)
+    "context_overflow",  # the endpoint refused the prompt as longer than the model's context
     "not_offered",  # an element, operation or skill the page does not offer now
     "wrong_operation",  # an operation the element does not take (TYPE on a button)
     "bad_value",  # a value the element does not take (an option it does not have)
@@ -20,8 +21,10 @@ ProblemKind = Literal[
     "nothing_to_act_on",  # the page showed nothing the model could act on (no model call)
 ]
 PROBLEM_KINDS: tuple[str, ...] = get_args(ProblemKind)
+# The model call failed: there was no reply to read.
+CALL_FAILED: frozenset[str] = frozenset({"endpoint", "context_overflow"})
 # The agent refused a reply it could read: the model named something the page does not allow.
-REFUSED: frozenset[str] = frozenset(PROBLEM_KINDS) - {"unreadable", "endpoint", "nothing_to_act_on"}
+REFUSED: frozenset[str] = frozenset(PROBLEM_KINDS) - CALL_FAILED - {"unreadable", "nothing_to_act_on"}
 
 
 @dataclass(frozen=True)

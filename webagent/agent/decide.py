@@ -17,7 +17,7 @@ from webagent.memory import word_count
 from webagent.web.agent_view import Control, line_ids, view_snippets
 from webagent.web.live_action import Choices, LiveOutcome, predict_live_action
 from webagent.web.live_chat import LiveChat
-from webagent.web.memory import GistReuse, act_on_memory, build_web_memory, context_overflow, fits, look_up
+from webagent.web.memory import GistReuse, act_on_memory, build_web_memory, fits, look_up
 
 
 def memory_text(memory, expanded: list[int]) -> str:
@@ -117,7 +117,7 @@ async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
         t0 = time.perf_counter()
         allowed = [i for i in line_ids(page) if i in controls]
         outcome = await predict(page, allowed, in_chat=True)
-        if not context_overflow(outcome.problem):
+        if outcome.problem_kind != "context_overflow":
             return Decision(
                 outcome,
                 page,

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from webagent.apps.spec import GoldStep, Task
+from webagent.errors import first_line
 from webagent.llm.reask import REASK_PREFIX
 from webagent.llm.testing import FunctionBackend
 from webagent.web.agent_view import Control
@@ -237,4 +238,4 @@ class GoldModel:
         try:
             await wait_for(self.browser.page, step)
         except Exception as exc:  # noqa: BLE001 - what was awaited never came: the loss says so
-            self._lose(f"waited in vain: {(str(exc).splitlines() or [type(exc).__name__])[0]}", "other")
+            self._lose(f"waited in vain: {first_line(exc)}", "other")

@@ -17,7 +17,7 @@ from webagent.apps.ceiling import GoldModel
 from webagent.apps.instance import AppError, AppInstance
 from webagent.apps.spec import Task
 from webagent.errors import UserError
-from webagent.problems import REFUSED
+from webagent.problems import CALL_FAILED, REFUSED
 from webagent.trace.record import StepRecord
 
 Ending = Literal["site_confirmed", "said_done", "stuck", "step_limit", "model_error", "error", "interrupted"]
@@ -39,7 +39,7 @@ def ending(status: str, success: bool, steps: list[StepRecord]) -> Ending:
     if success:
         return "site_confirmed"
     if status == "error":
-        return "model_error" if any(s.problem_kind == "endpoint" for s in steps) else "error"
+        return "model_error" if any(s.problem_kind in CALL_FAILED for s in steps) else "error"
     return {"stuck": "stuck", "max_steps": "step_limit", "done": "said_done"}.get(status, "interrupted")  # type: ignore[return-value]
 
 

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from webagent.apps.instance import AppInstance
 from webagent.apps.spec import Demo, GoldStep, Task, load_apps, url_regex
+from webagent.errors import RuntimeFailure, UserError, first_line
 
 STEP_TIMEOUT_MS = 10_000
 NAMES_TIMEOUT_S = 5.0
@@ -37,8 +38,8 @@ _ROLE_ALIASES = {"image": "img"}  # Chromium's name for a role -> ARIA's (get_by
 LOCAL_HOSTS = frozenset({"127.0.0.1"})
 
 
-class GoldStepError(Exception):
-    pass
+class GoldStepError(RuntimeFailure):
+    """A gold step that cannot be done on the page: what it wanted and what the page has instead."""
 
 
 @dataclass
@@ -209,8 +210,7 @@ async def follow(context, start_url: str, task: Task, setup: Sequence[GoldStep] 
             run.steps += 1
         run.ok = True
     except Exception as exc:  # noqa: BLE001 - a step that fails is this run's result, with where it failed
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        run.error = f"step {run.steps + 1}: {first}"
+        run.error = f"step {run.steps + 1}: {first_line(exc)}"
     finally:
         await page.close()
         run.hosts.discard("data")
@@ -276,8 +276,6 @@ async def verify(instance: AppInstance, browser, task: Task) -> GoldVerdict:
 async def _main(app_name: str, task_ids: list[str], app_dirs: list[str], demos: bool = False) -> int:
     from playwright.async_api import async_playwright
 
-    from webagent.errors import UserError
-
     (app,) = load_apps([app_name], extra=app_dirs)
     tasks: list[Task] | list[Demo]
     if demos:
@@ -310,8 +308,6 @@ def main(argv: list[str] | None = None) -> int:
         "--demos", action="store_true", help="follow the demonstrations (demos.json) instead of the tasks; no check"
     )
     args = parser.parse_args(argv)
-    from webagent.errors import UserError
-
     try:
         return asyncio.run(_main(args.app, args.tasks, args.app_dir, demos=args.demos))
     except UserError as exc:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from webagent.apps.install import app_home, install, venv_python
 from webagent.apps.spec import App
-from webagent.errors import UserError
+from webagent.errors import RuntimeFailure, UserError
 from webagent.llm.local import die_with_parent, free_port
 
 READY_TIMEOUT_S = 60.0
@@ -35,7 +35,7 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
 
 
-class AppError(Exception):
+class AppError(RuntimeFailure):
     """The app's own machinery failed (a check that crashed): not the agent's fault."""
 
 

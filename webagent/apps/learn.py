@@ -15,7 +15,7 @@ from pathlib import Path
 from webagent.apps.gold import answer_next_dialog, do_step
 from webagent.apps.instance import AppInstance, named_port, stable_port
 from webagent.apps.spec import App, GoldStep
-from webagent.errors import UserError
+from webagent.errors import UserError, first_line
 from webagent.skills.learn import from_recording, site_of
 from webagent.skills.model import Skill
 from webagent.trace.workflow import read_records
@@ -56,9 +56,8 @@ async def _do(teach, app: App, demo_id: str, steps: list[GoldStep], what: str) -
             await do_step(page, step)
             await teach.settle()
         except Exception as exc:  # noqa: BLE001 - a demonstration that cannot be done: one line
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise UserError(
-                f"{app.name} demonstration {demo_id}, {what} {k + 1} ({step.describe()}): {first}"
+                f"{app.name} demonstration {demo_id}, {what} {k + 1} ({step.describe()}): {first_line(exc)}"
             ) from None
 
 

@@ -45,6 +45,7 @@ from webagent.browser.forms import take_invalid_fields
 from webagent.browser.guard import redact
 from webagent.browser.models import Action, ActionResult, ElementRef, Observation
 from webagent.browser.timing import within
+from webagent.errors import RuntimeFailure, first_line
 
 _STALE = (
     "No node with given id found",
@@ -203,7 +204,7 @@ _SCROLL = """function(dy) {
 }"""
 
 
-class ActionFailed(Exception):
+class ActionFailed(RuntimeFailure):
     def __init__(self, message: str, page_changed: bool = False):
         super().__init__(message)
         self.page_changed = page_changed
@@ -236,7 +237,7 @@ async def execute(session, action: Action, observation: Observation | None = Non
     except TimeoutError:
         result.ok, result.error = False, f"{action.op} timed out"
     except Exception as exc:  # noqa: BLE001 - a failed action is a result, never a crash
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        message = first_line(exc)
         if _is_stale(message):
             result.ok, result.page_changed = False, True
             result.error = f"page changed: element {action.element_id} is no longer on the page; observe again"
@@ -366,7 +367,7 @@ async def _goto(session, url: str, result: ActionResult) -> None:
     try:
         await session.page.goto(url, wait_until="domcontentloaded", timeout=session.action_timeout_s * 1000)
     except Exception as exc:  # noqa: BLE001
-        raise ActionFailed(f"GOTO {url} failed: {str(exc).splitlines()[0]}") from None
+        raise ActionFailed(f"GOTO {url} failed: {first_line(exc)}") from None
     await session.settle()
 
 

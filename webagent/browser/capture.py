@@ -30,6 +30,7 @@ from webagent.browser.ax import ax_names
 from webagent.browser.errors import CaptureError, SharedTargetError
 from webagent.browser.models import ElementRef, Observation, Timings
 from webagent.browser.timing import within
+from webagent.errors import first_line
 from webagent.html import clean_tree
 from webagent.html.clean import serialise
 from webagent.html.dom import LIVE_ATTRS
@@ -150,13 +151,13 @@ async def capture(
     main = results[0]
     page_ax = await names if names is not None else {}
     if isinstance(main, BaseException):
-        why = "timed out" if isinstance(main, asyncio.TimeoutError) else str(main).splitlines()[0]
+        why = "timed out" if isinstance(main, asyncio.TimeoutError) else first_line(main)
         raise CaptureError(f"could not capture {page.url}: {why}")
     invalid = await invalid_fields(cdp, timeout_s)  # after the snapshot: a page that hangs fails above
     captured: dict = {}
     for frame, res in zip(frames, results[1:]):
         if isinstance(res, BaseException):
-            why = "timed out" if isinstance(res, asyncio.TimeoutError) else str(res).splitlines()[0][:200]
+            why = "timed out" if isinstance(res, asyncio.TimeoutError) else first_line(res)[:200]
             errors.append(f"{frame.url}: {why}")
         elif res is not None:
             captured[frame] = res
@@ -179,7 +180,7 @@ async def capture(
             quad = box["model"]["content"]
             offset = (quad[0], quad[1])
         except Exception as exc:  # noqa: BLE001 - the frame detached meanwhile
-            errors.append(f"{frame.url}: frame owner not found ({str(exc).splitlines()[0][:120]})")
+            errors.append(f"{frame.url}: frame owner not found ({first_line(exc)[:120]})")
             continue
         name = session.target_name(frame)
         frame_ax = await ax_names(fcdp, frame_timeout_s) if accessible_names else {}

@@ -3,18 +3,17 @@ intercept can all raise and catch them without importing each other."""
 
 from __future__ import annotations
 
-from webagent.errors import UserError
+from webagent.errors import RuntimeFailure, UserError
 
 
 class BrowserError(UserError):
     """The browser cannot be started or reached."""
 
 
-class CaptureError(RuntimeError):
+class CaptureError(RuntimeFailure):
     """The page itself could not be captured (crashed, closed, or too slow)."""
 
 
-class SharedTargetError(RuntimeError):
+class SharedTargetError(RuntimeFailure):
     """A frame rendered in its parent's process has no CDP session of its own
     (``BrowserSession.cdp_session`` raises it; its content is in the parent's snapshot)."""
-

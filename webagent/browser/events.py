@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 from webagent.browser.dialogs import hold, one_line, record_answer, respond
+from webagent.errors import first_line
 
 
 async def answer_dialog(session, dialog) -> None:
@@ -54,8 +55,7 @@ async def _save(session, download, name: str) -> None:
         await download.save_as(path)
         session.events.append(f"download saved: {path} ({path.stat().st_size} bytes)")
     except Exception as exc:  # noqa: BLE001 - a failed download is a line, not a crash
-        failure = str(exc).strip().splitlines()
-        session.events.append(f"download of {name} failed: {one_line(failure[0] if failure else type(exc).__name__)}")
+        session.events.append(f"download of {name} failed: {one_line(first_line(exc))}")
 
 
 def _safe_name(suggested: str) -> str:

@@ -21,8 +21,8 @@ with status ``error``): a session never goes on unguarded.
 from __future__ import annotations
 
 from webagent.browser.errors import BrowserError
-from webagent.errors import first_line
 from webagent.browser.timing import within
+from webagent.errors import first_line
 
 DOCUMENTS = {"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]}
 _BLANK = ("", "about:blank")

@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from webagent.browser.models import Observation
+from webagent.errors import first_line
 
 BINDING = "__webagentTeachEvent"
 NAV_AFTER_ACTION_S = 3.0  # a navigation this soon after a recorded click or Enter is that action's doing
@@ -178,14 +179,14 @@ class Recorder:
             try:
                 self._obs = await self.observe()
             except Exception as exc:  # noqa: BLE001 - a page between documents: read again at the next event
-                self.errors.append(f"observe {page.url}: {(str(exc).splitlines() or [type(exc).__name__])[0]}")
+                self.errors.append(f"observe {page.url}: {first_line(exc)}")
 
     async def _on_event(self, source, event: dict) -> None:
         async with self._lock:  # in the order the person made them
             try:
                 await self._record(source["page"], event)
             except Exception as exc:  # noqa: BLE001 - one unreadable event must not end the recording
-                self.errors.append(f"{event.get('kind')}: {(str(exc).splitlines() or [type(exc).__name__])[0]}")
+                self.errors.append(f"{event.get('kind')}: {first_line(exc)}")
 
     async def _record(self, page, event: dict) -> None:
         bid = await self._backend_id(page, int(event["seq"]))
@@ -269,4 +270,4 @@ class Recorder:
             async with self._lock:
                 pass  # the events those changes sent are recorded
         except Exception as exc:  # noqa: BLE001 - the page is gone: nothing left to flush
-            self.errors.append(f"flush: {(str(exc).splitlines() or [type(exc).__name__])[0]}")
+            self.errors.append(f"flush: {first_line(exc)}")

@@ -39,11 +39,11 @@ from typing import Any
 from webagent.browser import dialogs
 from webagent.browser.capture import capture
 from webagent.browser.errors import BrowserError, CaptureError, SharedTargetError
-from webagent.errors import first_line as _first_line
 from webagent.browser.guard import NavigationGuard
 from webagent.browser.intercept import Interceptor
 from webagent.browser.models import Action, ActionResult, Dialog, Observation
 from webagent.browser.tabs import Tabs
+from webagent.errors import first_line
 
 #: Flags without which Chromium here tries (and fails) to reach Google's services,
 #: or cannot run as root in a container.
@@ -167,7 +167,7 @@ class BrowserSession(Tabs):
                 try:
                     self._browser = await self._pw.chromium.connect_over_cdp(self.cdp_url)
                 except PlaywrightError as exc:
-                    raise BrowserError(f"cannot attach to the browser at {self.cdp_url}: {_first_line(exc)}") from None
+                    raise BrowserError(f"cannot attach to the browser at {self.cdp_url}: {first_line(exc)}") from None
             else:
                 try:
                     self._browser = await self._pw.chromium.launch(
@@ -177,7 +177,7 @@ class BrowserSession(Tabs):
                     )
                 except PlaywrightError as exc:
                     raise BrowserError(
-                        f"cannot start Chromium ({executable or 'Playwright build'}): {_first_line(exc)}"
+                        f"cannot start Chromium ({executable or 'Playwright build'}): {first_line(exc)}"
                     ) from None
             width, height = self.viewport
             self._context = await self._browser.new_context(
@@ -373,7 +373,7 @@ class BrowserSession(Tabs):
         try:
             return await capture(self, **options)
         except Exception as exc:  # noqa: BLE001 - a navigation committing, a busy page: once more
-            first = _first_line(exc)
+            first = first_line(exc)
         await self.settle_any()
         await self.guard_work()
         await self.enforce_guard()
@@ -382,7 +382,7 @@ class BrowserSession(Tabs):
         except CaptureError as exc:
             raise CaptureError(f"{exc} (and before that: {first})") from None
         except Exception as exc:  # noqa: BLE001
-            raise CaptureError(f"could not capture the page: {_first_line(exc)} (and before that: {first})") from None
+            raise CaptureError(f"could not capture the page: {first_line(exc)} (and before that: {first})") from None
 
     async def settle_any(self) -> None:
         try:

@@ -12,7 +12,7 @@ from webagent.docqa.progress import ReadingProgress
 from webagent.docqa.reading import ReadSettings, read_pages
 from webagent.errors import EndpointError, UserError
 from webagent.llm.cache import content_hash
-from webagent.llm.client import EndpointUnavailable, LLMClient, ModelCallError, is_context_overflow
+from webagent.llm.client import ContextOverflow, EndpointUnavailable, LLMClient, ModelCallError
 from webagent.memory import GistMemory, build_memory, compression_rate, lookup_parallel, lookup_sequential
 from webagent.prompts import prompt_hash, render_prompt
 from webagent.text import document_hash, iter_paragraphs
@@ -175,7 +175,7 @@ async def _answer(
         except ModelCallError as exc:
             if isinstance(exc, EndpointUnavailable):
                 raise EndpointError(f"no answer: {exc}") from None
-            if not (expanded and is_context_overflow(str(exc))):
+            if not (expanded and isinstance(exc, ContextOverflow)):
                 raise EndpointError(f"the endpoint refused the answer prompt: {exc}") from None
             dropped.append(expanded.pop())
 

@@ -15,33 +15,45 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from webagent.errors import EndpointError
+from webagent.errors import EndpointError, RuntimeFailure
 from webagent.llm.cache import Cache, content_hash
 from webagent.llm.structured import extract_json
 from webagent.llm.usage import Usage
 
 
-class TransientError(Exception):
+class TransientError(RuntimeFailure):
     """Worth retrying: 429, 5xx, timeout, connection error."""
 
 
-class ModelCallError(Exception):
+class ModelCallError(RuntimeFailure):
     """A call failed for good (after retries, or a permanent 4xx such as context overflow).
 
     Callers that process many items record it as a failure of that item.
     """
 
 
-# How endpoints say it. llama.cpp's server (the embedded one): a 400 "request (N tokens) exceeds
-# the available context size (M tokens), try increasing it", type exceed_context_size_error;
-# vLLM: "This model's maximum context length is N tokens. However, you requested ..."; OpenAI:
-# code context_length_exceeded. The OpenAI SDK puts the body's message in the exception's text.
+class EndpointUnavailable(ModelCallError):
+    """The endpoint kept failing (connection, timeout, 429/5xx) through every retry: the
+    fault is the endpoint's, not the model's reply. Runners re-run such items on resume."""
+
+
+class ContextOverflow(ModelCallError):
+    """The endpoint refused the prompt as longer than the model's context. The client raises
+    it for a refusal in the endpoint's words (``is_context_overflow``); callers that can
+    shorten the prompt (a page read in full back to its gist, a page cut shorter) do so and ask
+    again, and know it by its type (the problem kind "context_overflow"), never by its words."""
+
+
 # What the model call in flight is about, as data (the live agent's step: its URL, history and
 # controls): set by the caller around a call, read by a fake model (``FunctionBackend``) that
 # takes a ``context`` argument, as pydantic-ai's FunctionModel receives AgentInfo. The words of
 # a prompt can change without breaking a fake that reads this.
 call_context: ContextVar[Any] = ContextVar("webagent_call_context", default=None)
 
+# How endpoints say it. llama.cpp's server (the embedded one): a 400 "request (N tokens) exceeds
+# the available context size (M tokens), try increasing it", type exceed_context_size_error;
+# vLLM: "This model's maximum context length is N tokens. However, you requested ..."; OpenAI:
+# code context_length_exceeded. The OpenAI SDK puts the body's message in the exception's text.
 CONTEXT_OVERFLOW_WORDINGS = (
     "context length",
     "context window",
@@ -53,15 +65,11 @@ CONTEXT_OVERFLOW_WORDINGS = (
 )
 
 
-def is_context_overflow(message: str | None) -> bool:
-    """An endpoint's way of saying the prompt was longer than the model's context."""
-    text = (message or "").lower()
+def is_context_overflow(message: str) -> bool:
+    """An endpoint's way of saying the prompt was longer than the model's context (read only
+    where the endpoint's refusal is received: ``LLMClient``, which raises ``ContextOverflow``)."""
+    text = message.lower()
     return any(s in text for s in CONTEXT_OVERFLOW_WORDINGS)
-
-
-class EndpointUnavailable(ModelCallError):
-    """The endpoint kept failing (connection, timeout, 429/5xx) through every retry: the
-    fault is the endpoint's, not the model's reply. Runners re-run such items on resume."""
 
 
 @dataclass
@@ -237,8 +245,10 @@ class LLMClient:
                 await asyncio.sleep(self.backoff_s * (2**attempt) * (1 + 0.25 * random.random()))
                 attempt += 1
                 continue
-            except ModelCallError:
+            except ModelCallError as exc:
                 self.usage.record(purpose, failures=1)
+                if type(exc) is ModelCallError and is_context_overflow(str(exc)):  # a refusal, in its words
+                    raise ContextOverflow(str(exc)) from exc
                 raise
             self.usage.record(
                 purpose,
@@ -258,6 +268,7 @@ class LLMClient:
 __all__ = [
     "Backend",
     "BackendReply",
+    "ContextOverflow",
     "EndpointError",
     "EndpointUnavailable",
     "LLMClient",

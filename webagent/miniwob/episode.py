@@ -11,6 +11,7 @@ from pathlib import Path
 from webagent.agent.episode import Verdict
 from webagent.agent.episode import run_episode as episode_run
 from webagent.agent.loop import AgentOptions
+from webagent.errors import RuntimeFailure
 
 UNJUDGED_RAW_REWARD = -1.0  # MiniWoB's own score for an episode that ends unjudged (its timeout)
 
@@ -65,7 +66,7 @@ class MiniWoBEpisode:
         return Verdict(status.success, str(status.reason or ""), judged=status.done, details=figures)
 
 
-class EpisodeNotStarted(Exception):
+class EpisodeNotStarted(RuntimeFailure):
     pass
 
 

@@ -33,7 +33,7 @@ from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 from webagent.llm.client import LLMClient, Reply, call_context
 from webagent.llm.reask import REASK_PREFIX, ReplyTally, ask_until_usable
 from webagent.llm.replies import read_reply
-from webagent.problems import Problem, ProblemKind
+from webagent.problems import Problem
 from webagent.prompts import load_prompt
 from webagent.web.action import MAX_ENUM_IDS, _action_from_text, clean_op, clean_value
 from webagent.web.agent_view import Control, grouped_options, matching_option, option_names
@@ -494,7 +494,6 @@ class LiveContext:
 @dataclass
 class LiveOutcome(ReplyTally):
     action: LiveAction | None = None
-    problem_kind: ProblemKind | None = None
 
 
 # Asking what is left of the task before the action turned a 0.5B model from submitting a
@@ -573,12 +572,6 @@ async def predict_live_action(
     prompt = _messages(user, bool(choices.skills), chat.turns if chat is not None else None)
     outcome = LiveOutcome()
     ops = choices.operations()
-    last: list[Problem | None] = [None]  # the last reply's problem, its kind kept for the reports
-
-    def parse(reply: Reply) -> tuple[LiveAction | None, str | None]:
-        action, last[0] = parse_live_action(reply, choices)
-        return action, None if last[0] is None else str(last[0])
-
     about = LiveContext(
         url, title, task, tuple(history), choices.controls, choices.skills, page=context, dialog=choices.dialog
     )
@@ -587,7 +580,7 @@ async def predict_live_action(
         outcome.action = await ask_until_usable(
             client,
             prompt,
-            parse=parse,
+            parse=lambda reply: parse_live_action(reply, choices),
             schema=live_action_schema(choices),
             # a skill's arguments and a FILL's fields take more words
             max_tokens=256 if choices.fills() else 200 if choices.skills else 96,
@@ -597,8 +590,6 @@ async def predict_live_action(
         )
     finally:
         call_context.reset(context_token)
-    if outcome.action is None:
-        outcome.problem_kind = "endpoint" if outcome.endpoint_failed or last[0] is None else last[0].kind
     if chat is not None:
         chat.commit(
             user, _as_reply(outcome.action), outcome.replies[-1] if outcome.replies else "", url=url, context=context

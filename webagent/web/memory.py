@@ -24,9 +24,9 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, get_args
 from webagent.html import Snippet
 from webagent.llm.cache import content_hash
 from webagent.llm.client import LLMClient
-from webagent.llm.client import is_context_overflow as context_overflow
 from webagent.memory import GistMemory, LookupResult, Page, lookup_parallel
 from webagent.memory.gist import gist_page
+from webagent.problems import ProblemKind
 from webagent.web.action import predict_action, visible_ids
 
 ActOn = Literal["looked-up", "context"]
@@ -131,7 +131,7 @@ class _Outcome(Protocol):
     """What ``act_on_memory`` reads of a prediction (``ActionOutcome``, the live agent's ``LiveOutcome``)."""
 
     @property
-    def problem(self) -> str | None: ...
+    def problem_kind(self) -> ProblemKind | None: ...
 
     @property
     def action(self) -> Any: ...
@@ -196,6 +196,6 @@ async def act_on_memory(
             )
         else:
             outcome = await predict(context, allowed, hint)
-        if not (expanded and context_overflow(outcome.problem)):
+        if not (expanded and outcome.problem_kind == "context_overflow"):
             return WebDecision(outcome, expanded, context, allowed, dropped)
         dropped.append(expanded.pop())
