@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from webagent.agent.live import LiveRun
-    from webagent.agent.loop import AgentOptions
+    from webagent.agent.loop import AgentOptions, AgentResult
     from webagent.llm.client import LLMClient
     from webagent.llm.endpoint import EndpointOptions
 
@@ -62,6 +62,23 @@ class RunResult:
     @property
     def model_calls(self) -> int:
         return int(self.usage.get("calls", 0))
+
+    @classmethod
+    def of(cls, done: AgentResult, **more: Any) -> RunResult:
+        """What ``done`` (a run's ``AgentResult``, or a replay's, which is one) says, with
+        ``more``: the fields only the caller knows (the time, the replay's counts, the demo)."""
+        return cls(
+            status=done.status,
+            answer=done.answer,
+            final_url=done.final_url,
+            final_title=done.final_title,
+            steps=done.steps,
+            usage=done.usage,
+            error=done.error,
+            failed_steps=done.failed_steps,
+            trace_dir=Path(done.trace_dir) if done.trace_dir else None,
+            **more,
+        )
 
     def to_json(self) -> dict:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -185,19 +202,7 @@ class Agent:
         )
         started = time.perf_counter()
         done = await live.run(progress=progress)
-        result = RunResult(
-            status=done.status,
-            answer=done.answer,
-            final_url=live.final_url or "",
-            steps=done.steps,
-            usage=done.usage,
-            trace_dir=Path(done.trace_dir) if done.trace_dir else None,
-            error=done.error,
-            failed_steps=done.failed_steps,
-            wall_s=time.perf_counter() - started,
-            final_title=live.final_title or "",
-            demo_order_placed=live.demo_done,
-        )
+        result = RunResult.of(done, wall_s=time.perf_counter() - started, demo_order_placed=live.demo_done)
         if self.save_as:
             self._save(self.save_as, result, options)
         return result
@@ -283,17 +288,9 @@ async def replay(
             shop.stop()
     # The shop's own record of the order its task asks for, as for a run (None: not the demo).
     placed = shop.confirms(runner.task) if shop is not None else None
-    return RunResult(
-        status=done.status,
-        answer=done.answer,
-        final_url=done.final_url,
-        steps=done.steps,
-        usage=done.usage,
-        trace_dir=Path(done.trace_dir) if done.trace_dir else None,
-        error=done.error,
-        failed_steps=done.failed_steps,
+    return RunResult.of(
+        done,
         wall_s=done.wall_s,
-        final_title=done.final_title,
         replayed=done.replayed,
         repaired=done.repaired,
         misses=done.misses,
