@@ -77,13 +77,10 @@ def _described(graph: dict[str, set[str]], why: dict[tuple[str, str], list[str]]
 
 
 def module_circles(root: Path = ROOT) -> list[str]:
-    """Every circle of modules, of any length, each with its imports. A package's __init__
-    re-exports its modules: importing it (or a module importing its own package) closes no circle."""
-    files, edges = _all_imports(root)
-    graph = {
-        name: {t for t in targets if not name.startswith(t + ".") and files[t].name != "__init__.py"}
-        for name, targets in edges.items()
-    }
+    """Every circle of modules, of any length, each with its imports. A package's __init__ is
+    a module too; a module importing its own package (already imported before it) closes none."""
+    _, edges = _all_imports(root)
+    graph = {name: {t for t in targets if not name.startswith(t + ".")} for name, targets in edges.items()}
     return _described(graph, {(a, b): [f"{a} -> {b}"] for a, targets in graph.items() for b in targets})
 
 

@@ -13,7 +13,7 @@ from browser_support import requires_chromium
 from replay_support import demo_policy
 
 from webagent import Agent, RunResult
-from webagent.agent import live
+from webagent.agent import episode
 from webagent.agent.demo_episode import DemoEpisode
 from webagent.agent.episode import PageEpisode
 from webagent.agent.loop import AgentResult
@@ -30,13 +30,13 @@ PAGES = Path(__file__).parent / "fixtures" / "agent_pages"
 def episodes(monkeypatch):
     """The episodes ``webagent run`` hands to ``run_episode`` (which then runs them as usual)."""
     seen: list = []
-    real = live.run_episode
+    real = episode.run_episode
 
     async def spy(task, *args, **kwargs):
         seen.append(task)
         return await real(task, *args, **kwargs)
 
-    monkeypatch.setattr(live, "run_episode", spy)
+    monkeypatch.setattr(episode, "run_episode", spy)
     return seen
 
 
@@ -69,7 +69,7 @@ def test_a_run_on_any_page_is_a_page_episode(tmp_path, episodes):
     assert said[0] == f"opened {base}counter.html; trace in {tmp_path / 't'}"
     assert (result.status, result.answer, result.steps) == ("done", "added two", 3)
     assert result.final_url == base + "counter.html" and result.final_title == "Counter"
-    assert result.demo_order_placed is None and agent.live is not None and agent.live.demo_orders is None
+    assert result.demo_order_placed is None and agent.demo_orders is None
     run = json.loads((tmp_path / "t" / "run.json").read_text())
     assert (run["status"], run["steps"], run["final_url"]) == ("done", 3, base + "counter.html")
     assert (tmp_path / "t" / "report.html").is_file()
@@ -85,8 +85,8 @@ def test_the_demo_is_the_shops_episode_and_the_shop_confirms_the_order(tmp_path,
     assert [type(e) for e in episodes] == [DemoEpisode] and episodes[0].url.endswith("/index.html")
     # the shop's confirmation ended the run (its word, not the model's DONE) and judged it
     assert (result.status, result.answer, result.steps) == ("done", "the shop confirmed the order", 5)
-    assert result.demo_order_placed is True and agent.live is not None
-    assert agent.live.demo_orders == "the shop recorded: book b6 for ada lovelace, express"
+    assert result.demo_order_placed is True
+    assert agent.demo_orders == "the shop recorded: book b6 for ada lovelace, express"
 
 
 @pytest.mark.browser

@@ -7,7 +7,7 @@ this protocol, and a task's ``cheat`` (the gold path as a model) is the ceiling'
 
 The evaluator keeps what is its own: which tasks, the browser it opens, the row it writes
 (``webagent.harness``); ``webagent run`` keeps its browser, trace and report
-(``webagent.agent.live``)."""
+(``webagent.api.Agent``)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
+from urllib.parse import urlsplit
 
 from webagent.agent.loop import AgentResult
 from webagent.agent.record import Recorder
@@ -25,6 +26,14 @@ from webagent.llm.client import LLMClient
 from webagent.llm.endpoint import EndpointOptions, open_client
 from webagent.trace.record import StepRecord
 from webagent.trace.writer import TraceWriter
+
+
+def check_url(url: str, flag: str = "--url ", example: str = "") -> str:
+    """``url`` when it is an http(s) or file URL; else a ``UserError`` naming ``flag`` (and ``example``)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.hostname):
+        raise UserError(f"{flag}{url!r} is not an http(s) or file URL{example}")
+    return url
 
 
 @dataclass
