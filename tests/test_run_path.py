@@ -111,12 +111,15 @@ def test_the_model_is_opened_once_the_page_has_and_an_early_failure_is_in_the_tr
 
 
 def test_a_run_and_a_replay_fill_their_result_the_same_way():
-    done = AgentResult("done", "ok", 2, "t", {"calls": 1}, None, 0, "http://x/end", "End")
     common = dict(status="done", answer="ok", final_url="http://x/end", final_title="End", steps=2, usage={"calls": 1})
-    assert RunResult.of(done, wall_s=1.5) == RunResult(**common, wall_s=1.5, trace_dir=Path("t"))
-    replayed = ReplayResult("done", "ok", 2, "t", {"calls": 1}, None, 0, "http://x/end", "End", replayed=2)
+    ran = AgentResult(**common, trace_dir="t", error=None, failed_steps=1)
+    assert RunResult.of(ran, wall_s=1.5) == RunResult(**common, failed_steps=1, wall_s=1.5, trace_dir=Path("t"))
+    replayed = ReplayResult(**common, trace_dir="t", replayed=2)
     assert RunResult.of(replayed, replayed=replayed.replayed, saved_as="w") == RunResult(
-        **common, replayed=2, saved_as="w", trace_dir=Path("t")
+        **common,
+        replayed=2,
+        saved_as="w",
+        trace_dir=Path("t"),
     )
 
 
