@@ -1,8 +1,8 @@
-"""The package's shape: no two modules import each other, and no package imports another
-that imports it back, directly or round a longer circle (imports at module level and inside
-functions alike: an import deferred into a function is still a dependency, it only runs
-later); the MiniWoB++ benchmark lives in webagent/miniwob/, not in the live loop's
-webagent/agent/."""
+"""The package's shape: no module imports another that imports it back, and no package
+imports another that imports it back, directly or round a longer circle (imports at module
+level and inside functions alike: an import deferred into a function is still a dependency,
+it only runs later); the MiniWoB++ benchmark lives in webagent/miniwob/, not in the live
+loop's webagent/agent/."""
 
 import ast
 from pathlib import Path
@@ -35,13 +35,53 @@ def _all_imports(root: Path = ROOT) -> tuple[dict[str, Path], dict[str, set[str]
     return files, edges
 
 
-def _imports() -> dict[str, set[str]]:
-    files, edges = _all_imports()
-    # a package's __init__ re-exports its modules: not a circle
-    return {
-        name: {t for t in targets if not name.startswith(t + ".") and files[t].name != "__init__.py"}
-        for name, targets in edges.items()
-    }
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every circle of ``graph`` (node -> the nodes it imports): each strongly connected set of
+    two or more nodes, sorted (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _described(graph: dict[str, set[str]], why: dict[tuple[str, str], list[str]]) -> list[str]:
+    """Each circle of ``graph`` on one line, with the module imports that close it."""
+    return [
+        " <-> ".join(c) + ": " + "; ".join(sorted(e for a in c for b in c for e in why.get((a, b), [])))
+        for c in circles(graph)
+    ]
+
+
+def module_circles(root: Path = ROOT) -> list[str]:
+    """Every circle of modules, of any length, each with its imports. A package's __init__ is
+    a module too; a module importing its own package (already imported before it) closes none."""
+    _, edges = _all_imports(root)
+    graph = {name: {t for t in targets if not name.startswith(t + ".")} for name, targets in edges.items()}
+    return _described(graph, {(a, b): [f"{a} -> {b}"] for a, targets in graph.items() for b in targets})
 
 
 def package_of(module: str) -> str:
@@ -62,45 +102,33 @@ def package_circles(root: Path = ROOT) -> list[str]:
             if a != b:
                 graph.setdefault(a, set()).add(b)
                 why.setdefault((a, b), []).append(f"{module} -> {target}")
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    circles: list[list[str]] = []
+    return _described(graph, why)
 
-    def visit(v: str) -> None:  # Tarjan's strongly connected components
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                circles.append(sorted(component))
 
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return [
-        " <-> ".join(c)
-        + ": "
-        + "; ".join(sorted(e for a in c for b in c if (a, b) in why for e in sorted(why[(a, b)])))
-        for c in circles
+def test_no_module_circle():
+    assert module_circles() == []
+
+
+def test_circles_of_any_length_are_found():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a", "e"}, "e": {"d"}, "f": {"a"}}
+    assert circles(graph) == [["a", "b", "c"], ["d", "e"]]
+    assert circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_the_module_check_finds_a_circle_of_three(tmp_path):
+    """A package whose three modules import round, two of them inside functions."""
+    package = tmp_path / "webagent"
+    package.mkdir()
+    (package / "__init__.py").write_text("from webagent.a import go\n", encoding="utf-8")
+    (package / "a.py").write_text("from webagent.b import ready\n\n\ndef go():\n    return ready()\n", encoding="utf-8")
+    (package / "b.py").write_text("def ready():\n    from webagent import c\n\n    return c\n", encoding="utf-8")
+    (package / "c.py").write_text("def back():\n    import webagent.a\n\n    return webagent.a\n", encoding="utf-8")
+    assert module_circles(tmp_path) == [
+        "webagent.a <-> webagent.b <-> webagent.c: webagent.a -> webagent.b; webagent.b -> webagent.c; "
+        "webagent.c -> webagent.a"
     ]
-
-
-def test_no_two_modules_import_each_other():
-    edges = _imports()
-    circles = sorted({tuple(sorted((a, b))) for a, targets in edges.items() for b in targets if a in edges[b]})
-    assert circles == []
+    (package / "c.py").write_text("def back():\n    import webagent\n", encoding="utf-8")  # its package: no circle
+    assert module_circles(tmp_path) == []
 
 
 def test_no_package_imports_another_that_imports_it_back():

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
-    from webagent.agent.live import LiveRun
-    from webagent.agent.loop import AgentOptions
+    from webagent.agent.episode import Episode
+    from webagent.agent.loop import AgentOptions, AgentResult
+    from webagent.agent.record import Recorder
     from webagent.llm.client import LLMClient
     from webagent.llm.endpoint import EndpointOptions
 
@@ -62,6 +63,23 @@ class RunResult:
     @property
     def model_calls(self) -> int:
         return int(self.usage.get("calls", 0))
+
+    @classmethod
+    def of(cls, done: AgentResult, **more: Any) -> RunResult:
+        """What ``done`` (a run's ``AgentResult``, or a replay's, which is one) says, with
+        ``more``: the fields only the caller knows (the time, the replay's counts, the demo)."""
+        return cls(
+            status=done.status,
+            answer=done.answer,
+            final_url=done.final_url,
+            final_title=done.final_title,
+            steps=done.steps,
+            usage=done.usage,
+            error=done.error,
+            failed_steps=done.failed_steps,
+            trace_dir=Path(done.trace_dir) if done.trace_dir else None,
+            **more,
+        )
 
     def to_json(self) -> dict:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -134,7 +152,8 @@ class Agent:
         self.save_as, self.params = save_as, dict(params or {})
         self.headed, self.cdp_url = headed, cdp_url
         self.record_dir = Path(record_dir) if record_dir else None
-        self.live: LiveRun | None = None  # the LiveRun, after run()
+        self.recorder: Recorder | None = None  # after run() with record_dir: the Mind2Web records
+        self.demo_orders: str | None = None  # after run() with demo=True: what the shop recorded
 
     def agent_options(self) -> AgentOptions:
         """The options the run uses: ``options`` if given, else ``AgentOptions``' own defaults
@@ -149,7 +168,7 @@ class Agent:
         return options
 
     async def run(self, progress: Progress | None = None) -> RunResult:
-        from webagent.agent.live import LiveRun, check_url
+        from webagent.agent.episode import check_url
         from webagent.demo_site import DEMO_TASK
         from webagent.errors import UserError
 
@@ -168,39 +187,81 @@ class Agent:
         self.trace_dir.mkdir(parents=True, exist_ok=True)
         if self.params:  # declared parameters, read when the trace becomes a workflow
             (self.trace_dir / "params.json").write_text(json.dumps(self.params, ensure_ascii=False), encoding="utf-8")
-        self.live = live = LiveRun(
-            task=task,
-            url=self.url,
-            demo=self.demo,
-            allow_domains=self.allow_domains,
-            headed=self.headed,
-            cdp_url=self.cdp_url,
-            trace_dir=self.trace_dir,
-            record_dir=self.record_dir,
-            options=options,
-            endpoint=self.endpoint,
-            client=self.llm,
-            accept_dialogs=self.accept_dialogs,
-            secrets=self.secrets,
-        )
         started = time.perf_counter()
-        done = await live.run(progress=progress)
-        result = RunResult(
-            status=done.status,
-            answer=done.answer,
-            final_url=live.final_url or "",
-            steps=done.steps,
-            usage=done.usage,
-            trace_dir=Path(done.trace_dir) if done.trace_dir else None,
-            error=done.error,
-            failed_steps=done.failed_steps,
-            wall_s=time.perf_counter() - started,
-            final_title=live.final_title or "",
-            demo_order_placed=live.demo_done,
-        )
+        ran = await self._episode(task, options, progress)
+        verdict = ran.verdict  # the shop's own record, whatever the model said (unjudged: not the demo's task)
+        self.demo_orders = verdict.why or None
+        placed = verdict.success if verdict.judged else None
+        result = RunResult.of(ran.result, wall_s=time.perf_counter() - started, demo_order_placed=placed)
         if self.save_as:
             self._save(self.save_as, result, options)
         return result
+
+    async def _episode(self, task: str, options: AgentOptions, progress: Progress | None) -> Episode:
+        """The run as an episode, as the evaluators run theirs (``run_episode``): the demo
+        shop's or the page's, in a browser of its own, leaving the trace and report behind
+        also after an error or Ctrl-C (which closes the browser). A run that fails before its
+        first step (a browser or guard that cannot start, a URL that does not open, a model
+        that does not load) still writes ``run.json`` with status ``error`` and why."""
+        from webagent.agent.demo_episode import DemoEpisode
+        from webagent.agent.episode import PageEpisode, run_episode
+        from webagent.agent.record import Recorder
+        from webagent.agent.report import write_report
+        from webagent.browser import BrowserSession
+        from webagent.demo_site import DemoShop
+        from webagent.errors import first_line
+        from webagent.trace.writer import TraceWriter
+
+        shop = DemoShop.start() if self.demo else None
+        trace = TraceWriter(self.trace_dir)
+        opened = (lambda page: progress(f"opened {page}; trace in {trace.folder}")) if progress else None
+        # (run() made sure there is a URL unless it is the demo)
+        episode = DemoEpisode(shop, task, self.url, opened) if shop else PageEpisode(task, self.url or "", opened)
+        try:
+            if self.record_dir is not None:
+                self.recorder = Recorder(
+                    self.record_dir, task, episode.url, run_id=trace.folder.name, secrets=trace.secrets
+                )
+            async with BrowserSession(
+                headed=self.headed,
+                cdp_url=self.cdp_url,
+                allowed_domains=self.allow_domains,
+                accept_dialogs=self.accept_dialogs,
+                downloads_dir=trace.folder / "downloads",
+            ) as browser:
+                ran = await run_episode(
+                    episode,
+                    browser,
+                    self.llm if self.llm is not None else self.endpoint,
+                    options,
+                    trace,
+                    skills="learned",
+                    progress=progress,
+                    recorder=self.recorder,
+                    secrets=self.secrets,
+                )
+                # the run ended on the page the browser shows now
+                ran.result.final_url, ran.result.final_title = browser.page.url, await browser.page.title()
+            return ran
+        except BaseException as exc:
+            if isinstance(exc, Exception) and not (trace.folder / "run.json").is_file():
+                trace.write_run(  # it ended before the loop: say so in the trace too
+                    {
+                        "task": task,
+                        "status": "error",
+                        "error": first_line(exc),
+                        "steps": 0,
+                        "start_url": episode.url,
+                        "trace_dir": str(trace.folder),
+                    }
+                )
+            write_report(trace.folder)  # (an episode that started wrote one, without this error)
+            raise
+        finally:
+            if self.recorder is not None and self.recorder.steps:
+                self.recorder.write()  # scrubbed for every secret the run learnt, also after its last record
+            if shop is not None:
+                shop.stop()
 
     def run_sync(self, progress: Progress | None = None) -> RunResult:
         import asyncio
@@ -283,17 +344,9 @@ async def replay(
             shop.stop()
     # The shop's own record of the order its task asks for, as for a run (None: not the demo).
     placed = shop.confirms(runner.task) if shop is not None else None
-    return RunResult(
-        status=done.status,
-        answer=done.answer,
-        final_url=done.final_url,
-        steps=done.steps,
-        usage=done.usage,
-        trace_dir=Path(done.trace_dir) if done.trace_dir else None,
-        error=done.error,
-        failed_steps=done.failed_steps,
+    return RunResult.of(
+        done,
         wall_s=done.wall_s,
-        final_title=done.final_title,
         replayed=done.replayed,
         repaired=done.repaired,
         misses=done.misses,

@@ -8,7 +8,7 @@ from functools import partial
 import click
 
 from webagent.agent.cli_options import browser_options, options_from
-from webagent.api import RunResult
+from webagent.api import Agent, RunResult
 from webagent.cli_common import allow_domain_option, endpoint_options, model_options, params_option, run_async
 from webagent.demo_site import DEMO_TASK
 from webagent.errors import UserError
@@ -81,7 +81,6 @@ async def run_command(
     **kwargs,
 ) -> None:
     """Do TASK in a browser starting at --url: observe, remember, act, until DONE."""
-    from webagent import Agent
     from webagent.agent.secrets import parse_secret_options
     from webagent.trace.params import parse_params
 
@@ -109,7 +108,7 @@ async def run_command(
         secrets=parse_secret_options(secrets),
     )
     result = await agent.run(progress=partial(click.echo, err=True))
-    _print_result(result, agent.live, as_json)
+    _print_result(result, agent, as_json)
     if save_as:
         click.echo(
             f"saved as workflow {result.saved_as!r} (replay it: webagent replay {result.saved_as})"
@@ -121,14 +120,14 @@ async def run_command(
         raise SystemExit(1)
 
 
-def _print_result(result: RunResult, live, as_json: bool) -> None:
+def _print_result(result: RunResult, agent: Agent, as_json: bool) -> None:
     if as_json:
         out = {k: result.to_json()[k] for k in ("status", "answer", "steps", "trace_dir", "usage")}
         out["error"] = result.error
-        if live.demo_done is not None:
-            out["demo_order_placed"] = live.demo_done
-        if getattr(live, "demo_orders", None):
-            out["demo_orders"] = live.demo_orders
+        if result.demo_order_placed is not None:
+            out["demo_order_placed"] = result.demo_order_placed
+        if agent.demo_orders:
+            out["demo_orders"] = agent.demo_orders
         click.echo(json.dumps(out))
         return
     click.echo(f"status: {result.status} after {result.steps} steps ({result.failed_steps} failed)")
@@ -136,19 +135,19 @@ def _print_result(result: RunResult, live, as_json: bool) -> None:
         click.echo(f"answer: {result.answer}")
     if result.error:
         click.echo(f"error: {result.error}")
-    if live.demo_done is not None:
+    if result.demo_order_placed is not None:
         # The shop's own record, whatever the model claimed: a DONE is the model's word only.
         click.echo(
             "demo check: the shop confirmed the order"
-            if live.demo_done
-            else f"demo check: NOT completed -- the shop has no confirmed order for this task ({live.demo_orders})"
+            if result.demo_order_placed
+            else f"demo check: NOT completed -- the shop has no confirmed order for this task ({agent.demo_orders})"
         )
-    elif getattr(live, "demo_orders", None):
-        click.echo(f"demo check: not a known demo task, so nothing to judge; {live.demo_orders}")
+    elif agent.demo_orders:
+        click.echo(f"demo check: not a known demo task, so nothing to judge; {agent.demo_orders}")
     click.echo(f"trace: {result.trace_dir}/steps.jsonl")
     click.echo(f"report: {result.trace_dir}/report.html")
-    if live.recorder is not None:
-        click.echo(f"records: {live.recorder.path} ({live.recorder.steps} steps)")
+    if agent.recorder is not None:
+        click.echo(f"records: {agent.recorder.path} ({agent.recorder.steps} steps)")
     usage = result.usage
     click.echo(
         f"usage: {usage.get('calls', 0)} model calls, {usage.get('cached_calls', 0)} cached, "

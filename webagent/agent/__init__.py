@@ -3,9 +3,10 @@
 
 Modules: ``loop`` (the steps and when to stop), ``decide`` (the web memory and the action
 prompt on one observation), ``outcome`` (an action carried out, and what it changed), ``fill``
-(a FILL's fields), ``elements`` (what an id stands for: description, box, attributes), ``live``
-(a run on its browser, endpoint and trace), ``report`` (report.html), ``record`` (Mind2Web
-records), ``teach`` (a person's demonstration as a run's trace). A step's record and the trace
+(a FILL's fields), ``elements`` (what an id stands for: description, box, attributes),
+``episode`` (one task run to the site's verdict: any page's, the demo shop's in
+``demo_episode``, an evaluator's), ``report`` (report.html), ``record`` (Mind2Web records),
+``teach`` (a person's demonstration as a run's trace). A step's record and the trace
 folder are ``webagent.trace``; the ``run`` and ``teach`` commands are ``webagent.cli_run`` and
 ``webagent.cli_teach``. The MiniWoB++ benchmark that drives this loop is ``webagent.miniwob``.
 """

@@ -1,22 +1,20 @@
 """The demo shop as an episode (``webagent.agent.episode.EpisodeTask``), as an app task and a
-MiniWoB++ seed are: its start page opened, the run ended once the shop records the order the
-task asks for (its own word, never the model's), and its verdict with what it recorded."""
+MiniWoB++ seed are: a page episode that starts at the shop (or at ``url``), ended once the
+shop records the order the task asks for (its own word, never the model's), and judged by
+what it recorded."""
 
 from __future__ import annotations
 
-from webagent.agent.episode import Verdict
+from collections.abc import Callable
+
+from webagent.agent.episode import PageEpisode, Verdict
 from webagent.demo_site import DemoShop
 
 
-class DemoEpisode:
-    def __init__(self, shop: DemoShop, task: str):
-        self.shop, self.task = shop, task
-
-    async def setup(self, browser) -> str:
-        opened = await browser.open(self.shop.base + "index.html")
-        if not opened.ok:
-            raise RuntimeError(f"cannot open the demo shop at {self.shop.base}: {opened.error}")
-        return self.task
+class DemoEpisode(PageEpisode):
+    def __init__(self, shop: DemoShop, task: str, url: str | None = None, opened: Callable[[str], None] | None = None):
+        super().__init__(task, url or shop.base + "index.html", opened)
+        self.shop = shop
 
     async def done(self, step: int) -> str | None:
         return "the shop confirmed the order" if self.shop.confirms(self.task) else None

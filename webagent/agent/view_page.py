@@ -155,7 +155,7 @@ async def view_page(
 ) -> PageView:
     """Open ``url`` in the agent's browser session, wait for ``wait_for_text`` if given,
     capture the page and build its view."""
-    from webagent.agent.live import check_url
+    from webagent.agent.episode import check_url
     from webagent.browser import BrowserSession
     from webagent.browser.errors import CaptureError
     from webagent.errors import first_line

@@ -145,6 +145,16 @@ class LLMClient:
         view.transcript = [] if transcript else None
         return view
 
+    def uncached(self) -> LLMClient:
+        """The live agent's view: nothing it asks or is told goes through the persistent
+        reply cache. Its prompts carry the task, which may carry a password, and a reply (a
+        TYPE value, a look-up's reason, a gist of a page that shows it) may repeat it before
+        the loop knows it is one, so no live reply is kept at rest. A re-run calls the model
+        again; within a run, gists are still reused (``GistReuse``)."""
+        view = self.scoped()
+        view.cache = None
+        return view
+
     @property
     def model_name(self) -> str:
         return self.backend.name

@@ -210,7 +210,7 @@ class Replay:
 
     # -- the run ----------------------------------------------------------------------------
     async def run(self) -> ReplayResult:
-        from webagent.agent.live import check_url
+        from webagent.agent.episode import check_url
         from webagent.browser import BrowserSession
         from webagent.browser.capture import CaptureError
 
