@@ -298,3 +298,30 @@ def test_an_instance_does_not_start_on_a_port_another_run_is_starting_on(apps_ho
     again = claim_port(port)  # released with its holder
     assert again is not None
     again.close()
+
+
+def test_a_resume_under_another_agent_option_is_refused_in_one_line_naming_it(tmp_path, apps_home):
+    """The configuration pins the agent's options whole: `apps eval --no-form-check` into a folder
+    made with the check on is refused before anything runs, naming the option; a folder of the
+    layout before (the options at the top, no form check) is refused in one line too."""
+    from click.testing import CliRunner
+
+    from webagent.agent.options import AgentOptions
+    from webagent.apps.runner import AppsConfig, results
+    from webagent.cli import main
+
+    out = tmp_path / "o"
+    results(out).pin(AppsConfig(model="ceiling (gold path)", agent=AgentOptions(skills=False)))
+    args = ["apps", "eval", "--app", "notes", "--app-dir", str(NOTES), "--ceiling", "--out", str(out)]
+    refused = CliRunner().invoke(main, [*args, "--no-form-check"])
+    assert refused.exit_code != 0 and not (out / "episodes.jsonl").exists()
+    assert refused.output.strip().splitlines() == [
+        f"error: {out} holds an apps eval run with another configuration (form_check (true → false)); use another --out"
+    ]
+    older = {"model": "ceiling (gold path)", "max_steps": 15, "lookup": "auto", "context_tokens": 8192}
+    (out / "config.json").write_text(json.dumps(older))
+    refused = CliRunner().invoke(main, args)
+    assert refused.output.strip().splitlines() == [
+        f"error: {out / 'config.json'}: written by an older version for an apps eval run (it has no agent); "
+        "use another --out"
+    ]
