@@ -1,7 +1,7 @@
 """One app task as an episode: ``AppEpisode`` (the instance reset, the app's check after each
 step and at the end) run by ``webagent.agent.episode.run_episode``, and the row ``apps eval``
 writes for it (``run_task``), with how the run ended as a kind the report counts. Used by the
-serial runner and by a Ray worker (``apps.remote``) alike."""
+serial runner and by a Ray worker (``webagent.cluster.OnRay``) alike."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """One MiniWoB++ episode (a task and a seed) and the row ``miniwob`` writes for it: the task
 reset with its seed, the agent run by ``webagent.agent.episode.run_episode`` until the task
 judges it, its reward read through MiniWoB's own API. Used by the runner and by a Ray worker
-(``miniwob.remote``) alike; ``model_client`` opens the run's model (the scripted one too)."""
+(``webagent.cluster.OnRay``) alike; ``model_client`` opens the run's model (the scripted one too)."""
 
 from __future__ import annotations
 
