@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from mind2web.rows import (
     write_manifest,
 )
 from webagent.errors import UserError
-from webagent.evaluation import Evaluator, Progress, backend
+from webagent.evaluation import Evaluator, Item, Progress, backend
 from webagent.harness import ResultsFolder, cut_torn_tail
 from webagent.html import Snippet, split_snippets
 from webagent.llm.client import EndpointUnavailable, LLMClient
@@ -309,7 +308,7 @@ async def run_eval(
         by_task: dict[str, list[tuple[Step, list[Variant]]]] = {}
         for step, left in todo:
             by_task.setdefault(step.annotation_id, []).append((step, left))
-        evaluator = TaskStepsEval(config, [TaskSteps(task_id, steps) for task_id, steps in by_task.items()])
+        evaluator = TaskStepsEval(config, [TaskSteps(task, f"task {task}", steps) for task, steps in by_task.items()])
         line = Progress(evaluator, len(by_task), 0, say)
 
         def keep(item: TaskSteps, row: dict) -> None:
@@ -355,25 +354,10 @@ async def run_eval(
     }
 
 
-@dataclass
-class TaskSteps:
-    """One Mind2Web task's pending method-steps (a step and the methods left on it): one Ray task."""
-
-    task_id: str
-    steps: list[tuple[Step, list[Variant]]]
-
-    @property
-    def key(self) -> str:
-        return self.task_id
-
-    @property
-    def label(self) -> str:
-        return f"task {self.task_id}"
-
-    folder = key
+TaskSteps = Item[list[tuple[Step, list[Variant]]]]  # a task's pending method-steps (a step, the methods left on it)
 
 
-class TaskStepsEval(Evaluator[TaskSteps, LLMClient]):
+class TaskStepsEval(Evaluator[list[tuple[Step, list[Variant]]], LLMClient]):
     """A Ray run's tasks (``run_eval`` runs the steps of a serial run itself, all tasks' at once):
     an item's row is its rows as lines of ``steps.jsonl``, which the driver appends."""
 
@@ -384,21 +368,20 @@ class TaskStepsEval(Evaluator[TaskSteps, LLMClient]):
     def __init__(self, config: EvalConfig, tasks: list[TaskSteps]):
         self.config, self.tasks = config, tasks
 
-    def results(self, out: Path) -> ResultsFolder[EvalConfig]:
-        return results(out)
+    results = staticmethod(results)
 
     def plan(self) -> list[TaskSteps]:
         return self.tasks
 
     async def run_item(self, worker: LLMClient, item: TaskSteps, trace: Path | None) -> dict:
         lines: list[str] = []
-        for step, variants in item.steps:
+        for step, variants in item.of:
             await run_step(worker, step, variants, self.config, lambda row: lines.append(row.to_line()))
         return {"lines": lines}
 
     def error_row(self, item: TaskSteps, trace: Path | None, why: str) -> dict:
         """Scored as wrong, run again on resume (as a down endpoint's)."""
-        rows = [failed_row(v, _base(step), why, endpoint_failed=True) for step, left in item.steps for v in left]
+        rows = [failed_row(v, _base(step), why, endpoint_failed=True) for step, left in item.of for v in left]
         return {"lines": [r.to_line() for r in rows], "error": why}
 
     def outcome(self, row: dict) -> str:

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from pydantic import BaseModel
 
 from webagent.cluster import Cluster, OnRay, connect
 from webagent.errors import UserError
-from webagent.evaluation import Evaluator, evaluate
+from webagent.evaluation import Evaluator, Item, evaluate
 from webagent.harness import ResultsFolder
 
 pytest.importorskip("ray")
@@ -42,16 +41,8 @@ class _Config(BaseModel):
     model: str = "m"
 
 
-@dataclass(frozen=True)
-class _Item:
-    key: str
-    mode: str = "ok"
-
-    @property
-    def label(self) -> str:
-        return self.key
-
-    folder = label
+def _item(key: str, mode: str = "ok") -> Item[str]:
+    return Item(key, key, mode)
 
 
 # Module-level: a Ray worker imports the evaluator by its module and name.
@@ -59,24 +50,25 @@ class _Episodes(Evaluator):
     config = _Config()
     traces = False
 
-    def __init__(self, items: list[_Item], marker: str = "", traces: bool = False):
+    def __init__(self, items: list[Item[str]], marker: str = "", traces: bool = False):
         self.items, self.marker, self.traces = items, marker, traces
 
-    def results(self, out: Path) -> ResultsFolder:
+    @staticmethod
+    def results(out: Path) -> ResultsFolder:
         return ResultsFolder(out, _Config, key=lambda row: row["key"])
 
-    def plan(self) -> list[_Item]:
+    def plan(self) -> list[Item[str]]:
         return self.items
 
-    async def run_item(self, worker, item: _Item, trace: Path | None) -> dict:
+    async def run_item(self, worker, item: Item[str], trace: Path | None) -> dict:
         first = not os.path.exists(f"{self.marker}-{item.key}")
-        if item.mode.endswith("-once") and first:
+        if item.of.endswith("-once") and first:
             Path(f"{self.marker}-{item.key}").write_text("once")
-        if item.mode == "die-once" and first:
+        if item.of == "die-once" and first:
             os._exit(1)  # the worker process dies mid-episode, as a killed or lost worker does
-        if item.mode == "hang" or (item.mode == "hang-once" and first):
+        if item.of == "hang" or (item.of == "hang-once" and first):
             time.sleep(600)  # a worker that hangs (not in the event loop: nothing else runs)
-        if item.mode == "raise":
+        if item.of == "raise":
             raise ValueError("the episode's own bug")
         if trace:
             trace.mkdir(parents=True, exist_ok=True)
@@ -84,7 +76,7 @@ class _Episodes(Evaluator):
             (trace / "run.json").write_text(json.dumps({"trace_dir": str(trace), "status": "done"}))
         return {"key": item.key, "status": "done", "pid": os.getpid()}
 
-    def error_row(self, item: _Item, trace: Path | None, why: str) -> dict:
+    def error_row(self, item: Item[str], trace: Path | None, why: str) -> dict:
         return {"key": item.key, "status": "error", "error": why}
 
     def outcome(self, row: dict) -> str:
@@ -104,7 +96,7 @@ def _keys(path: Path) -> list[str]:
 
 
 def test_a_worker_killed_mid_episode_runs_it_again_once_and_every_episode_is_in_the_results_once(cluster, tmp_path):
-    items = [_Item(k, "die-once" if k == "e3" else "ok") for k in ("e1", "e2", "e3", "e4", "e5")]
+    items = [_item(k, "die-once" if k == "e3" else "ok") for k in ("e1", "e2", "e3", "e4", "e5")]
     lines: list[str] = []
     folder = _run(OnRay(cluster), tmp_path / "out", _Episodes(items, str(tmp_path / "killed")), lines)
     keys = _keys(folder.rows_path)
@@ -119,7 +111,7 @@ def test_a_worker_killed_mid_episode_runs_it_again_once_and_every_episode_is_in_
 def test_a_hung_worker_is_ended_and_run_again_then_recorded_as_failed_and_the_run_goes_on(cluster, tmp_path):
     """No row within the per-episode limit: the worker is treated as lost (ended, the episode run
     again once); hung twice, the episode is an error row with the reason, and the run completes."""
-    items = [_Item("h1", "hang-once"), _Item("h2", "hang"), _Item("ok")]
+    items = [_item("h1", "hang-once"), _item("h2", "hang"), _item("ok")]
     lines: list[str] = []
     t0 = time.perf_counter()
     folder = _run(OnRay(cluster, limit_s=45), tmp_path / "out", _Episodes(items, str(tmp_path / "hung")), lines)
@@ -137,7 +129,7 @@ def test_a_hung_worker_is_ended_and_run_again_then_recorded_as_failed_and_the_ru
 
 def test_an_episode_that_raises_is_an_error_row_a_resume_runs_again(cluster, tmp_path):
     lines: list[str] = []
-    folder = _run(OnRay(cluster), tmp_path / "out", _Episodes([_Item("bad", "raise")]), lines)
+    folder = _run(OnRay(cluster), tmp_path / "out", _Episodes([_item("bad", "raise")]), lines)
     row = folder.rows()["bad"]
     assert row["status"] == "error" and row["error"] == "ValueError: the episode's own bug"
     assert folder.done() == set()  # not finished: a resume runs it again
@@ -147,7 +139,7 @@ def test_an_episode_that_raises_is_an_error_row_a_resume_runs_again(cluster, tmp
 def test_a_trace_from_another_node_comes_back_where_a_serial_run_writes_it(cluster, tmp_path):
     trace = tmp_path / "out" / "traces" / "t1"
     elsewhere = Cluster(cluster.address, cluster.workers, node="another-node")  # every worker is "remote"
-    folder = _run(OnRay(elsewhere), tmp_path / "out", _Episodes([_Item("t1")], traces=True), [])
+    folder = _run(OnRay(elsewhere), tmp_path / "out", _Episodes([_item("t1")], traces=True), [])
     assert (trace / "steps.jsonl").read_text() == "{}\n"
     assert json.loads((trace / "run.json").read_text())["trace_dir"] == str(trace)  # not the worker's temporary folder
     row = folder.rows()["t1"]

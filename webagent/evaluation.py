@@ -27,43 +27,40 @@ from pydantic import BaseModel
 from webagent.durations import format_duration
 from webagent.harness import ResultsFolder
 
-
-class Item(Protocol):
-    """One planned item: its row's key, its name in progress lines, its trace folder's name."""
-
-    @property
-    def key(self) -> Hashable: ...
-    @property
-    def label(self) -> str: ...
-    @property
-    def folder(self) -> str: ...
-
-
-I = TypeVar("I", bound=Item)  # noqa: E741 - the evaluator's item
+T = TypeVar("T")  # what an item holds (an app's task, a task and seed...)
 W = TypeVar("W")  # what one worker holds (a browser, an app's instance, the client)
 
 
-class Evaluator(ABC, Generic[I, W]):
+@dataclass(frozen=True)
+class Item(Generic[T]):
+    """One planned item: its row's key, its name in progress lines, what the evaluator runs
+    (``of``) and its trace folder's name under OUT/traces (default: its label)."""
+
+    key: Hashable
+    label: str
+    of: T
+    folder: str = ""
+
+
+class Evaluator(ABC, Generic[T, W]):
     """What one evaluation runs (see the module docstring). An evaluator is sent to Ray
     workers as it is: it holds plain data, never the driver's client or browser."""
 
     config: BaseModel  # what decides the results, pinned whole
+    results: Callable[[Path], ResultsFolder]  # the evaluator's results folder at a path
     noun = "episodes"  # what an item is, in progress lines
     traces = True  # a trace folder per item (OUT/traces/<item.folder>)
 
     @abstractmethod
-    def results(self, out: Path) -> ResultsFolder: ...
-
-    @abstractmethod
-    def plan(self) -> list[I]:
+    def plan(self) -> list[Item[T]]:
         """Every item of the run (done ones too), in the order of the rows ``evaluate`` returns."""
 
     @abstractmethod
-    async def run_item(self, worker: W, item: I, trace: Path | None) -> dict:
+    async def run_item(self, worker: W, item: Item[T], trace: Path | None) -> dict:
         """One item's row (an item that fails is an error row, never an exception)."""
 
     @abstractmethod
-    def error_row(self, item: I, trace: Path | None, why: str) -> dict:
+    def error_row(self, item: Item[T], trace: Path | None, why: str) -> dict:
         """The row of an item that could not run (its worker lost): run again on resume."""
 
     @abstractmethod
@@ -82,7 +79,7 @@ class Evaluator(ABC, Generic[I, W]):
         """What a serial run's workers share (MiniWoB++: one browser), entered once."""
         return contextlib.nullcontext()
 
-    def next_item(self, pending: list[I], last: I | None) -> I:
+    def next_item(self, pending: list[Item[T]], last: Item[T] | None) -> Item[T]:
         """The item a serial worker takes next after ``last`` (MiniWoB++: the same task)."""
         return pending[0]
 
@@ -191,7 +188,7 @@ async def evaluate(
     progress = Progress(evaluator, len(items), len(items) - len(pending), say)
 
     def trace_of(item: Item) -> Path | None:
-        return out / "traces" / item.folder if evaluator.traces else None
+        return out / "traces" / (item.folder or item.label) if evaluator.traces else None
 
     def keep(item: Item, row: dict) -> None:
         rows[item.key] = row

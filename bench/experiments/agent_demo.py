@@ -22,7 +22,6 @@ import json
 import statistics
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from pydantic import BaseModel, ConfigDict
 from bench.lib.verdict import Targets
 from webagent.agent.options import AgentOptions
 from webagent.errors import first_line
-from webagent.evaluation import Evaluator
+from webagent.evaluation import Evaluator, Item
 from webagent.harness import ResultsFolder
 from webagent.trace.record import FILE, read_steps
 
@@ -51,25 +50,7 @@ class DemoConfig(BaseModel):
     agent: AgentOptions
 
 
-@dataclass(frozen=True)
-class DemoTask:
-    """One task on the demo shop (its trace: OUT/traces/task<i>)."""
-
-    task: str
-    index: int
-
-    @property
-    def key(self) -> str:
-        return self.task
-
-    label = key
-
-    @property
-    def folder(self) -> str:
-        return f"task{self.index}"
-
-
-class DemoEval(Evaluator[DemoTask, Any]):
+class DemoEval(Evaluator[str, Any]):
     """Each task an episode on a fresh shop (``DemoEpisode`` through ``run_episode``)."""
 
     config: DemoConfig
@@ -78,13 +59,14 @@ class DemoEval(Evaluator[DemoTask, Any]):
     def __init__(self, tasks: list[str], config: DemoConfig):
         self.tasks, self.config = tasks, config
 
-    def results(self, out: Path) -> ResultsFolder:
+    @staticmethod
+    def results(out: Path) -> ResultsFolder:
         return ResultsFolder(out, DemoConfig, key=lambda row: row["task"], what="a demo bench run")
 
-    def plan(self) -> list[DemoTask]:
-        return [DemoTask(task, i) for i, task in enumerate(self.tasks)]
+    def plan(self) -> list[Item[str]]:
+        return [Item(task, task, task, folder=f"task{i}") for i, task in enumerate(self.tasks)]
 
-    async def run_item(self, worker: Any, item: DemoTask, trace: Path | None) -> dict:
+    async def run_item(self, worker: Any, item: Item[str], trace: Path | None) -> dict:
         from webagent.agent.demo_episode import DemoEpisode
         from webagent.agent.episode import run_episode
         from webagent.browser import BrowserSession
@@ -94,7 +76,7 @@ class DemoEval(Evaluator[DemoTask, Any]):
         shop = DemoShop.start()
         try:
             async with BrowserSession(allowed_domains=["127.0.0.1"]) as browser:
-                ran = await run_episode(DemoEpisode(shop, item.task), browser, worker, self.config.agent, trace)
+                ran = await run_episode(DemoEpisode(shop, item.of), browser, worker, self.config.agent, trace)
             row.update(
                 status=ran.result.status, confirmed=ran.verdict.success, why=ran.verdict.why, steps=ran.result.steps
             )
@@ -104,8 +86,8 @@ class DemoEval(Evaluator[DemoTask, Any]):
             shop.stop()
         return row
 
-    def error_row(self, item: DemoTask, trace: Path | None, why: str | None) -> dict:
-        row = {"task": item.task, "status": "error", "confirmed": False, "trace_dir": str(trace)}
+    def error_row(self, item: Item[str], trace: Path | None, why: str | None) -> dict:
+        row = {"task": item.of, "status": "error", "confirmed": False, "trace_dir": str(trace)}
         return row if why is None else {**row, "error": why}
 
     def outcome(self, row: dict) -> str:

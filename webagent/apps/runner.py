@@ -23,7 +23,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -37,7 +36,7 @@ from webagent.apps.learn import for_instance
 from webagent.apps.online import for_task
 from webagent.apps.spec import App, Task
 from webagent.errors import UserError
-from webagent.evaluation import Evaluator
+from webagent.evaluation import Evaluator, Item
 from webagent.harness import ResultsFolder
 
 
@@ -48,20 +47,6 @@ class AppsConfig(BaseModel):
     stop_at_goal: bool = True
     skills: bool = False  # the apps' skills learned from their demonstrations (``apps learn``) are offered
     online: bool = False  # a second pass offered skills learned from the first pass's confirmed runs
-
-
-@dataclass(frozen=True)
-class AppTask:
-    """One task of the suite, the item of an apps eval (keyed, and its trace named, by the task)."""
-
-    app: App
-    task: Task
-
-    @property
-    def key(self) -> str:
-        return self.task.id
-
-    label = folder = key
 
 
 def select_tasks(apps: list[App], task_ids: list[str], shard: tuple[int, int]) -> list[tuple[App, Task]]:
@@ -117,7 +102,7 @@ class AppsWorker:
             self.serving = None
 
 
-class AppsEval(Evaluator[AppTask, AppsWorker]):
+class AppsEval(Evaluator[tuple[App, Task], AppsWorker]):
     """``apps eval`` (see the module docstring): ``online``, per app, skills learned from a first
     pass's runs (``apps.online``), offered to every task but the one each was learned from."""
 
@@ -136,14 +121,14 @@ class AppsEval(Evaluator[AppTask, AppsWorker]):
         say: Callable[[str], None] | None = print,
     ):
         self.config, self.ceiling, self.online, self.say = config, ceiling, online or {}, say
-        self.tasks = [AppTask(app, task) for app, task in select_tasks(apps, task_ids, shard)]
-        chosen = {item.app.name: item.app for item in self.tasks}
+        pairs = select_tasks(apps, task_ids, shard)
+        self.tasks = [Item(task.id, task.id, (app, task)) for app, task in pairs]  # keyed (and traced) by the task
+        chosen = {app.name: app for app, _ in pairs}
         self.demonstrated = {name: _demonstrated(app) for name, app in chosen.items()} if config.skills else {}
 
-    def results(self, out: Path) -> ResultsFolder[AppsConfig]:
-        return results(out)
+    results = staticmethod(results)
 
-    def plan(self) -> list[AppTask]:
+    def plan(self) -> list[Item[tuple[App, Task]]]:
         return self.tasks
 
     @contextlib.asynccontextmanager
@@ -154,21 +139,23 @@ class AppsEval(Evaluator[AppTask, AppsWorker]):
         finally:
             held.close()
 
-    async def run_item(self, worker: AppsWorker, item: AppTask, trace: Path | None) -> dict:
+    async def run_item(self, worker: AppsWorker, item: Item[tuple[App, Task]], trace: Path | None) -> dict:
         from webagent.llm.testing import fake_client
 
-        instance = worker.instance(item.app)
-        demonstrated = for_instance(self.demonstrated.get(item.app.name, []), instance.base_url)
-        learned = for_instance(self.online.get(item.app.name, []), instance.base_url)
-        gold = GoldModel(item.task) if self.ceiling else None
+        app, task = item.of
+        instance = worker.instance(app)
+        demonstrated = for_instance(self.demonstrated.get(app.name, []), instance.base_url)
+        learned = for_instance(self.online.get(app.name, []), instance.base_url)
+        gold = GoldModel(task) if self.ceiling else None
         client = fake_client(gold.backend()) if gold else worker.client
-        skills = for_task(demonstrated, learned, item.task.id) or None
+        skills = for_task(demonstrated, learned, task.id) or None
         return await run_task(
-            instance, item.task, client, self.config.agent, trace, gold, self.config.stop_at_goal, worker.say, skills
+            instance, task, client, self.config.agent, trace, gold, self.config.stop_at_goal, worker.say, skills
         )
 
-    def error_row(self, item: AppTask, trace: Path | None, why: str) -> dict:
-        return error_row(item.app.name, item.task, None if trace is None else str(trace), why)
+    def error_row(self, item: Item[tuple[App, Task]], trace: Path | None, why: str) -> dict:
+        app, task = item.of
+        return error_row(app.name, task, None if trace is None else str(trace), why)
 
     def outcome(self, row: dict) -> str:
         verdict = "success" if row["success"] else f"failed: {row['cause']}"

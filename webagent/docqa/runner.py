@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -26,7 +26,7 @@ from webagent.docqa.data import Document, Question
 from webagent.docqa.methods import MethodOptions, Variant, runner_for
 from webagent.docqa.metrics import rate_answer, rouge
 from webagent.docqa.reading import DocumentState, ReadSettings
-from webagent.evaluation import Evaluator, Progress, backend
+from webagent.evaluation import Evaluator, Item, Progress, backend
 from webagent.harness import ResultsFolder, cut_torn_tail
 from webagent.llm.client import EndpointUnavailable, LLMClient
 from webagent.memory import compression_rate, word_count
@@ -226,40 +226,15 @@ async def run_document(
     return _document_row(state)
 
 
-@dataclass
-class DocumentQuestions:
-    """One document's pending questions (a question and a method each): one item of a run."""
-
-    doc: Document
-    items: list[tuple[Question, Variant]]
-
-    @property
-    def key(self) -> str:
-        return self.doc.doc_id
-
-    @property
-    def label(self) -> str:
-        return f"document {self.doc.doc_id}"
-
-    folder = key
+DocumentQuestions = Item[tuple[Document, list[tuple[Question, Variant]]]]  # a document's pending questions
 
 
-class QAWorker:
-    """What one worker holds: the clients, and where its rows go as they finish (``emit``: the
-    driver's folder in this process; kept for the row a Ray worker sends back)."""
-
-    def __init__(self, client: LLMClient, memory_client: LLMClient | None, emit=None, failed=None, progress=None):
-        self.client, self.memory_client, self.progress = client, memory_client, progress
-        self.rows: list[dict] = []
-        self.failures: list[str] = []
-        self.emit, self.failed = emit or self.rows.append, failed or self.failures.append
-
-
-class QAEval(Evaluator[DocumentQuestions, QAWorker]):
-    """qa-eval's documents (see the module docstring): each document's pending questions one
-    item, its memory built once for them; the row of an item is its questions' rows (already
-    written when the item ran in this process), the problems of those the endpoint failed
-    (left for a resume) and the document's row."""
+class QAOnRay(Evaluator[tuple[Document, list[tuple[Question, Variant]]], tuple]):
+    """qa-eval's documents on Ray (``webagent.cluster.OnRay``): each document's pending
+    questions one item, in a worker that builds its memory once for them (as a serial run
+    builds it), on the endpoints every worker reaches; the row is the questions' rows, the
+    problems of those the endpoint failed (left for a resume) and the document's row, which
+    the driver writes."""
 
     config: QAConfig
     noun = "documents"
@@ -267,48 +242,34 @@ class QAEval(Evaluator[DocumentQuestions, QAWorker]):
 
     def __init__(self, config: QAConfig, todo: list[DocumentQuestions], settings, opts, rate: bool, memory=None):
         self.config, self.todo, self.settings, self.opts, self.rate = config, todo, settings, opts, rate
-        self.memory = memory  # in this process: the memory client; sent to Ray: its endpoint
-        self.sinks: tuple = (None, None, None)  # a serial run's: emit, failed, progress (``run_eval``)
+        self.memory = memory  # the --gist-model's endpoint (None: the model's)
 
-    def __getstate__(self) -> dict:  # a Ray worker writes nothing of the driver's
-        return {**self.__dict__, "sinks": (None, None, None)}
-
-    def results(self, out: Path) -> ResultsFolder[QAConfig]:
-        return results(out)
+    results = staticmethod(results)
 
     def plan(self) -> list[DocumentQuestions]:
         return self.todo
 
     @contextlib.asynccontextmanager
     async def worker(self, client, remote: bool):
-        if not remote:
-            yield QAWorker(client, self.memory, *self.sinks)
-            return
         from webagent.llm.endpoint import open_client
 
         async with contextlib.AsyncExitStack() as stack:
             memory = await stack.enter_async_context(open_client(self.memory)) if self.memory is not None else None
-            yield QAWorker(client, memory)
+            yield client, memory
 
-    async def run_item(self, worker: QAWorker, item: DocumentQuestions, trace: Path | None) -> dict:
+    async def run_item(self, worker: tuple, item: DocumentQuestions, trace: Path | None) -> dict:
         from webagent.cluster import with_usage
 
+        (client, memory_client), (doc, items) = worker, item.of
+        rows: list[dict] = []
+        failed: list[str] = []
         document = await run_document(
-            worker.client,
-            item.doc,
-            item.items,
-            self.settings,
-            self.opts,
-            self.rate,
-            worker.memory_client,
-            worker.emit,
-            worker.failed,
-            worker.progress,
+            client, doc, items, self.settings, self.opts, self.rate, memory_client, rows.append, failed.append
         )
-        return with_usage({"rows": worker.rows, "failed": worker.failures, "document": document}, worker.memory_client)
+        return with_usage({"rows": rows, "failed": failed, "document": document}, memory_client)
 
     def error_row(self, item: DocumentQuestions, trace: Path | None, why: str) -> dict:
-        return {"rows": [], "failed": [why] * len(item.items), "document": None}
+        return {"rows": [], "failed": [why] * len(item.of[1]), "document": None}
 
     def outcome(self, row: dict) -> str:
         return f"{len(row['rows'])} questions answered" + (
@@ -337,18 +298,19 @@ async def run_eval(
 ) -> dict:
     """`memory_client` (--gist-model) builds every document's pages and gists. `cluster`: a
     connected Ray (``webagent.cluster``) runs each document's pending questions instead, in a
-    worker, on `endpoint` (the run's ``EndpointOptions``). `say` takes the Ray driver's progress
-    lines (the command gives ``cli_common.status``); without it the run is quiet, no bar either."""
+    worker (``QAOnRay``), on `endpoint` (the run's ``EndpointOptions``). `say` takes the Ray
+    driver's progress lines (the command gives ``cli_common.status``); without it the run is
+    quiet, no bar either."""
     folder = results(out)
     folder.pin(config)
     cut_torn_tail(out / DOCS_FILE)
     done = folder.done()
     todo = [
-        DocumentQuestions(doc, [(q, v) for q in doc.questions for v in variants if (v.name, q.qid) not in done])
-        for doc in documents
+        (doc, [(q, v) for q in doc.questions for v in variants if (v.name, q.qid) not in done]) for doc in documents
     ]
     total = sum(len(doc.questions) * len(variants) for doc in documents)
-    resumed = total - sum(len(d.items) for d in todo)
+    resumed = total - sum(len(items) for _, items in todo)
+    semaphore = asyncio.Semaphore(doc_concurrency)
     console = get_console()  # the bar's (stdout): its lines and the documents' progress go there too
 
     def print_here(line: str) -> None:
@@ -357,13 +319,6 @@ async def run_eval(
     progress = None if say is None else print_here
     endpoint_failures = [0]
     folder.rows_path.touch()  # the report reads it even when no question finished
-    if cluster is not None and memory_client is not None:  # a worker opens the --gist-model it reaches
-        from webagent.cluster import worker_endpoint
-
-        memory: object = worker_endpoint(endpoint, memory_client)
-    else:
-        memory = memory_client
-    evaluator = QAEval(config, [d for d in todo if d.items], settings, opts, rate, memory)
     with (
         open(out / DOCS_FILE, "a", encoding="utf-8") as doc_sink,
         harness.progress("qa-eval", total, resumed, "method-questions", progress) as advance,
@@ -379,21 +334,40 @@ async def run_eval(
             if endpoint_failures[0] == 1:
                 print_here(f"endpoint failure, question left for a resume: {problem}")
 
-        ray_line = Progress(evaluator, len(evaluator.todo), 0, say if cluster is not None else None)
+        def document_done(document: dict) -> None:
+            doc_sink.write(json.dumps(document, ensure_ascii=False) + "\n")
+            doc_sink.flush()
 
-        def keep(item: DocumentQuestions, row: dict) -> None:
-            for r in row["rows"]:  # a Ray worker's (a serial run's are written as they finish)
-                emit(r)
-            for problem in row["failed"]:
-                failed(problem)
-            if row["document"]:
-                doc_sink.write(json.dumps(row["document"], ensure_ascii=False) + "\n")
-                doc_sink.flush()
-            ray_line(item, row)
+        async def document(doc: Document, items) -> None:
+            if not items:
+                return
+            async with semaphore:
+                document_done(
+                    await run_document(client, doc, items, settings, opts, rate, memory_client, emit, failed, progress)
+                )
 
-        evaluator.sinks = (emit, failed, progress)
-        on = backend(client, cluster, endpoint, doc_concurrency)
-        await on.run(evaluator, evaluator.plan(), lambda item: None, keep, say or (lambda line: None))
+        if cluster is not None:
+            # Each document's pending questions as one Ray task (``QAOnRay``), its rows written as they come back.
+            from webagent.cluster import worker_endpoint
+
+            memory = worker_endpoint(endpoint, memory_client) if memory_client is not None else None
+            pending = [Item(doc.doc_id, f"document {doc.doc_id}", (doc, items)) for doc, items in todo if items]
+            on_ray = QAOnRay(config, pending, settings, opts, rate, memory)
+            line = Progress(on_ray, len(pending), 0, say)
+
+            def keep(item: DocumentQuestions, row: dict) -> None:
+                for r in row["rows"]:
+                    emit(r)
+                for problem in row["failed"]:
+                    failed(problem)
+                if row["document"]:
+                    document_done(row["document"])
+                line(item, row)
+
+            on = backend(client, cluster, endpoint)
+            await on.run(on_ray, pending, lambda item: None, keep, say or (lambda line: None))
+        else:
+            await asyncio.gather(*(document(d, items) for d, items in todo))
     return {
         "planned": total,
         "resumed": resumed,

@@ -21,7 +21,6 @@ written for the episodes that finished, and the error goes on.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -29,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 import webagent.harness as harness
 from webagent.agent.options import AgentOptions
 from webagent.errors import UserError
-from webagent.evaluation import Evaluator, backend, evaluate
+from webagent.evaluation import Evaluator, Item, backend, evaluate
 from webagent.harness import ResultsFolder
 from webagent.miniwob.browser import ReusingEnv, context_session, shared_browser
 from webagent.miniwob.episode import error_row, model_client, run_episode
@@ -45,24 +44,7 @@ class MiniWoBConfig(BaseModel):
     reuse_page: bool = True  # start further episodes of a task on its loaded page, as MiniWoB's own harness does
 
 
-@dataclass(frozen=True)
-class Episode:
-    """One task and seed, the item of a MiniWoB++ run."""
-
-    task: str
-    seed: int
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return (self.task, self.seed)
-
-    @property
-    def label(self) -> str:
-        return f"{self.task} seed {self.seed}"
-
-    @property
-    def folder(self) -> str:
-        return f"{self.task}-{self.seed}"
+Episode = Item[tuple[str, int]]  # a task and seed
 
 
 def results(out: Path) -> ResultsFolder[MiniWoBConfig]:
@@ -80,7 +62,7 @@ def merge(shards: list[Path], out: Path) -> int:
     return harness.merge(shards, out, results(out))
 
 
-class MiniWoBEval(Evaluator[Episode, tuple]):
+class MiniWoBEval(Evaluator[tuple[str, int], tuple]):
     """The pending episodes (of ``shard`` i/n: every n-th (task, seed) from the i-th). The
     browser of a serial run: attached at ``cdp_url``, else ``browser`` (a shared Playwright
     Browser), else one launched here; a Ray worker launches its own for each episode."""
@@ -105,14 +87,13 @@ class MiniWoBEval(Evaluator[Episode, tuple]):
             raise UserError(f"unknown MiniWoB task(s): {', '.join(unknown)}")
         self.config, self.traces, self.cdp_url, self.browser = config, traces, cdp_url, browser
         self.tasks = tasks
-        seeds = [Episode(t, config.seed + i) for i in range(episodes) for t in tasks]
-        self.episodes = harness.shard(seeds, *shard)
+        keys = harness.shard([(t, config.seed + i) for i in range(episodes) for t in tasks], *shard)
+        self.episodes = [Episode((t, s), f"{t} seed {s}", (t, s), folder=f"{t}-{s}") for t, s in keys]
 
     def __getstate__(self) -> dict:  # a Ray worker gets no browser of the driver's
         return {**self.__dict__, "browser": None}
 
-    def results(self, out: Path) -> ResultsFolder[MiniWoBConfig]:
-        return results(out)
+    results = staticmethod(results)
 
     def plan(self) -> list[Episode]:
         return self.episodes
@@ -120,9 +101,9 @@ class MiniWoBEval(Evaluator[Episode, tuple]):
     def next_item(self, pending: list[Episode], last: Episode | None) -> Episode:
         """A worker stays on its task while it has seeds (its page is loaded), else takes the
         task with the most seeds waiting."""
-        tasks = [e.task for e in pending]
-        task = last.task if last and last.task in tasks else max(tasks, key=tasks.count)
-        return next(e for e in pending if e.task == task)
+        tasks = [task for task, _ in (e.of for e in pending)]
+        task = last.of[0] if last and last.of[0] in tasks else max(tasks, key=tasks.count)
+        return next(e for e in pending if e.of[0] == task)
 
     @contextlib.asynccontextmanager
     async def serving(self):
@@ -149,10 +130,10 @@ class MiniWoBEval(Evaluator[Episode, tuple]):
 
     async def run_item(self, worker: tuple, item: Episode, trace: Path | None) -> dict:
         browser, env, client = worker
-        return await run_episode(browser, env, client, item.task, item.seed, self.config.agent, trace)
+        return await run_episode(browser, env, client, *item.of, self.config.agent, trace)
 
     def error_row(self, item: Episode, trace: Path | None, why: str) -> dict:
-        return error_row(item.task, item.seed, None if trace is None else str(trace), why)
+        return error_row(*item.of, None if trace is None else str(trace), why)
 
     def outcome(self, row: dict) -> str:
         """An episode's progress line after its name."""
