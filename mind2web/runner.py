@@ -33,6 +33,7 @@ from mind2web.rows import (
     write_manifest,
 )
 from webagent.errors import UserError
+from webagent.evaluation import Evaluator, Item, Progress, backend
 from webagent.harness import ResultsFolder, cut_torn_tail
 from webagent.html import Snippet, split_snippets
 from webagent.llm.client import EndpointUnavailable, LLMClient
@@ -303,39 +304,21 @@ async def run_eval(
     endpoint_failures = [0]
     not_started = [0]
     if cluster is not None:
-        # Each task's pending method-steps as one Ray task (the worker side is ``task_rows``),
-        # its rows appended as they come back.
-        from webagent.cluster import Job, run_jobs, worker_endpoint
-
-        model = worker_endpoint(endpoint, client)
+        # Each task's pending method-steps as one Ray task (``TaskSteps``), its rows appended as they come back.
         by_task: dict[str, list[tuple[Step, list[Variant]]]] = {}
         for step, left in todo:
             by_task.setdefault(step.annotation_id, []).append((step, left))
-        jobs = [
-            Job(key=task_id, label=f"task {task_id}", run=task_rows, args=(steps, config, model))
-            for task_id, steps in by_task.items()
-        ]
+        evaluator = TaskStepsEval(config, [TaskSteps(task, f"task {task}", steps) for task, steps in by_task.items()])
+        line = Progress(evaluator, len(by_task), 0, say)
 
-        def keep(job: Job, row: dict) -> None:
+        def keep(item: TaskSteps, row: dict) -> None:
             with open(steps_path, "a", encoding="utf-8") as sink:
                 sink.writelines(row["lines"])
             endpoint_failures[0] += sum(StepRow.model_validate_json(line).endpoint_failed for line in row["lines"])
+            line(item, row)
 
-        def lost(job: Job, why: str) -> dict:  # scored as wrong, run again on resume (as a down endpoint's)
-            rows = [failed_row(v, _base(step), why, endpoint_failed=True) for step, left in job.args[0] for v in left]
-            return {"lines": [r.to_line() for r in rows], "error": why}
-
-        run_jobs(
-            cluster,
-            jobs,
-            on_row=keep,
-            lost_row=lost,
-            describe=lambda row: (
-                f"{len(row['lines'])} method-steps" + (f" ({row['error']})" if row.get("error") else "")
-            ),
-            failed=lambda row: bool(row.get("error")),
-            say=say or (lambda line: None),
-        )
+        on = backend(client, cluster, endpoint)
+        await on.run(evaluator, evaluator.plan(), lambda item: None, keep, say or (lambda line: None))
     else:
         semaphore = asyncio.Semaphore(step_concurrency)
         in_a_row = [0]
@@ -371,18 +354,38 @@ async def run_eval(
     }
 
 
-def task_rows(steps: list[tuple[Step, list[Variant]]], config: EvalConfig, endpoint, trace: str | None) -> dict:
-    """In a Ray worker: one Mind2Web task's pending method-steps on the endpoint every worker
-    reaches; the rows as lines of ``steps.jsonl``, which the driver appends."""
-    from webagent.cluster import with_usage
-    from webagent.llm.endpoint import open_client
+TaskSteps = Item[list[tuple[Step, list[Variant]]]]  # a task's pending method-steps (a step, the methods left on it)
 
-    lines: list[str] = []
 
-    async def run() -> dict:
-        async with open_client(endpoint) as client:
-            for step, variants in steps:
-                await run_step(client, step, variants, config, lambda row: lines.append(row.to_line()))
-            return with_usage({"lines": lines}, client)
+class TaskStepsEval(Evaluator[list[tuple[Step, list[Variant]]], LLMClient]):
+    """A Ray run's tasks (``run_eval`` runs the steps of a serial run itself, all tasks' at once):
+    an item's row is its rows as lines of ``steps.jsonl``, which the driver appends."""
 
-    return asyncio.run(run())
+    config: EvalConfig
+    noun = "tasks"
+    traces = False
+
+    def __init__(self, config: EvalConfig, tasks: list[TaskSteps]):
+        self.config, self.tasks = config, tasks
+
+    results = staticmethod(results)
+
+    def plan(self) -> list[TaskSteps]:
+        return self.tasks
+
+    async def run_item(self, worker: LLMClient, item: TaskSteps, trace: Path | None) -> dict:
+        lines: list[str] = []
+        for step, variants in item.of:
+            await run_step(worker, step, variants, self.config, lambda row: lines.append(row.to_line()))
+        return {"lines": lines}
+
+    def error_row(self, item: TaskSteps, trace: Path | None, why: str) -> dict:
+        """Scored as wrong, run again on resume (as a down endpoint's)."""
+        rows = [failed_row(v, _base(step), why, endpoint_failed=True) for step, left in item.of for v in left]
+        return {"lines": [r.to_line() for r in rows], "error": why}
+
+    def outcome(self, row: dict) -> str:
+        return f"{len(row['lines'])} method-steps" + (f" ({row['error']})" if row.get("error") else "")
+
+    def failed(self, row: dict) -> bool:
+        return bool(row.get("error"))

@@ -11,22 +11,17 @@ from webagent.agent import AgentOptions
 from webagent.errors import UserError
 from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.miniwob.report import write_reports
-from webagent.miniwob.runner import MiniWoBConfig, read_rows, run_miniwob
+from webagent.miniwob.runner import MiniWoBConfig, MiniWoBEval, read_rows, run_miniwob
 from webagent.miniwob.scripted import SCRIPTED_TASKS, scripted_reply
 
 
 def _config(**changes):
-    return MiniWoBConfig(
-        **{
-            "model": "fake:scripted",
-            "max_steps": 6,
-            "lookup": "auto",
-            "max_lookup": 3,
-            "context_tokens": 8192,
-            "seed": 0,
-            **changes,
-        }
-    )
+    """The configuration of a run with the agent's options ``changes`` (max steps 6 unless said)."""
+    return MiniWoBConfig(model="fake:scripted", agent=AgentOptions(**{"max_steps": 6, **changes}), seed=0)
+
+
+def _run(client, tasks, episodes, out, config, *, concurrency=1, traces=False):
+    return run_miniwob(client, MiniWoBEval(tasks, episodes, config, traces=traces), out, concurrency=concurrency)
 
 
 @pytest.mark.browser
@@ -34,16 +29,8 @@ def _config(**changes):
 async def test_scripted_model_scores_100_percent_and_resumes(tmp_path):
     client = fake_client(FunctionBackend(scripted_reply, name="fake:scripted"))
     tasks = [*SCRIPTED_TASKS, "book-flight"]
-    rows = await run_miniwob(
-        client,
-        tasks=tasks,
-        episodes=1,
-        concurrency=2,
-        out=tmp_path,
-        config=_config(),
-        options=AgentOptions(max_steps=6, screenshots=False, form_check=False),  # one call per step
-        traces=True,
-    )
+    config = _config(screenshots=False, form_check=False)  # one call per step
+    rows = await _run(client, tasks, 1, tmp_path, config, concurrency=2, traces=True)
     by_task = {r["task"]: r for r in rows}
     for task in SCRIPTED_TASKS:
         assert by_task[task]["success"] and by_task[task]["raw_reward"] > 0, by_task[task]
@@ -53,7 +40,7 @@ async def test_scripted_model_scores_100_percent_and_resumes(tmp_path):
     assert not by_task["book-flight"]["judged"] and all(by_task[t]["judged"] for t in SCRIPTED_TASKS)
     assert (tmp_path / "traces" / "login-user-0" / "report.html").is_file()
 
-    summary = write_reports(tmp_path, rows, tasks, _config().model_dump())
+    summary = write_reports(tmp_path, rows, tasks, config.model_dump(mode="json"))
     assert summary["tasks"]["click-button"]["success_rate"] == 1.0
     assert summary["overall"]["success_rate"] == pytest.approx(5 / 6)
     assert (tmp_path / "success_rate.png").stat().st_size > 1000
@@ -62,16 +49,7 @@ async def test_scripted_model_scores_100_percent_and_resumes(tmp_path):
 
     # Resume: nothing runs again (a model call would be counted), and a second seed is added.
     calls = client.usage.total.calls
-    rows = await run_miniwob(
-        client,
-        tasks=["click-button"],
-        episodes=2,
-        concurrency=1,
-        out=tmp_path,
-        config=_config(),
-        options=AgentOptions(max_steps=6, screenshots=False),
-        traces=False,
-    )
+    rows = await _run(client, ["click-button"], 2, tmp_path, config)
     assert [r["seed"] for r in rows] == [0, 1] and client.usage.total.calls == calls + 1
     assert len(read_rows(tmp_path)) == 7
 
@@ -79,15 +57,7 @@ async def test_scripted_model_scores_100_percent_and_resumes(tmp_path):
     assert rows[("click-button", 1)]["success"]  # the second episode started on the loaded page
 
     with pytest.raises(UserError, match="another configuration"):
-        await run_miniwob(
-            client,
-            tasks=["click-button"],
-            episodes=1,
-            concurrency=1,
-            out=tmp_path,
-            config=_config(max_steps=3),
-            options=AgentOptions(max_steps=3),
-        )
+        await _run(client, ["click-button"], 1, tmp_path, _config(max_steps=3))
 
 
 @pytest.mark.browser
@@ -199,16 +169,8 @@ async def test_an_episode_the_task_never_judged_is_unjudged_and_scored_minus_one
         events=events,
     )
     tasks = list(judged)
-    rows = await run_miniwob(
-        None,
-        tasks=tasks,
-        episodes=1,
-        concurrency=1,
-        out=tmp_path,
-        config=_config(),
-        options=AgentOptions(max_steps=3, screenshots=False),
-        traces=False,
-    )
+    config = _config(max_steps=3, screenshots=False)
+    rows = await _run(None, tasks, 1, tmp_path, config)
     by_task = {r["task"]: r for r in rows}
     assert by_task["click-button"]["judged"] and by_task["click-button"]["raw_reward"] == 1.0
     assert by_task["choose-list"]["judged"] and by_task["choose-list"]["raw_reward"] == -1.0
@@ -216,7 +178,7 @@ async def test_an_episode_the_task_never_judged_is_unjudged_and_scored_minus_one
         row = by_task[task]
         assert not row["judged"] and row["raw_reward"] == -1.0 and row["reward"] == -1.0 and not row["success"]
         assert "unjudged" in row["reason"]
-    summary = write_reports(tmp_path, rows, tasks, _config().model_dump())
+    summary = write_reports(tmp_path, rows, tasks, config.model_dump(mode="json"))
     assert summary["overall"]["mean_raw_reward"] == pytest.approx((1 - 1 - 1 - 1) / 4)
     assert summary["overall"]["success_rate"] == pytest.approx(1 / 4)
     assert summary["overall"]["unjudged"] == 2 and summary["tasks"]["enter-text"]["unjudged"] == 1
@@ -253,16 +215,7 @@ async def test_one_workers_exception_cancels_the_others_before_the_browser_close
     )
     started = asyncio.get_running_loop().time()
     with pytest.raises(RuntimeError, match="the browser context crashed"):
-        await run_miniwob(
-            None,
-            tasks=["click-button"],
-            episodes=3,
-            concurrency=2,
-            out=tmp_path,
-            config=_config(),
-            options=AgentOptions(max_steps=3, screenshots=False),
-            traces=False,
-        )
+        await _run(None, ["click-button"], 3, tmp_path, _config(max_steps=3, screenshots=False), concurrency=2)
     assert asyncio.get_running_loop().time() - started < 10
     assert events == ["episode cancelled", "browser closed"]
     assert [r["seed"] for r in read_rows(tmp_path).values()] == [0]

@@ -129,21 +129,29 @@ async def test_gold_paths_reach_their_checks_and_a_second_run_fails_the_check(ap
             await browser.close()
 
 
+async def _ceiling(apps, task_ids, out, config, say=print) -> list[dict]:
+    """``apps eval --ceiling``, serially (``webagent.evaluation``)."""
+    from webagent.apps.runner import AppsEval
+    from webagent.evaluation import Serial, evaluate
+
+    return await evaluate(AppsEval(apps, task_ids, config, ceiling=True, say=say), out, Serial(), say=say)
+
+
 @requires_chromium
 async def test_ceiling_run_resumes_and_reports(tmp_path, apps_home):
     from webagent.agent.loop import AgentOptions
     from webagent.apps.report import write_report
-    from webagent.apps.runner import AppsConfig, evaluate
+    from webagent.apps.runner import AppsConfig
 
     app = load_app(NOTES)
     out = tmp_path / "ceiling"
-    config = AppsConfig(model="ceiling (gold path)", max_steps=12, lookup="auto", context_tokens=8192)
     options = AgentOptions(max_steps=12, screenshots=False)
+    config = AppsConfig(model="ceiling (gold path)", agent=options)
     said: list[str] = []
-    rows = await evaluate([app], ["notes-count"], out, options=options, config=config, ceiling=True, say=said.append)
+    rows = await _ceiling([app], ["notes-count"], out, config, say=said.append)
     assert [r["success"] for r in rows] == [True]
     assert rows[0]["answer"] == "2" and rows[0]["steps"] == 4
-    rows = await evaluate([app], [], out, options=options, config=config, ceiling=True, say=said.append)
+    rows = await _ceiling([app], [], out, config, say=said.append)
     assert "2 tasks, 1 already in " + str(out / "episodes.jsonl") in said
     # a line per step while a task runs, then the task's line
     steps = [line for line in said if line.startswith("notes-create-pinned step ")]
@@ -155,22 +163,22 @@ async def test_ceiling_run_resumes_and_reports(tmp_path, apps_home):
     report = write_report(out).read_text()
     assert "2/2 tasks succeeded" in report and (out / "success.png").stat().st_size > 1000
     with pytest.raises(UserError, match="another configuration"):
-        await evaluate([app], [], out, options=options, config=config.model_copy(update={"max_steps": 3}), ceiling=True)
+        await _ceiling(
+            [app], [], out, config.model_copy(update={"agent": AgentOptions(max_steps=3, screenshots=False)})
+        )
 
 
 @requires_chromium
 async def test_without_stop_at_goal_the_run_goes_on_and_the_goal_step_is_recorded(tmp_path, apps_home):
     from webagent.agent.loop import AgentOptions
     from webagent.apps.report import write_report
-    from webagent.apps.runner import AppsConfig, evaluate
+    from webagent.apps.runner import AppsConfig
 
     app = load_app(NOTES)
     out = tmp_path / "on"
-    config = AppsConfig(
-        model="ceiling (gold path)", max_steps=12, lookup="auto", context_tokens=8192, stop_at_goal=False
-    )
     options = AgentOptions(max_steps=12, screenshots=False)
-    [row] = await evaluate([app], ["notes-create-pinned"], out, options=options, config=config, ceiling=True, say=print)
+    config = AppsConfig(model="ceiling (gold path)", agent=options, stop_at_goal=False)
+    [row] = await _ceiling([app], ["notes-create-pinned"], out, config)
     # The check first passes after the 8th action (Save note); the run then goes on to the
     # perfect model's DONE instead of ending there, and the note still stands at the end.
     assert (row["goal_step"], row["steps"], row["went_on"], row["success"]) == (8, 9, 0, True)
@@ -198,11 +206,12 @@ def test_the_cli_lists_apps_and_refuses_bad_input_in_one_line(tmp_path, apps_hom
 
 
 def test_merge_joins_shards_of_one_configuration_and_refuses_mixed_ones(tmp_path):
+    from dataclasses import asdict
+
+    from webagent.agent.options import AgentOptions
     from webagent.apps.runner import merge, read_rows
 
-    config = json.dumps(
-        {"model": "m", "max_steps": 15, "lookup": "auto", "context_tokens": 8192, "stop_at_goal": True}, indent=2
-    )
+    config = json.dumps({"model": "m", "agent": asdict(AgentOptions()), "stop_at_goal": True}, indent=2)
     shards = []
     for i, tasks in enumerate([["a", "c"], ["b"]]):
         shard = tmp_path / f"s{i}"
@@ -289,3 +298,30 @@ def test_an_instance_does_not_start_on_a_port_another_run_is_starting_on(apps_ho
     again = claim_port(port)  # released with its holder
     assert again is not None
     again.close()
+
+
+def test_a_resume_under_another_agent_option_is_refused_in_one_line_naming_it(tmp_path, apps_home):
+    """The configuration pins the agent's options whole: `apps eval --no-form-check` into a folder
+    made with the check on is refused before anything runs, naming the option; a folder of the
+    layout before (the options at the top, no form check) is refused in one line too."""
+    from click.testing import CliRunner
+
+    from webagent.agent.options import AgentOptions
+    from webagent.apps.runner import AppsConfig, results
+    from webagent.cli import main
+
+    out = tmp_path / "o"
+    results(out).pin(AppsConfig(model="ceiling (gold path)", agent=AgentOptions(skills=False)))
+    args = ["apps", "eval", "--app", "notes", "--app-dir", str(NOTES), "--ceiling", "--out", str(out)]
+    refused = CliRunner().invoke(main, [*args, "--no-form-check"])
+    assert refused.exit_code != 0 and not (out / "episodes.jsonl").exists()
+    assert refused.output.strip().splitlines() == [
+        f"error: {out} holds an apps eval run with another configuration (form_check (true → false)); use another --out"
+    ]
+    older = {"model": "ceiling (gold path)", "max_steps": 15, "lookup": "auto", "context_tokens": 8192}
+    (out / "config.json").write_text(json.dumps(older))
+    refused = CliRunner().invoke(main, args)
+    assert refused.output.strip().splitlines() == [
+        f"error: {out / 'config.json'}: written by an older version for an apps eval run (it has no agent); "
+        "use another --out"
+    ]

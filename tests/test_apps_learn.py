@@ -77,7 +77,8 @@ def test_a_demonstrations_setup_is_done_before_the_recording_starts_and_never_re
 @pytest.mark.asyncio
 async def test_a_model_that_calls_the_skills_finishes_a_task_the_app_confirms(tmp_path, apps_home):
     from webagent.agent.loop import AgentOptions
-    from webagent.apps.runner import AppsConfig, evaluate
+    from webagent.apps.runner import AppsConfig, AppsEval
+    from webagent.evaluation import Serial, evaluate
 
     app = load_app(NOTES)
     await learn_app(app, tmp_path / "demos", say=print)
@@ -89,16 +90,10 @@ async def test_a_model_that_calls_the_skills_finishes_a_task_the_app_confirms(tm
         secret = re.search(r"<secret:\w+>", context.task).group(0)  # the password as the task shows it
         return {"action": {"operation": "SKILL", "element_id": "log_in", "args": {"login": "ann", "password": secret}}}
 
-    config = AppsConfig(model="fake", max_steps=4, lookup="auto", context_tokens=8192, skills=True)
     options = AgentOptions(max_steps=4, screenshots=False, skills=True)
+    config = AppsConfig(model="fake", agent=options, skills=True)
     [row] = await evaluate(
-        [app],
-        ["notes-count"],
-        tmp_path / "run",
-        options=options,
-        config=config,
-        client=fake_client(FunctionBackend(model)),
-        say=print,
+        AppsEval([app], ["notes-count"], config), tmp_path / "run", Serial(fake_client(FunctionBackend(model)))
     )
     assert row["success"] and row["steps"] == 2, row
     steps = [
@@ -116,13 +111,14 @@ async def test_a_model_that_calls_the_skills_finishes_a_task_the_app_confirms(tm
 @pytest.mark.asyncio
 async def test_the_ceiling_finishes_every_task_with_the_skills_offered(tmp_path, apps_home):
     from webagent.agent.loop import AgentOptions
-    from webagent.apps.runner import AppsConfig, evaluate
+    from webagent.apps.runner import AppsConfig, AppsEval
+    from webagent.evaluation import Serial, evaluate
 
     app = load_app(NOTES)
     await learn_app(app, tmp_path / "demos", say=print)
-    config = AppsConfig(model="ceiling (gold path)", max_steps=12, lookup="auto", context_tokens=8192, skills=True)
     options = AgentOptions(max_steps=12, screenshots=False, skills=True)
-    rows = await evaluate([app], [], tmp_path / "ceiling", options=options, config=config, ceiling=True, say=print)
+    config = AppsConfig(model="ceiling (gold path)", agent=options, skills=True)
+    rows = await evaluate(AppsEval([app], [], config, ceiling=True), tmp_path / "ceiling", Serial())
     assert [r["success"] for r in rows] == [True, True]
     prompts = (tmp_path / "ceiling" / "traces" / "notes-create-pinned" / "steps.jsonl").read_text()
     assert 'skill \\"Log in\\"' in prompts  # offered beside the controls, and not needed

@@ -191,3 +191,30 @@ def test_cli_prints_pages_as_a_list_of_numbers(fake_server):
     assert result.returncode == 0, result.stderr
     line = next(ln for ln in result.stdout.splitlines() if ln.startswith("looked up:"))
     assert "[" not in line and ("pages " in line or "no pages" in line)
+
+
+@pytest.mark.parametrize("method", ["readagent-p", "gistmem"])
+def test_the_python_api_reads_with_single_pass_and_the_gist_model_as_the_cli_does(monkeypatch, method):
+    """``ask_sync(single_pass=..., gist_model=...)``: the reader paginates with the gist model's
+    client, in one pass (the gist written with its pause point), as ``webagent ask`` does."""
+    import webagent.docqa.ask as ask_module
+    import webagent.docqa.reading as reading
+    from webagent.api import ask_sync
+    from webagent.llm.endpoint import EndpointOptions
+
+    seen = []
+    real = reading.read_pages
+
+    async def read_pages(client, paragraphs, settings, shown):
+        seen.append((client.model_name, settings.single_pass, client.usage.parent is not None))
+        return await real(client, paragraphs, settings, shown)
+
+    monkeypatch.setattr(reading, "read_pages", read_pages)
+    monkeypatch.setattr(ask_module, "read_pages", read_pages)
+    endpoint = EndpointOptions(model="fake:heuristic", cache=False)
+    result = ask_sync(DOC, "What about safety?", method=method, endpoint=endpoint, single_pass=True,
+                      gist_model="fake:heuristic")  # fmt: skip
+    assert result.answer
+    assert seen == [("fake:heuristic", True, True)]  # the gist model's client (its usage counts into the main one)
+    if method == "readagent-p":
+        assert result.single_pass and result.gist_model == "fake:heuristic"

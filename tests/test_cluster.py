@@ -4,6 +4,7 @@ lost and none repeated, and an address that cannot be reached is one line before
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -13,9 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
-from webagent.cluster import Cluster, Job, connect, run_jobs
+from webagent.cluster import Cluster, OnRay, connect
 from webagent.errors import UserError
+from webagent.evaluation import Evaluator, Item, evaluate
 from webagent.harness import ResultsFolder
 
 pytest.importorskip("ray")
@@ -23,7 +26,7 @@ pytest.importorskip("ray")
 
 @pytest.fixture(scope="module")
 def cluster():
-    # The workers import this module's episode function by name: the tests folder on their path.
+    # The workers import this module's evaluator by name: the tests folder on their path.
     before = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parent), before]))
     try:
@@ -34,30 +37,58 @@ def cluster():
     started.close()
 
 
-# Module-level: a Ray worker imports the job's function by its module and name.
-def _episode(key: str, marker: str, mode: str, trace: str | None) -> dict:
-    if mode == "die-once" and not os.path.exists(marker):
-        Path(marker).write_text("killed")
-        os._exit(1)  # the worker process dies mid-episode, as a killed or lost worker does
-    if mode == "raise":
-        raise ValueError("the episode's own bug")
-    if trace:
-        Path(trace).mkdir(parents=True, exist_ok=True)
-        (Path(trace) / "steps.jsonl").write_text("{}\n")
-        (Path(trace) / "run.json").write_text(json.dumps({"trace_dir": trace, "status": "done"}))
-    return {"key": key, "status": "done", "pid": os.getpid()}
+class _Config(BaseModel):
+    model: str = "m"
 
 
-def _run(cluster: Cluster, folder: ResultsFolder, jobs: list[Job], lines: list[str]) -> None:
-    run_jobs(
-        cluster,
-        jobs,
-        on_row=lambda job, row: folder.append(row),
-        lost_row=lambda job, why: {"key": job.key, "status": "error", "error": why},
-        describe=lambda row: row["status"],
-        failed=lambda row: row["status"] != "done",
-        say=lines.append,
-    )
+def _item(key: str, mode: str = "ok") -> Item[str]:
+    return Item(key, key, mode)
+
+
+# Module-level: a Ray worker imports the evaluator by its module and name.
+class _Episodes(Evaluator):
+    config = _Config()
+    traces = False
+
+    def __init__(self, items: list[Item[str]], marker: str = "", traces: bool = False):
+        self.items, self.marker, self.traces = items, marker, traces
+
+    @staticmethod
+    def results(out: Path) -> ResultsFolder:
+        return ResultsFolder(out, _Config, key=lambda row: row["key"])
+
+    def plan(self) -> list[Item[str]]:
+        return self.items
+
+    async def run_item(self, worker, item: Item[str], trace: Path | None) -> dict:
+        first = not os.path.exists(f"{self.marker}-{item.key}")
+        if item.of.endswith("-once") and first:
+            Path(f"{self.marker}-{item.key}").write_text("once")
+        if item.of == "die-once" and first:
+            os._exit(1)  # the worker process dies mid-episode, as a killed or lost worker does
+        if item.of == "hang" or (item.of == "hang-once" and first):
+            time.sleep(600)  # a worker that hangs (not in the event loop: nothing else runs)
+        if item.of == "raise":
+            raise ValueError("the episode's own bug")
+        if trace:
+            trace.mkdir(parents=True, exist_ok=True)
+            (trace / "steps.jsonl").write_text("{}\n")
+            (trace / "run.json").write_text(json.dumps({"trace_dir": str(trace), "status": "done"}))
+        return {"key": item.key, "status": "done", "pid": os.getpid()}
+
+    def error_row(self, item: Item[str], trace: Path | None, why: str) -> dict:
+        return {"key": item.key, "status": "error", "error": why}
+
+    def outcome(self, row: dict) -> str:
+        return row["status"]
+
+    def failed(self, row: dict) -> bool:
+        return row["status"] != "done"
+
+
+def _run(on: OnRay, out: Path, episodes: _Episodes, lines: list[str]) -> ResultsFolder:
+    asyncio.run(evaluate(episodes, out, on, say=lines.append))
+    return episodes.results(out)
 
 
 def _keys(path: Path) -> list[str]:
@@ -65,16 +96,9 @@ def _keys(path: Path) -> list[str]:
 
 
 def test_a_worker_killed_mid_episode_runs_it_again_once_and_every_episode_is_in_the_results_once(cluster, tmp_path):
-    from pydantic import BaseModel
-
-    folder = ResultsFolder(tmp_path / "out", BaseModel, key=lambda row: row["key"])
-    marker = str(tmp_path / "killed-once")
-    jobs = [
-        Job(key=k, label=k, run=_episode, args=(k, marker, "die-once" if k == "e3" else "ok"))
-        for k in ("e1", "e2", "e3", "e4", "e5")
-    ]
+    items = [_item(k, "die-once" if k == "e3" else "ok") for k in ("e1", "e2", "e3", "e4", "e5")]
     lines: list[str] = []
-    _run(cluster, folder, jobs, lines)
+    folder = _run(OnRay(cluster), tmp_path / "out", _Episodes(items, str(tmp_path / "killed")), lines)
     keys = _keys(folder.rows_path)
     assert sorted(keys) == ["e1", "e2", "e3", "e4", "e5"]  # each exactly once
     rows = folder.rows()
@@ -84,12 +108,28 @@ def test_a_worker_killed_mid_episode_runs_it_again_once_and_every_episode_is_in_
     assert lines[-1].startswith("[5/5] ") and "0 failed so far" in lines[-1]
 
 
-def test_an_episode_that_raises_is_an_error_row_a_resume_runs_again(cluster, tmp_path):
-    from pydantic import BaseModel
-
-    folder = ResultsFolder(tmp_path / "out", BaseModel, key=lambda row: row["key"])
+def test_a_hung_worker_is_ended_and_run_again_then_recorded_as_failed_and_the_run_goes_on(cluster, tmp_path):
+    """No row within the per-episode limit: the worker is treated as lost (ended, the episode run
+    again once); hung twice, the episode is an error row with the reason, and the run completes."""
+    items = [_item("h1", "hang-once"), _item("h2", "hang"), _item("ok")]
     lines: list[str] = []
-    _run(cluster, folder, [Job(key="bad", label="bad", run=_episode, args=("bad", "", "raise"))], lines)
+    t0 = time.perf_counter()
+    folder = _run(OnRay(cluster, limit_s=45), tmp_path / "out", _Episodes(items, str(tmp_path / "hung")), lines)
+    assert time.perf_counter() - t0 < 300  # not the 600 s a hung worker sleeps
+    rows = folder.rows()
+    assert sorted(_keys(folder.rows_path)) == ["h1", "h2", "ok"]
+    assert rows["h1"]["status"] == "done" and rows["h1"]["retried"] == "run again after its worker was lost"
+    assert rows["h2"]["status"] == "error"
+    assert rows["h2"]["error"] == "worker lost twice (no row after 45 s: its worker hung)"
+    assert rows["ok"]["status"] == "done" and "retried" not in rows["ok"]
+    assert "h1: its worker was lost (no row after 45 s: its worker hung); running it again" in lines
+    assert lines[-1].startswith("[3/3] ") and "1 failed so far" in lines[-1]
+    assert folder.done() == {"h1", "ok"}  # the error row runs again on resume
+
+
+def test_an_episode_that_raises_is_an_error_row_a_resume_runs_again(cluster, tmp_path):
+    lines: list[str] = []
+    folder = _run(OnRay(cluster), tmp_path / "out", _Episodes([_item("bad", "raise")]), lines)
     row = folder.rows()["bad"]
     assert row["status"] == "error" and row["error"] == "ValueError: the episode's own bug"
     assert folder.done() == set()  # not finished: a resume runs it again
@@ -97,12 +137,9 @@ def test_an_episode_that_raises_is_an_error_row_a_resume_runs_again(cluster, tmp
 
 
 def test_a_trace_from_another_node_comes_back_where_a_serial_run_writes_it(cluster, tmp_path):
-    from pydantic import BaseModel
-
-    folder = ResultsFolder(tmp_path / "out", BaseModel, key=lambda row: row["key"])
     trace = tmp_path / "out" / "traces" / "t1"
     elsewhere = Cluster(cluster.address, cluster.workers, node="another-node")  # every worker is "remote"
-    _run(elsewhere, folder, [Job(key="t1", label="t1", run=_episode, args=("t1", "", "ok"), trace=str(trace))], [])
+    folder = _run(OnRay(elsewhere), tmp_path / "out", _Episodes([_item("t1")], traces=True), [])
     assert (trace / "steps.jsonl").read_text() == "{}\n"
     assert json.loads((trace / "run.json").read_text())["trace_dir"] == str(trace)  # not the worker's temporary folder
     row = folder.rows()["t1"]
@@ -153,7 +190,7 @@ def test_a_driver_killed_mid_run_resumes_with_none_lost_and_none_repeated(tmp_pa
     assert 2 <= before < 6
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert f"resuming: {before} of 6 episodes already done" in done.stderr
+    assert f"6 episodes, {before} already in {rows}" in done.stderr
     keys = [(r["task"], r["seed"]) for r in map(json.loads, rows.read_text().splitlines())]
     assert sorted(keys) == sorted(
         (t, s) for t in ("click-button", "enter-text") for s in range(3)

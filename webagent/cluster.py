@@ -1,54 +1,45 @@
-"""Episodes on Ray (``--ray [ADDRESS]``): each pending episode of an evaluation is one Ray
-task, run on any node of a cluster (or of a local Ray on this machine), and its row streams
-back to the driver's results folder (``webagent.harness``) as it finishes, in the order
-episodes finish; a report, ``merge`` and resume read the folder as they read a serial run's.
+"""Episodes on Ray (``--ray [ADDRESS]``): ``OnRay``, the Ray backend of
+``webagent.evaluation.evaluate``, runs each pending item of an evaluation as one Ray task, on
+any node of a cluster (or of a local Ray on this machine), and its row streams back to the
+driver's results folder (``webagent.harness``) as it finishes, in the order items finish; a
+report, ``merge`` and resume read the folder as they read a serial run's.
 
-* **A lost episode** (its worker process died, its node was lost) is run again once,
-  elsewhere if Ray can, and its row says so (``retried``). Lost twice, it is an error row,
-  which a resume runs again. Ray's own retries are off, so a retry is never silent.
+* **A lost episode** (its worker process died, its node was lost, or it gave no row within
+  the per-episode limit: a hung worker, ended) is run again once, elsewhere if Ray can, and
+  its row says so (``retried``). Lost twice, it is an error row with the reason, which a
+  resume runs again; the run goes on. Ray's own retries are off, so a retry is never silent.
 * **A lost driver** loses only the episodes in flight: every finished row is on disk, and
   a rerun resumes from the folder like a serial run.
 * **Traces**: a worker on the driver's node writes an episode's trace folder in place; one
   on another node sends it back packed, and the driver unpacks it where a serial run would
   have written it.
 
-The episode itself is a module-level function of the evaluator (its worker side), called
-with plain arguments in the worker process; every node needs the project installed (its
-own ``make setup``), and the model is an endpoint every node reaches."""
+A worker runs the evaluator's own ``run_item`` (the evaluator is shipped as it is, plain
+data), on a client it opens itself; every node needs the project installed (its own
+``make setup``), and the model is an endpoint every node reaches."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
 import socket
 import tarfile
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from webagent.durations import format_duration
-from webagent.errors import UserError
+from webagent.errors import UserError, first_line
 from webagent.llm.usage import Usage
 
 LOCAL = "local"  # ``--ray`` without an address: a Ray started here for the run
 CONNECT_TIMEOUT_S = 5.0
 TRACE_KEY = "_trace"  # a row's packed trace folder, from a worker on another node
 USAGE_KEY = "_usage"  # a row's worker's model use, by purpose (``with_usage``)
-
-
-@dataclass(frozen=True)
-class Job:
-    """One episode for a worker: ``run(*args)`` returns its row. ``label`` names it in
-    progress lines; ``trace`` is where its trace folder goes (None: no trace)."""
-
-    key: Hashable
-    label: str
-    run: Callable[..., dict]
-    args: tuple = ()
-    trace: str | None = None
+EPISODE_LIMIT_S = 3600.0  # an item with no row after this long is lost: its worker hangs
 
 
 @dataclass
@@ -106,29 +97,39 @@ def connect(address: str, workers: int | None = None) -> Cluster:
         try:
             ray.init(address=address, **quiet)
         except (ConnectionError, RuntimeError) as exc:
-            raise UserError(f"cannot join the Ray cluster at {address}: {(str(exc).splitlines() or [''])[0]}") from None
+            raise UserError(f"cannot join the Ray cluster at {address}: {first_line(exc)}") from None
         cpus = int(ray.cluster_resources().get("CPU", 1))
         started_here = False
     node = ray.get_runtime_context().get_node_id()
     return Cluster(address, workers or cpus, node=node, started_here=started_here)
 
 
-def _call(job_run: Callable[..., dict], args: tuple, trace: str | None, driver_node: str) -> dict:
-    """In the worker: run the episode; a trace written on another node than the driver's goes
+def _call(evaluator, endpoint, item, trace: str | None, driver_node: str) -> dict:
+    """In the worker: run the item; a trace written on another node than the driver's goes
     back packed in the row."""
     import ray
 
-    here = ray.get_runtime_context().get_node_id() == driver_node
-    if trace is None or here:
-        return job_run(*args, trace)
+    if trace is None or ray.get_runtime_context().get_node_id() == driver_node:
+        return _run_item(evaluator, endpoint, item, trace)
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="webagent-trace-") as tmp:
         folder = Path(tmp) / "trace"
-        row = job_run(*args, str(folder))
+        row = _run_item(evaluator, endpoint, item, str(folder))
         if folder.is_dir():
             row[TRACE_KEY] = pack(folder)
         return row
+
+
+def _run_item(evaluator, endpoint, item, trace: str | None) -> dict:
+    """``evaluator.run_item`` in a worker of its own, on the model it opens for ``endpoint``."""
+
+    async def run() -> dict:
+        async with evaluator.open_model(endpoint) as client, evaluator.worker(client, remote=True) as held:
+            row = await evaluator.run_item(held, item, Path(trace) if trace else None)
+            return with_usage(row, client)
+
+    return asyncio.run(run())
 
 
 def pack(folder: Path) -> bytes:
@@ -165,68 +166,70 @@ def _lost_errors() -> tuple[type[BaseException], ...]:
     )
 
 
-def run_jobs(
-    cluster: Cluster,
-    jobs: Sequence[Job],
-    *,
-    on_row: Callable[[Job, dict], None],
-    lost_row: Callable[[Job, str], dict],
-    describe: Callable[[dict], str],
-    failed: Callable[[dict], bool],
-    say: Callable[[str], None] = print,
-    done_before: int = 0,
-) -> None:
-    """Run ``jobs`` on ``cluster``, at most ``cluster.workers`` in flight; ``on_row`` gets each
-    row as it comes (the evaluator appends it to its folder). A lost episode runs once more
-    (``retried`` in its row); lost twice, ``lost_row`` stands for it. A line per finished
-    episode: done k of n, failures so far, the time left at the pace so far."""
-    import ray
+@dataclass
+class OnRay:
+    """The Ray backend of ``webagent.evaluation.evaluate``: each item one Ray task, at most
+    ``cluster.workers`` in flight, on the model ``endpoint`` (None: the evaluator needs none).
+    A lost item (its worker died, or gave no row within ``limit_s``, hung) runs once more
+    (``retried`` in its row); lost twice, ``error_row`` stands for it and the run goes on."""
 
-    lost = _lost_errors()
-    remote = ray.remote(num_cpus=1, max_retries=0)(_call)
-    total, queue = done_before + len(jobs), list(jobs)
-    flying: dict[Any, tuple[Job, int]] = {}  # ref -> (job, attempt)
-    finished = failures = 0
-    started = time.perf_counter()
+    cluster: Cluster
+    endpoint: Any = None
+    limit_s: float = EPISODE_LIMIT_S
 
-    def submit(job: Job, attempt: int) -> None:
-        flying[remote.remote(job.run, job.args, job.trace, cluster.node)] = (job, attempt)
+    async def run(self, evaluator, items: list, trace_of: Callable, keep: Callable, say: Callable) -> None:
+        import ray
 
-    while queue or flying:
-        while queue and len(flying) < cluster.workers:
-            submit(queue.pop(0), 1)
-        ready, _ = ray.wait(list(flying), num_returns=1)
-        ref = ready[0]
-        job, attempt = flying.pop(ref)
-        try:
-            row = ray.get(ref)
-        except lost as exc:
-            why = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
-            if attempt == 1:
-                say(f"{job.label}: its worker was lost ({why}); running it again")
-                submit(job, 2)
+        lost_errors = _lost_errors()
+        remote = ray.remote(num_cpus=1, max_retries=0)(_call)
+        shipped = ray.put(evaluator)  # sent to the object store once, not with every item
+        queue = list(items)
+        flying: dict[Any, tuple[Any, int, float]] = {}  # ref -> (item, attempt, when it started)
+
+        def submit(item, attempt: int) -> None:
+            trace = trace_of(item)
+            ref = remote.remote(shipped, self.endpoint, item, None if trace is None else str(trace), self.cluster.node)
+            flying[ref] = (item, attempt, time.monotonic())
+
+        def lost(item, attempt: int, why: str) -> dict | None:
+            """Run a lost item again (None), or its error row when it was lost twice."""
+            if attempt > 1:
+                return evaluator.error_row(item, trace_of(item), f"worker lost twice ({why})")
+            say(f"{item.label}: its worker was lost ({why}); running it again")
+            submit(item, 2)
+            return None
+
+        while queue or flying:
+            while queue and len(flying) < self.cluster.workers:
+                submit(queue.pop(0), 1)
+            oldest = min(flying, key=lambda ref: flying[ref][2])
+            timeout = max(0.0, flying[oldest][2] + self.limit_s - time.monotonic())
+            ready, _ = ray.wait(list(flying), num_returns=1, timeout=timeout)
+            if not ready:  # the oldest item is past its limit: its worker hangs, and is ended
+                ray.cancel(oldest, force=True)
+                item, attempt, _ = flying.pop(oldest)
+                row = lost(item, attempt, f"no row after {self.limit_s:g} s: its worker hung")
+            else:
+                ref = ready[0]
+                item, attempt, _ = flying.pop(ref)
+                try:
+                    row = ray.get(ref)
+                except lost_errors as exc:
+                    row = lost(item, attempt, f"{type(exc).__name__}: {first_line(exc)}")
+                except ray.exceptions.RayTaskError as exc:  # the item's code raised: an error row, run again on resume
+                    cause = exc.cause if isinstance(getattr(exc, "cause", None), BaseException) else exc
+                    row = evaluator.error_row(item, trace_of(item), f"{type(cause).__name__}: {first_line(cause)}")
+            if row is None:
                 continue
-            row = lost_row(job, f"worker lost twice ({why})")
-        except ray.exceptions.RayTaskError as exc:  # the episode's code raised: an error row, run again on resume
-            cause = exc.cause if isinstance(getattr(exc, "cause", None), BaseException) else exc
-            row = lost_row(job, f"{type(cause).__name__}: {(str(cause).splitlines() or [''])[0]}")
-        if attempt > 1:
-            row["retried"] = "run again after its worker was lost"
-        for purpose, counts in row.pop(USAGE_KEY, {}).items():
-            cluster.usage.record(purpose, **counts)
-        packed = row.pop(TRACE_KEY, None)
-        if packed is not None and job.trace is not None:
-            unpack(packed, Path(job.trace))
-            row["trace_dir"] = job.trace  # where a serial run's row has it
-        on_row(job, row)
-        finished += 1
-        failures += failed(row)
-        left = len(queue) + len(flying)
-        pace = (time.perf_counter() - started) / finished
-        say(
-            f"[{done_before + finished}/{total}] {job.label}: {describe(row)}; "
-            f"{failures} failed so far; ~{format_duration(pace * left)} left"
-        )
+            if attempt > 1:
+                row["retried"] = "run again after its worker was lost"
+            for purpose, counts in row.pop(USAGE_KEY, {}).items():
+                self.cluster.usage.record(purpose, **counts)
+            packed, trace = row.pop(TRACE_KEY, None), trace_of(item)
+            if packed is not None and trace is not None:
+                unpack(packed, trace)
+                row["trace_dir"] = str(trace)  # where a serial run's row has it
+            keep(item, row)
 
 
 def worker_endpoint(endpoint, client):
@@ -246,6 +249,8 @@ def with_usage(row: dict, *clients) -> dict:
     """``row`` carrying its worker's model use (by purpose), which the driver sums into
     ``Cluster.usage``: the driver's own client makes none of a Ray run's calls."""
     usage = Usage()
+    for purpose, counts in row.get(USAGE_KEY, {}).items():  # what the row carries already
+        usage.record(purpose, **counts)
     for client in clients:
         if client is not None:
             for purpose, counter in client.usage.by_purpose.items():

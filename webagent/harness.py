@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -82,6 +83,11 @@ class ResultsFolder(Generic[C]):
         stored = self.stored()
         if stored is None:
             return None
+        if missing := [n for n, f in type(config).model_fields.items() if f.is_required() and n not in stored]:
+            raise UserError(
+                f"{self.out / CONFIG_FILE}: written by an older version for {self.what} (it has no "
+                f"{', '.join(missing)}); use another --out"
+            )
         diff = [d for name, d in differences(config, stored) if name not in ignore]
         if diff:
             raise UserError(
@@ -145,7 +151,11 @@ def differences(config: BaseModel, stored: dict) -> list[tuple[str, str]]:
     for name, value in mine.items():
         field = type(config).model_fields[name]
         old = stored.get(name, None if field.is_required() else json.loads(json.dumps(field.default, default=list)))
-        if isinstance(value, dict) and isinstance(old, dict):
+        if is_dataclass(field.annotation) and isinstance(old, dict):  # options pinned whole: each by name
+            old = {**json.loads(json.dumps(asdict(field.annotation()))), **old}
+            changed = sorted(k for k in set(value) | set(old) if value.get(k) != old.get(k))
+            out += [(name, f"{k} ({_short(old.get(k))} → {_short(value.get(k))})") for k in changed]
+        elif isinstance(value, dict) and isinstance(old, dict):
             changed = sorted(k for k in set(value) | set(old) if value.get(k) != old.get(k))
             out += [(name, f"{name.removesuffix('s')} {k}") for k in changed]
         elif old != value:

@@ -7,8 +7,8 @@ seconds go (observation, model calls, acting).
 
 Each task is an episode on a fresh demo shop (``DemoEpisode`` through the agent's
 ``run_episode``, as ``webagent run --demo`` runs it): the shop's own record decides success,
-and the run ends when it confirms. The results folder (``--out``, ``webagent.harness``) pins
-the configuration, gets a row per task at once and resumes. The per-step
+and the run ends when it confirms. The results folder (``--out``, ``webagent.evaluation``) pins
+the configuration, gets a row per task at once and resumes; a task's trace is OUT/traces/task<i>. The per-step
 times come from its steps.jsonl: observe (capture after the action, agent view),
 screenshot, model (gists, look-up, action) and act (executing the action). Exits 1 when
 the shop did not confirm every order asked for.
@@ -23,10 +23,15 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from bench.lib.verdict import Targets
+from webagent.agent.options import AgentOptions
+from webagent.errors import first_line
+from webagent.evaluation import Evaluator, Item
+from webagent.harness import ResultsFolder
 from webagent.trace.record import FILE, read_steps
 
 PHASES = {
@@ -42,64 +47,72 @@ class DemoConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     model: str
-    max_steps: int
-    lookup: str
-    context_tokens: int
-    form_check: bool
+    agent: AgentOptions
+
+
+class DemoEval(Evaluator[str, Any]):
+    """Each task an episode on a fresh shop (``DemoEpisode`` through ``run_episode``)."""
+
+    config: DemoConfig
+    noun = "tasks"
+
+    def __init__(self, tasks: list[str], config: DemoConfig):
+        self.tasks, self.config = tasks, config
+
+    @staticmethod
+    def results(out: Path) -> ResultsFolder:
+        return ResultsFolder(out, DemoConfig, key=lambda row: row["task"], what="a demo bench run")
+
+    def plan(self) -> list[Item[str]]:
+        return [Item(task, task, task, folder=f"task{i}") for i, task in enumerate(self.tasks)]
+
+    async def run_item(self, worker: Any, item: Item[str], trace: Path | None) -> dict:
+        from webagent.agent.demo_episode import DemoEpisode
+        from webagent.agent.episode import run_episode
+        from webagent.browser import BrowserSession
+        from webagent.demo_site import DemoShop
+
+        row = self.error_row(item, trace, None)
+        shop = DemoShop.start()
+        try:
+            async with BrowserSession(allowed_domains=["127.0.0.1"]) as browser:
+                ran = await run_episode(DemoEpisode(shop, item.of), browser, worker, self.config.agent, trace)
+            row.update(
+                status=ran.result.status, confirmed=ran.verdict.success, why=ran.verdict.why, steps=ran.result.steps
+            )
+        except Exception as exc:  # noqa: BLE001 - an error row, run again on resume
+            row["error"] = f"{type(exc).__name__}: {first_line(exc)}"
+        finally:
+            shop.stop()
+        return row
+
+    def error_row(self, item: Item[str], trace: Path | None, why: str | None) -> dict:
+        row = {"task": item.of, "status": "error", "confirmed": False, "trace_dir": str(trace)}
+        return row if why is None else {**row, "error": why}
+
+    def outcome(self, row: dict) -> str:
+        return f"{'confirmed' if row['confirmed'] else 'NOT confirmed'} ({row.get('why') or row.get('error')})"
+
+    def failed(self, row: dict) -> bool:
+        return not row["confirmed"]
 
 
 async def run_tasks(tasks: list[str], args, out: Path) -> dict[str, dict]:
-    """Each task not yet in ``out`` as an episode on a fresh shop (``DemoEpisode`` through
-    ``run_episode``), its row appended at once; returns every task's row."""
-    from webagent.agent.demo_episode import DemoEpisode
-    from webagent.agent.episode import run_episode
-    from webagent.agent.options import AgentOptions
-    from webagent.browser import BrowserSession
-    from webagent.demo_site import DemoShop
-    from webagent.harness import ResultsFolder
+    """Each task not yet in ``out`` as an episode on a fresh shop (``webagent.evaluation``), its
+    row appended at once; returns every task's row."""
+    from webagent.evaluation import Serial, evaluate
     from webagent.llm.endpoint import EndpointOptions, open_client
 
-    folder = ResultsFolder(out, DemoConfig, key=lambda row: row["task"], what="a demo bench run")
-    options = AgentOptions(max_steps=args.max_steps)
     endpoint = EndpointOptions(
         base_url=args.base_url,
         model=args.model or None,
         embedded=None if args.base_url else args.embedded,
         threads=args.threads,
     )
-    rows = folder.rows()
-    done = folder.done(rows)
     async with open_client(endpoint) as client:
-        folder.pin(
-            DemoConfig(
-                model=client.model_name,
-                max_steps=options.max_steps,
-                lookup=options.lookup,
-                context_tokens=options.context_tokens,
-                form_check=options.form_check,
-            )
-        )
-        for i, task in enumerate(tasks):
-            if task in done:
-                continue
-            row = {"task": task, "status": "error", "confirmed": False, "trace_dir": str(out / f"task{i}")}
-            shop = DemoShop.start()
-            try:
-                async with BrowserSession(allowed_domains=["127.0.0.1"]) as browser:
-                    ran = await run_episode(DemoEpisode(shop, task), browser, client, options, out / f"task{i}")
-                row.update(
-                    status=ran.result.status, confirmed=ran.verdict.success, why=ran.verdict.why, steps=ran.result.steps
-                )
-            except Exception as exc:  # noqa: BLE001 - an error row, run again on resume
-                row["error"] = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
-            finally:
-                shop.stop()
-            rows[task] = row
-            folder.append(row)
-            print(
-                f"{task}: {'confirmed' if row['confirmed'] else 'NOT confirmed'} ({row.get('why') or row.get('error')})"
-            )
-    return {task: rows[task] for task in tasks if task in rows}
+        config = DemoConfig(model=client.model_name, agent=AgentOptions(max_steps=args.max_steps))
+        rows = await evaluate(DemoEval(tasks, config), out, Serial(client))
+    return {row["task"]: row for row in rows}
 
 
 def phases(folder: Path) -> dict:

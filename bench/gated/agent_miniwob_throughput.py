@@ -24,7 +24,7 @@ from pathlib import Path
 from bench.lib.verdict import Targets
 from webagent.agent import AgentOptions
 from webagent.llm.testing import FunctionBackend, fake_client
-from webagent.miniwob.runner import MiniWoBConfig, run_miniwob, shared_browser
+from webagent.miniwob.runner import MiniWoBConfig, MiniWoBEval, run_miniwob, shared_browser
 from webagent.miniwob.scripted import SCRIPTED_TASKS, scripted_reply
 
 TARGET = 2.5
@@ -32,20 +32,16 @@ TARGET = 2.5
 
 async def measure(shared, episodes: int, concurrency: int) -> tuple[float, int, int, float]:
     client = fake_client(FunctionBackend(scripted_reply, name="fake:scripted", record=False))
-    config = MiniWoBConfig(model="fake:scripted", max_steps=6, lookup="auto", max_lookup=3, context_tokens=8192, seed=0)
+    options = AgentOptions(max_steps=6, screenshots=False, form_check=False)
+    config = MiniWoBConfig(model="fake:scripted", agent=options, seed=0)
     with tempfile.TemporaryDirectory() as out:
         finished: list[float] = []
         start = time.perf_counter()
         rows = await run_miniwob(
             client,
-            tasks=list(SCRIPTED_TASKS),
-            episodes=episodes,
+            MiniWoBEval(list(SCRIPTED_TASKS), episodes, config, browser=shared, traces=False),
+            Path(out),
             concurrency=concurrency,
-            out=Path(out),
-            config=config,
-            options=AgentOptions(max_steps=6, screenshots=False, form_check=False),
-            browser=shared,
-            traces=False,
             progress=lambda _: finished.append(time.perf_counter()),
         )
         wall = time.perf_counter() - start

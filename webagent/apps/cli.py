@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 import signal
 from pathlib import Path
 
@@ -143,8 +142,9 @@ async def eval_command(
     """Run the agent on the suite's tasks; write episodes.jsonl, traces and the report."""
     from webagent.apps.online import learn_from_pass, summary_line
     from webagent.apps.report import write_report
-    from webagent.apps.runner import AppsConfig, evaluate, select_tasks
+    from webagent.apps.runner import AppsConfig, AppsEval, select_tasks
     from webagent.apps.spec import load_apps
+    from webagent.evaluation import backend, evaluate
     from webagent.llm.endpoint import open_client
 
     if headed or cdp_url:
@@ -157,35 +157,22 @@ async def eval_command(
     select_tasks(apps, list(task_ids), shard_of)  # an unknown task fails here, before a model is started
 
     async def passes(client, model: str) -> None:
-        config = AppsConfig(
-            model=model,
-            max_steps=options.max_steps,
-            lookup=options.lookup,
-            context_tokens=options.context_tokens,
-            stop_at_goal=stop_at_goal,
-            skills=skills,
-        )
-        run = functools.partial(
-            evaluate,
-            apps,
-            list(task_ids),
-            options=options,
-            client=client,
-            ceiling=ceiling,
-            shard=shard_of,
-            say=status,
-            cluster=cluster,
-            endpoint=endpoint,
-        )
+        config = AppsConfig(model=model, agent=options, stop_at_goal=stop_at_goal, skills=skills)
+        on = backend(client, cluster, endpoint)
+
+        async def run(folder: Path, config: AppsConfig, online=None) -> list[dict]:
+            tasks = AppsEval(apps, list(task_ids), config, ceiling=ceiling, shard=shard_of, online=online, say=status)
+            return await evaluate(tasks, folder, on, say=status)
+
         if not learn:
-            await run(out, config=config)
+            await run(out, config)
             click.echo(f"report: {write_report(out)}")
             return
-        first = await run(out / "pass1", config=config)
+        first = await run(out / "pass1", config)
         click.echo(f"report: {write_report(out / 'pass1')}")
         online = learn_from_pass(out / "pass1", first)
         status(f"learned {sum(map(len, online.values()))} skills from the confirmed runs of pass 1")
-        second = await run(out / "pass2", config=config.model_copy(update={"online": True}), online=online)
+        second = await run(out / "pass2", config.model_copy(update={"online": True}), online)
         click.echo(f"report: {write_report(out / 'pass2')}")
         click.echo(summary_line("pass 1", first) + "; " + summary_line("pass 2 (skills learned online)", second))
 

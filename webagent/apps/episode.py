@@ -1,7 +1,7 @@
 """One app task as an episode: ``AppEpisode`` (the instance reset, the app's check after each
 step and at the end) run by ``webagent.agent.episode.run_episode``, and the row ``apps eval``
 writes for it (``run_task``), with how the run ended as a kind the report counts. Used by the
-serial runner and by a Ray worker (``apps.remote``) alike."""
+serial runner and by a Ray worker (``webagent.cluster.OnRay``) alike."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from webagent.agent.episode import Verdict, run_episode
 from webagent.apps.ceiling import GoldModel
 from webagent.apps.instance import AppError, AppInstance
 from webagent.apps.spec import Task
-from webagent.errors import UserError
+from webagent.errors import UserError, first_line
 from webagent.problems import CALL_FAILED, REFUSED
 from webagent.trace.record import StepRecord
 
@@ -171,7 +171,7 @@ async def run_task(
     except (AppError, UserError) as exc:
         row.update(error=str(exc), cause="error", ended="error")
     except Exception as exc:  # noqa: BLE001 - one broken task must not end the run; it is re-run on resume
-        row.update(error=f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}", cause="error", ended="error")
+        row.update(error=f"{type(exc).__name__}: {first_line(exc)}", cause="error", ended="error")
     row["reset_s"] = round(episode.reset_s, 4)
     if gold is not None:
         row["losses"] = gold.losses

@@ -78,13 +78,14 @@ def write_report(out: Path, beside: Path | None = None) -> Path:
         summary["beside"] = {"folder": str(beside), **summarise(other)}
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     label = beside.name if beside and other else ""
+    agent = config.get("agent", config)  # the agent's options (a folder of an older version: at the top)
     lines = [
         f"# Real-app suite: {config.get('model', '?')}",
         "",
         f"{summary['success']}/{summary['tasks']} tasks succeeded (the app's database check)"
         + (f"; beside: {_share(other)} ({beside})" if other else "")
         + ".",
-        f"Step limit {config.get('max_steps')}, look-up {config.get('lookup')}, context {config.get('context_tokens')} tokens.",
+        f"Step limit {agent.get('max_steps')}, look-up {agent.get('lookup')}, context {agent.get('context_tokens')} tokens.",
         *(
             [
                 "",

@@ -12,36 +12,38 @@ app reset to pristine), a trace per task, success by the app's own database chec
   finished task at once, so a killed run resumes (an ``error`` row is run again). Resuming
   with another configuration is refused. ``--shard i/n`` takes every n-th task from the i-th (0-based);
   ``merge`` joins the shards' rows. With ``--ray`` each pending task is a Ray task, in a worker
-  with its own instance of the app (``webagent.cluster``, ``apps.remote``), its row appended as
-  it comes back.
+  with its own instance of the app (``webagent.cluster``), its row appended as it comes back:
+  ``AppsEval`` is the evaluator ``webagent.evaluation.evaluate`` runs, serially or on Ray.
 * ``ceiling``: the model is the gold path itself (``webagent.apps.ceiling``): the share of
   tasks the agent lets a perfect model finish, and where it stood in the way.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 import webagent.harness as harness
+from webagent.agent.options import AgentOptions
 from webagent.apps.ceiling import GoldModel
 from webagent.apps.episode import error_row, run_task
-from webagent.apps.instance import AppInstance, stable_port
+from webagent.apps.instance import AppInstance, free_port, stable_port
 from webagent.apps.learn import for_instance
 from webagent.apps.online import for_task
 from webagent.apps.spec import App, Task
 from webagent.errors import UserError
+from webagent.evaluation import Evaluator, Item
 from webagent.harness import ResultsFolder
 
 
 class AppsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     model: str
-    max_steps: int
-    lookup: str
-    context_tokens: int
+    agent: AgentOptions  # the agent's options, whole: another form check or look-up is another configuration
     stop_at_goal: bool = True
     skills: bool = False  # the apps' skills learned from their demonstrations (``apps learn``) are offered
     online: bool = False  # a second pass offered skills learned from the first pass's confirmed runs
@@ -67,119 +69,97 @@ def read_rows(out: Path) -> dict[str, dict]:
     return results(out).rows()  # type: ignore[return-value]
 
 
-async def evaluate(
-    apps: list[App],
-    task_ids: list[str],
-    out: Path,
-    *,
-    options,
-    config: AppsConfig,
-    client=None,
-    ceiling: bool = False,
-    shard: tuple[int, int] = (0, 1),
-    say: Callable[[str], None] = print,
-    online: dict[str, list] | None = None,
-    cluster=None,
-    endpoint=None,
-) -> list[dict]:
-    """Run the chosen tasks not yet in ``out`` (see the module docstring); returns all rows.
-    ``online``: per app, skills learned from a first pass's runs (``apps.online``), offered
-    to every task but the one each was learned from. ``cluster``: a connected Ray
-    (``webagent.cluster``) runs the tasks instead, each in a worker with its own instance, on
-    ``endpoint`` (the run's ``EndpointOptions``; the workers open their own clients)."""
-    from webagent.llm.testing import fake_client
+class AppsWorker:
+    """What one worker holds: the model's client and the instance of the app it serves now
+    (started on first use; a serial run serves one app at a time, a Ray worker process keeps
+    one per app for the tasks that follow)."""
 
-    folder = results(out)
-    folder.pin(config)
-    pairs = select_tasks(apps, task_ids, shard)
-    rows = read_rows(out)
-    done = folder.done(rows)
-    todo = [(a, t) for a, t in pairs if t.id not in done]
-    say(f"{len(pairs)} tasks, {len(pairs) - len(todo)} already in {out / 'episodes.jsonl'}")
-    done_before = len(pairs) - len(todo)
-    if cluster is not None:
-        # Each pending task a Ray task (``webagent.cluster``; the worker side is ``apps.remote``),
-        # its row appended as it comes back.
-        from webagent.apps import remote
-        from webagent.cluster import Job, run_jobs, worker_endpoint
+    _kept: dict[str, AppInstance] = {}  # a Ray worker process's instance of each app
 
-        model = None if ceiling else worker_endpoint(endpoint, client)
-        pending_apps = {app.name: app for app, _ in todo}
-        by_demos = {name: _demonstrated(app) for name, app in pending_apps.items()} if config.skills else {}
-        jobs = [
-            Job(
-                key=task.id,
-                label=task.id,
-                run=remote.episode,
-                args=(
-                    app,
-                    task.id,
-                    options,
-                    config.stop_at_goal,
-                    ceiling,
-                    model,
-                    by_demos.get(app.name, []),
-                    (online or {}).get(app.name, []),
-                ),
-                trace=str(out / "traces" / task.id),
-            )
-            for app, task in todo
-        ]
+    def __init__(self, client, remote: bool, say: Callable[[str], None] | None):
+        self.client, self.remote, self.say = client, remote, say
+        self.serving: AppInstance | None = None
 
-        def keep(job, row: dict) -> None:
-            rows[row["task"]] = row
-            folder.append(row)
+    def instance(self, app: App) -> AppInstance:
+        if self.remote:
+            kept = self._kept.get(app.name)
+            if kept is None or kept.proc is None or kept.proc.poll() is not None:
+                # A free port, not the app's usual one: two workers that found the usual port free at
+                # once both started on it, and the second worker's tasks ran on the first one's server.
+                kept = self._kept[app.name] = AppInstance(app, port=free_port()).start()
+                atexit.register(kept.stop)
+            return kept
+        if self.serving is None or self.serving.app.name != app.name:
+            self.close()
+            self.serving = AppInstance(app, say=self.say or (lambda line: None), port=stable_port(app.name)).start()
+            if self.say:
+                self.say(f"{app.name}: serving at {self.serving.base_url}")
+        return self.serving
 
-        def lost(job, why: str) -> dict:
-            app, task_id = job.args[0], job.args[1]
-            return error_row(app.name, next(t for t in app.tasks if t.id == task_id), job.trace, why)
+    def close(self) -> None:
+        if self.serving is not None:
+            self.serving.stop()
+            self.serving = None
 
-        run_jobs(
-            cluster,
-            jobs,
-            on_row=keep,
-            lost_row=lost,
-            describe=_outcome,
-            failed=lambda row: not row["success"],
-            say=say,
-            done_before=done_before,
+
+class AppsEval(Evaluator[tuple[App, Task], AppsWorker]):
+    """``apps eval`` (see the module docstring): ``online``, per app, skills learned from a first
+    pass's runs (``apps.online``), offered to every task but the one each was learned from."""
+
+    config: AppsConfig
+    noun = "tasks"
+
+    def __init__(
+        self,
+        apps: list[App],
+        task_ids: list[str],
+        config: AppsConfig,
+        *,
+        ceiling: bool = False,
+        shard: tuple[int, int] = (0, 1),
+        online: dict[str, list] | None = None,
+        say: Callable[[str], None] | None = print,
+    ):
+        self.config, self.ceiling, self.online, self.say = config, ceiling, online or {}, say
+        pairs = select_tasks(apps, task_ids, shard)
+        self.tasks = [Item(task.id, task.id, (app, task)) for app, task in pairs]  # keyed (and traced) by the task
+        chosen = {app.name: app for app, _ in pairs}
+        self.demonstrated = {name: _demonstrated(app) for name, app in chosen.items()} if config.skills else {}
+
+    results = staticmethod(results)
+
+    def plan(self) -> list[Item[tuple[App, Task]]]:
+        return self.tasks
+
+    @contextlib.asynccontextmanager
+    async def worker(self, client, remote: bool):
+        held = AppsWorker(client, remote, None if remote else self.say)
+        try:
+            yield held
+        finally:
+            held.close()
+
+    async def run_item(self, worker: AppsWorker, item: Item[tuple[App, Task]], trace: Path | None) -> dict:
+        from webagent.llm.testing import fake_client
+
+        app, task = item.of
+        instance = worker.instance(app)
+        demonstrated = for_instance(self.demonstrated.get(app.name, []), instance.base_url)
+        learned = for_instance(self.online.get(app.name, []), instance.base_url)
+        gold = GoldModel(task) if self.ceiling else None
+        client = fake_client(gold.backend()) if gold else worker.client
+        skills = for_task(demonstrated, learned, task.id) or None
+        return await run_task(
+            instance, task, client, self.config.agent, trace, gold, self.config.stop_at_goal, worker.say, skills
         )
-        return [rows[t.id] for _, t in pairs if t.id in rows]
-    by_app: dict[str, list[Task]] = {}
-    for app, task in todo:
-        by_app.setdefault(app.name, []).append(task)
-    apps_by_name = {a.name: a for a in apps}
-    k = done_before
-    for name, tasks in by_app.items():
-        with AppInstance(apps_by_name[name], say=say, port=stable_port(name)) as instance:
-            say(f"{name}: serving at {instance.base_url}")
-            demonstrated = for_instance(_demonstrated(apps_by_name[name]), instance.base_url) if config.skills else []
-            learned = for_instance((online or {}).get(name, []), instance.base_url)
-            for task in tasks:
-                skills = for_task(demonstrated, learned, task.id) or None
-                gold = GoldModel(task) if ceiling else None
-                task_client = fake_client(gold.backend()) if gold else client
-                row = await run_task(
-                    instance,
-                    task,
-                    task_client,
-                    options,
-                    out / "traces" / task.id,
-                    gold,
-                    config.stop_at_goal,
-                    say,
-                    skills,
-                )
-                rows[task.id] = row
-                folder.append(row)
-                k += 1
-                say(f"[{k}/{len(pairs)}] {task.id}: {_outcome(row)}")
-    return [rows[t.id] for _, t in pairs if t.id in rows]
 
+    def error_row(self, item: Item[tuple[App, Task]], trace: Path | None, why: str) -> dict:
+        app, task = item.of
+        return error_row(app.name, task, None if trace is None else str(trace), why)
 
-def _outcome(row: dict) -> str:
-    verdict = "success" if row["success"] else f"failed: {row['cause']}"
-    return f"{verdict}; {row['steps']} steps, {row['time_s']:.0f} s, {row.get('prompt_tokens', 0)} prompt tokens"
+    def outcome(self, row: dict) -> str:
+        verdict = "success" if row["success"] else f"failed: {row['cause']}"
+        return f"{verdict}; {row['steps']} steps, {row['time_s']:.0f} s, {row.get('prompt_tokens', 0)} prompt tokens"
 
 
 def _demonstrated(app: App) -> list:

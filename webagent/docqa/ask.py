@@ -42,6 +42,13 @@ class AskOptions:
     context_tokens: int = 8192  # the model's context: looked-up pages that would overflow it stay gists
     single_pass: bool = False  # the pause-point call also writes the gist of the page it closes (issue 23)
 
+    def reading(self, context_words: int = ReadSettings.context_words, gist_model: str | None = None) -> ReadSettings:
+        """How a document is read into pages and gists under these options: the one place they
+        become the reader's settings (``webagent ask``, ``ask --method`` and ``api.ask`` alike)."""
+        return ReadSettings(
+            self.min_words, self.max_words, self.pagination, context_words, self.single_pass, gist_model
+        )
+
     def check(self) -> None:
         if self.pagination not in PAGINATIONS:
             raise UserError(f"--pagination must be one of {', '.join(PAGINATIONS)} (got {self.pagination!r})")
@@ -114,8 +121,7 @@ async def load_document_memory(
     shown = ReadingProgress(progress, client.usage, sum(len(p.split()) for p in paragraphs))
     how = "uniform" if opts.pagination == "uniform" else ("llm, single pass" if opts.single_pass else "llm")
     progress(f"paginating {path} ({how}; {shown.total_words:,} words)")
-    settings = ReadSettings(opts.min_words, opts.max_words, opts.pagination, single_pass=opts.single_pass)
-    pages, fallbacks = await read_pages(client, paragraphs, settings, shown)
+    pages, fallbacks = await read_pages(client, paragraphs, opts.reading(), shown)
     known = {p.index: p.metadata["gist"] for p in pages if p.metadata.get("gist")}
     if len(known) < len(pages):
         progress(

@@ -217,14 +217,7 @@ async def ask_with_method(
     from webagent.llm.endpoint import open_client, open_gist_client
 
     Variant.parse(method)  # a bad name fails before any model starts
-    settings = ReadSettings(
-        ask_opts.min_words,
-        ask_opts.max_words,
-        ask_opts.pagination,
-        int(ask_opts.context_tokens * WORDS_PER_TOKEN),
-        ask_opts.single_pass,
-        gist_model,
-    )
+    settings = ask_opts.reading(int(ask_opts.context_tokens * WORDS_PER_TOKEN), gist_model)
     endpoint = endpoint_options(kwargs)
     async with open_client(endpoint) as client, open_gist_client(endpoint, gist_model, client) as memory_client:
         result = await ask_method(

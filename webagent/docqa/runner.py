@@ -11,6 +11,7 @@ questions' own cost.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict
@@ -25,6 +26,7 @@ from webagent.docqa.data import Document, Question
 from webagent.docqa.methods import MethodOptions, Variant, runner_for
 from webagent.docqa.metrics import rate_answer, rouge
 from webagent.docqa.reading import DocumentState, ReadSettings
+from webagent.evaluation import Evaluator, Item, Progress, backend
 from webagent.harness import ResultsFolder, cut_torn_tail
 from webagent.llm.client import EndpointUnavailable, LLMClient
 from webagent.memory import compression_rate, word_count
@@ -224,6 +226,60 @@ async def run_document(
     return _document_row(state)
 
 
+DocumentQuestions = Item[tuple[Document, list[tuple[Question, Variant]]]]  # a document's pending questions
+
+
+class QAOnRay(Evaluator[tuple[Document, list[tuple[Question, Variant]]], tuple]):
+    """qa-eval's documents on Ray (``webagent.cluster.OnRay``): each document's pending
+    questions one item, in a worker that builds its memory once for them (as a serial run
+    builds it), on the endpoints every worker reaches; the row is the questions' rows, the
+    problems of those the endpoint failed (left for a resume) and the document's row, which
+    the driver writes."""
+
+    config: QAConfig
+    noun = "documents"
+    traces = False
+
+    def __init__(self, config: QAConfig, todo: list[DocumentQuestions], settings, opts, rate: bool, memory=None):
+        self.config, self.todo, self.settings, self.opts, self.rate = config, todo, settings, opts, rate
+        self.memory = memory  # the --gist-model's endpoint (None: the model's)
+
+    results = staticmethod(results)
+
+    def plan(self) -> list[DocumentQuestions]:
+        return self.todo
+
+    @contextlib.asynccontextmanager
+    async def worker(self, client, remote: bool):
+        from webagent.llm.endpoint import open_client
+
+        async with contextlib.AsyncExitStack() as stack:
+            memory = await stack.enter_async_context(open_client(self.memory)) if self.memory is not None else None
+            yield client, memory
+
+    async def run_item(self, worker: tuple, item: DocumentQuestions, trace: Path | None) -> dict:
+        from webagent.cluster import with_usage
+
+        (client, memory_client), (doc, items) = worker, item.of
+        rows: list[dict] = []
+        failed: list[str] = []
+        document = await run_document(
+            client, doc, items, self.settings, self.opts, self.rate, memory_client, rows.append, failed.append
+        )
+        return with_usage({"rows": rows, "failed": failed, "document": document}, memory_client)
+
+    def error_row(self, item: DocumentQuestions, trace: Path | None, why: str) -> dict:
+        return {"rows": [], "failed": [why] * len(item.of[1]), "document": None}
+
+    def outcome(self, row: dict) -> str:
+        return f"{len(row['rows'])} questions answered" + (
+            f", {len(row['failed'])} left for a resume" if row["failed"] else ""
+        )
+
+    def failed(self, row: dict) -> bool:
+        return bool(row["failed"])
+
+
 async def run_eval(
     client: LLMClient,
     documents: list[Document],
@@ -242,8 +298,8 @@ async def run_eval(
 ) -> dict:
     """`memory_client` (--gist-model) builds every document's pages and gists. `cluster`: a
     connected Ray (``webagent.cluster``) runs each document's pending questions instead, in a
-    worker (``worker_document``), on `endpoint` (the run's ``EndpointOptions``). `say` takes the
-    Ray driver's progress lines (the command gives ``cli_common.status``); without it the run is
+    worker (``QAOnRay``), on `endpoint` (the run's ``EndpointOptions``). `say` takes the Ray
+    driver's progress lines (the command gives ``cli_common.status``); without it the run is
     quiet, no bar either."""
     folder = results(out)
     folder.pin(config)
@@ -278,56 +334,38 @@ async def run_eval(
             if endpoint_failures[0] == 1:
                 print_here(f"endpoint failure, question left for a resume: {problem}")
 
+        def document_done(document: dict) -> None:
+            doc_sink.write(json.dumps(document, ensure_ascii=False) + "\n")
+            doc_sink.flush()
+
         async def document(doc: Document, items) -> None:
             if not items:
                 return
             async with semaphore:
-                doc_row = await run_document(
-                    client, doc, items, settings, opts, rate, memory_client, emit, failed, progress
+                document_done(
+                    await run_document(client, doc, items, settings, opts, rate, memory_client, emit, failed, progress)
                 )
-                doc_sink.write(json.dumps(doc_row, ensure_ascii=False) + "\n")
-                doc_sink.flush()
 
         if cluster is not None:
-            # Each document's pending questions as one Ray task (the worker side is
-            # ``worker_document``): the document's memory is built once for its questions, as a
-            # serial run builds it.
-            from webagent.cluster import Job, run_jobs, worker_endpoint
+            # Each document's pending questions as one Ray task (``QAOnRay``), its rows written as they come back.
+            from webagent.cluster import worker_endpoint
 
-            model = worker_endpoint(endpoint, client)
             memory = worker_endpoint(endpoint, memory_client) if memory_client is not None else None
-            jobs = [
-                Job(
-                    key=doc.doc_id,
-                    label=f"document {doc.doc_id}",
-                    run=worker_document,
-                    args=(doc, items, settings, opts, rate, model, memory),
-                )
-                for doc, items in todo
-                if items
-            ]
+            pending = [Item(doc.doc_id, f"document {doc.doc_id}", (doc, items)) for doc, items in todo if items]
+            on_ray = QAOnRay(config, pending, settings, opts, rate, memory)
+            line = Progress(on_ray, len(pending), 0, say)
 
-            def keep(job: Job, row: dict) -> None:
+            def keep(item: DocumentQuestions, row: dict) -> None:
                 for r in row["rows"]:
                     emit(r)
                 for problem in row["failed"]:
                     failed(problem)
-                if row.get("document"):
-                    doc_sink.write(json.dumps(row["document"], ensure_ascii=False) + "\n")
-                    doc_sink.flush()
+                if row["document"]:
+                    document_done(row["document"])
+                line(item, row)
 
-            run_jobs(
-                cluster,
-                jobs,
-                on_row=keep,
-                lost_row=lambda job, why: {"rows": [], "failed": [why] * len(job.args[1]), "document": None},
-                describe=lambda row: (
-                    f"{len(row['rows'])} questions answered"
-                    + (f", {len(row['failed'])} left for a resume" if row["failed"] else "")
-                ),
-                failed=lambda row: bool(row["failed"]),
-                say=say or (lambda line: None),
-            )
+            on = backend(client, cluster, endpoint)
+            await on.run(on_ray, pending, lambda item: None, keep, say or (lambda line: None))
         else:
             await asyncio.gather(*(document(d, items) for d, items in todo))
     return {
@@ -336,26 +374,3 @@ async def run_eval(
         "ran": finished[0] - resumed,
         "endpoint_failures": endpoint_failures[0],
     }
-
-
-def worker_document(doc, items, settings, opts, rate: bool, endpoint, memory, trace: str | None) -> dict:
-    """In a Ray worker: one document's pending questions (its memory built once for them, as a
-    serial run builds it) on the endpoints every worker reaches; the rows, the failures left
-    for a resume and the document's row, which the driver writes."""
-    import contextlib
-
-    from webagent.cluster import with_usage
-    from webagent.llm.endpoint import open_client
-
-    rows: list[dict] = []
-    failed: list[str] = []
-
-    async def run() -> dict:
-        async with open_client(endpoint) as client, contextlib.AsyncExitStack() as stack:
-            memory_client = await stack.enter_async_context(open_client(memory)) if memory is not None else None
-            document_row = await run_document(
-                client, doc, items, settings, opts, rate, memory_client, rows.append, failed.append
-            )
-            return with_usage({"rows": rows, "failed": failed, "document": document_row}, client, memory_client)
-
-    return asyncio.run(run())

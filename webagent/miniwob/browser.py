@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 
+from webagent.errors import first_line
 from webagent.miniwob import MiniWoBEnv, MiniWoBEpisode
 
 # Episodes run side by side in pages of one browser: none may be throttled as a background
@@ -44,9 +45,7 @@ async def shared_browser(executable: str | None = None):
                 executable_path=path, headless=True, args=[*CHROMIUM_ARGS, *PARALLEL_ARGS]
             )
         except PlaywrightError as exc:
-            raise BrowserError(
-                f"cannot start Chromium ({path or 'Playwright build'}): {str(exc).splitlines()[0]}"
-            ) from None
+            raise BrowserError(f"cannot start Chromium ({path or 'Playwright build'}): {first_line(exc)}") from None
         try:
             yield browser
         finally:

@@ -92,7 +92,7 @@ async def miniwob_command(
     from webagent.cli_common import parse_shard
     from webagent.miniwob.episode import model_client
     from webagent.miniwob.report import write_reports
-    from webagent.miniwob.runner import MiniWoBConfig, run_miniwob
+    from webagent.miniwob.runner import MiniWoBConfig, MiniWoBEval, run_miniwob
 
     if click.get_current_context().invoked_subcommand:  # `miniwob merge`: nothing to run here
         return
@@ -109,32 +109,23 @@ async def miniwob_command(
         async with model_client(endpoint) as client:
             config = MiniWoBConfig(
                 model=client.model_name,
-                max_steps=options.max_steps,
-                lookup=options.lookup,
-                max_lookup=options.max_lookup,
-                context_tokens=options.context_tokens,
+                agent=options,
                 seed=seed,
                 structured=endpoint.structured,
                 # a Ray worker loads each episode's page afresh (its episodes are not consecutive seeds)
                 reuse_page=not reload_each_episode and ray_address is None,
-                form_check=options.form_check,
             )
+            planned = MiniWoBEval(names, episodes, config, shard=shard_of, traces=not no_traces, cdp_url=cdp_url)
             rows = await run_miniwob(
                 client,
-                tasks=names,
-                episodes=episodes,
+                planned,
+                out_dir,
                 concurrency=episodes_in_parallel,
-                out=out_dir,
-                config=config,
-                options=options,
-                cdp_url=cdp_url,
-                traces=not no_traces,
                 progress=partial(click.echo, err=True),
-                shard=shard_of,
                 cluster=cluster,
                 endpoint=endpoint,
             )
-    summary = write_reports(out_dir, rows, names, config.model_dump(), time.perf_counter() - started)
+    summary = write_reports(out_dir, rows, names, config.model_dump(mode="json"), time.perf_counter() - started)
     for name, s in [*summary["tasks"].items(), ("overall", summary["overall"])]:
         click.echo(
             f"{name:18} {s['episodes']:3} episodes  success {100 * s['success_rate']:5.1f}%  "
@@ -155,5 +146,5 @@ def merge_command(shards, out) -> None:
     rows = list(read_rows(Path(out)).values())
     config = results(Path(out)).stored_config()
     tasks = list(dict.fromkeys(r["task"] for r in rows))
-    write_reports(Path(out), rows, tasks, config.model_dump() if config else {})
+    write_reports(Path(out), rows, tasks, config.model_dump(mode="json") if config else {})
     click.echo(f"{n} episodes; report: {Path(out) / 'report.md'}")

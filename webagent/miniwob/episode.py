@@ -1,7 +1,7 @@
 """One MiniWoB++ episode (a task and a seed) and the row ``miniwob`` writes for it: the task
 reset with its seed, the agent run by ``webagent.agent.episode.run_episode`` until the task
 judges it, its reward read through MiniWoB's own API. Used by the runner and by a Ray worker
-(``miniwob.remote``) alike; ``model_client`` opens the run's model (the scripted one too)."""
+(``webagent.cluster.OnRay``) alike; ``model_client`` opens the run's model (the scripted one too)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from webagent.agent.episode import Verdict
 from webagent.agent.episode import run_episode as episode_run
 from webagent.agent.loop import AgentOptions
-from webagent.errors import RuntimeFailure
+from webagent.errors import RuntimeFailure, first_line
 
 UNJUDGED_RAW_REWARD = -1.0  # MiniWoB's own score for an episode that ends unjudged (its timeout)
 
@@ -50,7 +50,7 @@ class MiniWoBEpisode:
         try:
             episode = await self.env.reset(self.task, seed=self.seed)
         except Exception as exc:  # noqa: BLE001 - said as the episode that did not start
-            raise EpisodeNotStarted(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+            raise EpisodeNotStarted(first_line(exc)) from None
         return episode.utterance
 
     async def done(self, step: int) -> str | None:
@@ -103,8 +103,7 @@ async def run_episode(
         row.update(error=f"episode did not start: {exc}", time_s=round(time.perf_counter() - t0, 3))
         return row
     except Exception as exc:  # noqa: BLE001 - one broken episode must not end the benchmark
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        row.update(error=f"{type(exc).__name__}: {first}", time_s=round(time.perf_counter() - t0, 3))
+        row.update(error=f"{type(exc).__name__}: {first_line(exc)}", time_s=round(time.perf_counter() - t0, 3))
         return row
     result, verdict = ran.result, ran.verdict
     row["utterance"] = ran.goal

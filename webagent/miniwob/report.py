@@ -43,10 +43,11 @@ def write_reports(out: Path, rows: list[dict], tasks: list[str], config: dict, w
         summary["wall_time_s"] = round(wall_s, 2)
     summary["episodes"] = rows
     (out / "report.json").write_text(json.dumps(summary, indent=2))
+    agent = config.get("agent", config)  # the agent's options (a folder of an older version: at the top)
     lines = [
         f"# MiniWoB++: {config.get('model')}",
         "",
-        f"max steps {config.get('max_steps')}, look-up {config.get('lookup')}, seeds from {config.get('seed')}",
+        f"max steps {agent.get('max_steps')}, look-up {agent.get('lookup')}, seeds from {config.get('seed')}",
         "",
         "| task | episodes | success rate | mean raw reward | unjudged | mean steps | mean time (s) | model calls "
         "| errors |",

@@ -20,31 +20,31 @@ written for the episodes that finished, and the error goes on.
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 import webagent.harness as harness
-from webagent.agent.loop import AgentOptions
+from webagent.agent.options import AgentOptions
 from webagent.errors import UserError
+from webagent.evaluation import Evaluator, Item, backend, evaluate
 from webagent.harness import ResultsFolder
 from webagent.miniwob.browser import ReusingEnv, context_session, shared_browser
-from webagent.miniwob.episode import error_row, run_episode
+from webagent.miniwob.episode import error_row, model_client, run_episode
 
 
 class MiniWoBConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str
-    max_steps: int
-    lookup: str
-    max_lookup: int
-    context_tokens: int
+    agent: AgentOptions  # the agent's options, whole (the form check as the command line has it)
     seed: int
     structured: bool = True
     reuse_page: bool = True  # start further episodes of a task on its loaded page, as MiniWoB's own harness does
-    form_check: bool = False  # a short model call before a form is sent (the CLI's default is on)
+
+
+Episode = Item[tuple[str, int]]  # a task and seed
 
 
 def results(out: Path) -> ResultsFolder[MiniWoBConfig]:
@@ -62,142 +62,115 @@ def merge(shards: list[Path], out: Path) -> int:
     return harness.merge(shards, out, results(out))
 
 
+class MiniWoBEval(Evaluator[tuple[str, int], tuple]):
+    """The pending episodes (of ``shard`` i/n: every n-th (task, seed) from the i-th). The
+    browser of a serial run: attached at ``cdp_url``, else ``browser`` (a shared Playwright
+    Browser), else one launched here; a Ray worker launches its own for each episode."""
+
+    config: MiniWoBConfig
+
+    def __init__(
+        self,
+        tasks: list[str],
+        episodes: int,
+        config: MiniWoBConfig,
+        *,
+        shard: tuple[int, int] = (0, 1),
+        traces: bool = True,
+        cdp_url: str | None = None,
+        browser=None,
+    ):
+        from webagent.miniwob import list_tasks
+
+        unknown = sorted(set(tasks) - set(list_tasks()))
+        if unknown:
+            raise UserError(f"unknown MiniWoB task(s): {', '.join(unknown)}")
+        self.config, self.traces, self.cdp_url, self.browser = config, traces, cdp_url, browser
+        self.tasks = tasks
+        keys = harness.shard([(t, config.seed + i) for i in range(episodes) for t in tasks], *shard)
+        self.episodes = [Episode((t, s), f"{t} seed {s}", (t, s), folder=f"{t}-{s}") for t, s in keys]
+
+    def __getstate__(self) -> dict:  # a Ray worker gets no browser of the driver's
+        return {**self.__dict__, "browser": None}
+
+    results = staticmethod(results)
+
+    def plan(self) -> list[Episode]:
+        return self.episodes
+
+    def next_item(self, pending: list[Episode], last: Episode | None) -> Episode:
+        """A worker stays on its task while it has seeds (its page is loaded), else takes the
+        task with the most seeds waiting."""
+        tasks = [task for task, _ in (e.of for e in pending)]
+        task = last.of[0] if last and last.of[0] in tasks else max(tasks, key=tasks.count)
+        return next(e for e in pending if e.of[0] == task)
+
+    @contextlib.asynccontextmanager
+    async def serving(self):
+        if self.cdp_url or self.browser is not None:
+            yield None if self.cdp_url else self.browser
+        else:
+            async with shared_browser() as shared:
+                self.browser = shared
+                try:
+                    yield shared
+                finally:
+                    self.browser = None
+
+    @contextlib.asynccontextmanager
+    async def worker(self, client, remote: bool):
+        from webagent.browser import BrowserSession
+
+        shared = None if remote or self.cdp_url else self.browser
+        session = (
+            BrowserSession(cdp_url=None if remote else self.cdp_url) if shared is None else context_session(shared)
+        )
+        async with session as browser, ReusingEnv(browser, reuse_page=self.config.reuse_page) as env:
+            yield browser, env, client
+
+    async def run_item(self, worker: tuple, item: Episode, trace: Path | None) -> dict:
+        browser, env, client = worker
+        return await run_episode(browser, env, client, *item.of, self.config.agent, trace)
+
+    def error_row(self, item: Episode, trace: Path | None, why: str) -> dict:
+        return error_row(*item.of, None if trace is None else str(trace), why)
+
+    def outcome(self, row: dict) -> str:
+        """An episode's progress line after its name."""
+        return (
+            f"{row['status']}, raw reward {row['raw_reward']:g}, {row['steps']} steps, {row.get('time_s', 0):.1f}s"
+            + (f" ({row['error']})" if row["error"] else "")
+        )
+
+    def open_model(self, endpoint):
+        return model_client(endpoint)
+
+
 async def run_miniwob(
     client,
-    *,
-    tasks: list[str],
-    episodes: int,
-    concurrency: int,
+    episodes: MiniWoBEval,
     out: Path,
-    config: MiniWoBConfig,
-    options: AgentOptions,
-    cdp_url: str | None = None,
-    browser=None,
-    traces: bool = True,
+    *,
+    concurrency: int = 1,
     progress=None,
-    shard: tuple[int, int] = (0, 1),
     cluster=None,
     endpoint=None,
 ) -> list[dict]:
-    """Run the pending episodes (of ``shard`` i/n: every n-th (task, seed) from the i-th);
-    returns every row of the run (old and new). The browser: attached at ``cdp_url``, else
-    ``browser`` (a shared Playwright Browser), else one launched here. ``cluster``: a
-    connected Ray (``webagent.cluster``) runs each episode instead, in a worker with its own
-    browser, on ``endpoint`` (the run's ``EndpointOptions``)."""
-    from webagent.browser import BrowserSession
-    from webagent.miniwob import list_tasks
-
-    unknown = sorted(set(tasks) - set(list_tasks()))
-    if unknown:
-        raise UserError(f"unknown MiniWoB task(s): {', '.join(unknown)}")
-    folder = results(out)
-    folder.pin(config)
-    done = read_rows(out)
-    finished = folder.done(done)
-    keys = harness.shard([(t, config.seed + i) for i in range(episodes) for t in tasks], *shard)
-    pending = [k for k in keys if k not in finished]
-    if progress and len(pending) < len(keys):
-        progress(f"resuming: {len(keys) - len(pending)} of {len(keys)} episodes already done")
-    if cluster is not None:
-        # Each pending episode a Ray task (the worker side is ``miniwob.remote``), its row
-        # appended as it comes back.
-        from webagent.cluster import Job, run_jobs, worker_endpoint
-        from webagent.miniwob import remote
-
-        model = worker_endpoint(endpoint, client)
-        jobs = [
-            Job(
-                key=(task, seed),
-                label=f"{task} seed {seed}",
-                run=remote.episode,
-                args=(task, seed, options, model),
-                trace=str(out / "traces" / f"{task}-{seed}") if traces else None,
-            )
-            for task, seed in pending
-        ]
-
-        def keep(job, row: dict) -> None:
-            folder.append(row)
-            done[job.key] = row
-
-        run_jobs(
-            cluster,
-            jobs,
-            on_row=keep,
-            lost_row=lambda job, why: error_row(job.args[0], job.args[1], job.trace, why),  # task, seed
-            describe=_outcome,
-            failed=lambda row: not row["success"],
-            say=progress or (lambda line: None),
-            done_before=len(keys) - len(pending),
-        )
-        return [done[k] for k in keys if k in done]
-    # Seeds waiting per task: a worker stays on its task while it has seeds (its page is loaded).
-    waiting: dict[str, list[int]] = {}
-    for task, seed in pending:
-        waiting.setdefault(task, []).append(seed)
-
-    def next_episode(current: str | None) -> tuple[str, int] | None:
-        task = (
-            current if current and waiting.get(current) else max(waiting, key=lambda t: len(waiting[t]), default=None)
-        )
-        if task is None or not waiting[task]:
-            return None
-        return task, waiting[task].pop(0)
-
-    lock = asyncio.Lock()
-
-    async def worker(shared) -> None:
-        episode = next_episode(None)
-        if episode is None:
-            return
-        session = BrowserSession(cdp_url=cdp_url) if shared is None else context_session(shared)
-        async with session as browser, ReusingEnv(browser, reuse_page=config.reuse_page) as env:
-            while episode is not None:
-                task, seed = episode
-                trace_dir = out / "traces" / f"{task}-{seed}" if traces else None
-                row = await run_episode(browser, env, client, task, seed, options, trace_dir)
-                async with lock:
-                    folder.append(row)
-                    done[(task, seed)] = row
-                if progress:
-                    progress(f"{task} seed {seed}: {_outcome(row)}")
-                episode = next_episode(task)
-
-    async def workers(shared) -> None:
-        """Every worker to its end; the first failure cancels the others (awaited) and goes on."""
-        tasks = [asyncio.ensure_future(worker(shared)) for _ in range(concurrency)]
-        try:
-            finished, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        finally:  # a failure, or this run cancelled (Ctrl-C): nobody is left running
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-        for task in tasks:
-            if task in finished and not task.cancelled() and (exc := task.exception()) is not None:
-                raise exc
-
+    """Run the pending episodes into ``out`` (``webagent.evaluation.evaluate``); returns every row
+    of the run (old and new). ``cluster``: a connected Ray (``webagent.cluster``) runs each
+    episode instead, in a worker with its own browser, on ``endpoint`` (the run's
+    ``EndpointOptions``). If the run fails, the reports are written for the episodes that
+    finished and the error goes on."""
     try:
-        if pending:
-            if cdp_url or browser is not None:
-                await workers(None if cdp_url else browser)
-            else:
-                async with shared_browser() as shared:
-                    await workers(shared)
+        return await evaluate(episodes, out, backend(client, cluster, endpoint, concurrency), say=progress)
     except Exception:
-        rows = [done[k] for k in keys if k in done]
+        done = read_rows(out)
+        rows = [done[e.key] for e in episodes.plan() if e.key in done]
         if rows:  # the episodes that finished are reported; the caller reports the error
             from webagent.miniwob.report import write_reports
 
-            write_reports(out, rows, list(tasks), config.model_dump())
+            write_reports(out, rows, list(episodes.tasks), episodes.config.model_dump(mode="json"))
         raise
-    return [done[k] for k in keys if k in done]
 
 
-def _outcome(row: dict) -> str:
-    """An episode's progress line after its name."""
-    return f"{row['status']}, raw reward {row['raw_reward']:g}, {row['steps']} steps, {row.get('time_s', 0):.1f}s" + (
-        f" ({row['error']})" if row["error"] else ""
-    )
-
-
-__all__ = ["MiniWoBConfig", "merge", "run_miniwob", "shared_browser", "read_rows"]
+__all__ = ["MiniWoBConfig", "MiniWoBEval", "merge", "run_miniwob", "shared_browser", "read_rows"]

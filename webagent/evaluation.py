@@ -1,0 +1,199 @@
+"""One evaluation loop for every evaluator (issue 46, item 4).
+
+An evaluator (``Evaluator``) says what it runs: its configuration (pinned whole in
+``OUT/config.json``), ``plan()`` (its keyed items), ``run_item`` (one item's row) and
+``error_row`` (the row of an item that could not run). ``evaluate`` does the rest, the same
+for every evaluator: it pins the configuration in the results folder (``webagent.harness``),
+skips the items already done (resume), runs the others on a backend, appends each row as it
+comes and says a line per finished item. The backends are interchangeable and run the same
+``run_item`` on the same items: ``Serial`` in this process (``concurrency`` workers at once),
+``webagent.cluster.OnRay`` one Ray task per item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from webagent.durations import format_duration
+from webagent.harness import ResultsFolder
+
+T = TypeVar("T")  # what an item holds (an app's task, a task and seed...)
+W = TypeVar("W")  # what one worker holds (a browser, an app's instance, the client)
+
+
+@dataclass(frozen=True)
+class Item(Generic[T]):
+    """One planned item: its row's key, its name in progress lines, what the evaluator runs
+    (``of``) and its trace folder's name under OUT/traces (default: its label)."""
+
+    key: Hashable
+    label: str
+    of: T
+    folder: str = ""
+
+
+class Evaluator(ABC, Generic[T, W]):
+    """What one evaluation runs (see the module docstring). An evaluator is sent to Ray
+    workers as it is: it holds plain data, never the driver's client or browser."""
+
+    config: BaseModel  # what decides the results, pinned whole
+    results: Callable[[Path], ResultsFolder]  # the evaluator's results folder at a path
+    noun = "episodes"  # what an item is, in progress lines
+    traces = True  # a trace folder per item (OUT/traces/<item.folder>)
+
+    @abstractmethod
+    def plan(self) -> list[Item[T]]:
+        """Every item of the run (done ones too), in the order of the rows ``evaluate`` returns."""
+
+    @abstractmethod
+    async def run_item(self, worker: W, item: Item[T], trace: Path | None) -> dict:
+        """One item's row (an item that fails is an error row, never an exception)."""
+
+    @abstractmethod
+    def error_row(self, item: Item[T], trace: Path | None, why: str) -> dict:
+        """The row of an item that could not run (its worker lost): run again on resume."""
+
+    @abstractmethod
+    def outcome(self, row: dict) -> str:
+        """A finished item's progress line, after its label."""
+
+    def failed(self, row: dict) -> bool:
+        return not row.get("success")
+
+    def worker(self, client: Any, remote: bool) -> AbstractAsyncContextManager[W]:
+        """What one worker holds for its items (default: the model's client); ``remote``: in a
+        Ray worker process, with the client it opened."""
+        return contextlib.nullcontext(client)
+
+    def serving(self) -> AbstractAsyncContextManager[Any]:
+        """What a serial run's workers share (MiniWoB++: one browser), entered once."""
+        return contextlib.nullcontext()
+
+    def next_item(self, pending: list[Item[T]], last: Item[T] | None) -> Item[T]:
+        """The item a serial worker takes next after ``last`` (MiniWoB++: the same task)."""
+        return pending[0]
+
+    def open_model(self, endpoint: Any) -> AbstractAsyncContextManager[Any]:
+        """A Ray worker's client for ``endpoint`` (None: the evaluator needs none, as the ceiling)."""
+        if endpoint is None:
+            return contextlib.nullcontext()
+        from webagent.llm.endpoint import open_client
+
+        return open_client(endpoint)
+
+
+class Backend(Protocol):
+    async def run(
+        self, evaluator: Evaluator, items: list, trace_of: Callable, keep: Callable, say: Callable[[str], None]
+    ) -> None:
+        """Run ``items``; ``keep(item, row)`` as each finishes; ``say`` gets what the backend has to tell."""
+
+
+@dataclass
+class Serial:
+    """Items in this process: ``concurrency`` workers, each taking the next pending item as it
+    finishes one; the first failure outside an item cancels the others (awaited) and goes on."""
+
+    client: Any = None
+    concurrency: int = 1
+
+    async def run(
+        self, evaluator: Evaluator, items: list, trace_of: Callable, keep: Callable, say: Callable[[str], None]
+    ) -> None:
+        pending = list(items)
+
+        def take(last):
+            if not pending:
+                return None
+            item = evaluator.next_item(pending, last)
+            pending.remove(item)
+            return item
+
+        async def worker() -> None:
+            item = take(None)
+            if item is None:
+                return
+            async with evaluator.worker(self.client, remote=False) as held:
+                while item is not None:
+                    keep(item, await evaluator.run_item(held, item, trace_of(item)))
+                    item = take(item)
+
+        async with evaluator.serving():
+            tasks = [asyncio.ensure_future(worker()) for _ in range(self.concurrency)]
+            try:
+                finished, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            finally:  # a failure, or this run cancelled (Ctrl-C): nobody is left running
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+            for task in tasks:
+                if task in finished and not task.cancelled() and (exc := task.exception()) is not None:
+                    raise exc
+
+
+def backend(client: Any = None, cluster: Any = None, endpoint: Any = None, concurrency: int = 1) -> Backend:
+    """``Serial`` on ``client``, or with ``cluster`` (a connected Ray) ``OnRay``, whose workers
+    open the model the driver's ``client`` reaches (``endpoint``: the run's ``EndpointOptions``)."""
+    if cluster is None:
+        return Serial(client, concurrency)
+    from webagent.cluster import OnRay, worker_endpoint
+
+    return OnRay(cluster, None if client is None else worker_endpoint(endpoint, client))
+
+
+class Progress:
+    """A line per finished item: done k of n, failures so far, the time left at the pace so far."""
+
+    def __init__(self, evaluator: Evaluator, total: int, done_before: int, say: Callable[[str], None] | None):
+        self.evaluator, self.total, self.done_before, self.say = evaluator, total, done_before, say
+        self.finished = self.failures = 0
+        self.started = time.perf_counter()
+
+    def __call__(self, item: Item, row: dict) -> None:
+        self.finished += 1
+        self.failures += self.evaluator.failed(row)
+        if self.say is None:
+            return
+        left = self.total - self.done_before - self.finished
+        pace = (time.perf_counter() - self.started) / self.finished
+        self.say(
+            f"[{self.done_before + self.finished}/{self.total}] {item.label}: {self.evaluator.outcome(row)}; "
+            f"{self.failures} failed so far; ~{format_duration(pace * left)} left"
+        )
+
+
+async def evaluate(
+    evaluator: Evaluator, out: Path, backend: Backend, say: Callable[[str], None] | None = print
+) -> list[dict]:
+    """Run the items of ``evaluator.plan()`` not yet done in ``out`` on ``backend``; returns the
+    rows of every planned item that has one, in plan order (see the module docstring)."""
+    folder = evaluator.results(out)
+    folder.pin(evaluator.config)
+    items = evaluator.plan()
+    rows = folder.rows()
+    done = folder.done(rows)
+    pending = [item for item in items if item.key not in done]
+    if say is not None and len(pending) < len(items):
+        say(f"{len(items)} {evaluator.noun}, {len(items) - len(pending)} already in {folder.rows_path}")
+    progress = Progress(evaluator, len(items), len(items) - len(pending), say)
+
+    def trace_of(item: Item) -> Path | None:
+        return out / "traces" / (item.folder or item.label) if evaluator.traces else None
+
+    def keep(item: Item, row: dict) -> None:
+        rows[item.key] = row
+        folder.append(row)
+        progress(item, row)
+
+    await backend.run(evaluator, pending, trace_of, keep, say or (lambda line: None))
+    return [rows[item.key] for item in items if item.key in rows]
