@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from mind2web.methods import StepInput, Variant, predict
-from webagent.agent.decide import decide
+from webagent.agent.decide import DecideContext, decide
 from webagent.agent.options import AgentOptions
 from webagent.html import Snippet
 from webagent.llm.client import ContextOverflow, ModelCallError
@@ -152,9 +152,8 @@ def live_model(overflow_on_whole_page: bool, value: str = "Date"):
 async def _decide(backend):
     snippets, view = view_snippets(FORM)
     options = AgentOptions(lookup="auto", context_tokens=8192)
-    return await decide(
-        fake_client(backend), snippets, task="t", history=[], controls=view.controls, options=options, reuse=None
-    )
+    ctx = DecideContext(snippets=snippets, controls=view.controls, task="t", history=[], options=options)
+    return await decide(fake_client(backend), ctx)
 
 
 async def test_a_whole_page_that_overflows_is_read_again_through_its_gists():
