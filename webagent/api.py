@@ -153,10 +153,7 @@ class Agent:
 
         if self.options is not None:
             return self.options
-        options = AgentOptions()
-        if self.max_steps is not None:
-            options.max_steps = self.max_steps
-        return options
+        return AgentOptions() if self.max_steps is None else AgentOptions(max_steps=self.max_steps)
 
     async def run(self, progress: Progress | None = None) -> RunResult:
         from webagent.agent.episode import check_url
