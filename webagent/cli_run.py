@@ -101,8 +101,7 @@ async def run_command(task, url, demo, dry_run, as_json, secrets, save_as, no_sk
 
 def _print_result(result: RunResult, agent: Agent, as_json: bool) -> None:
     if as_json:
-        out = {k: result.to_json()[k] for k in ("status", "answer", "steps", "trace_dir", "usage")}
-        out["error"] = result.error
+        out = {k: result.to_json()[k] for k in ("status", "answer", "steps", "trace_dir", "usage", "error")}
         if result.demo_order_placed is not None:
             out["demo_order_placed"] = result.demo_order_placed
         if agent.demo_orders:
