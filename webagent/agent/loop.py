@@ -397,11 +397,11 @@ def _remember(state: RunState, seen: _Seen, guard: _Guarded, acted: Acted, recor
     step 3"), ``--record``'s steps, the form check's word kept, the skills' lifecycle."""
     action, control, ok = guard.action, guard.control, acted.ok
     assert action is not None, "an action was done"
-    if acted.fill_steps is not None:  # a FILL's fields and click, each as it went
+    if action.operation == "FILL":  # a FILL's fields and click, each as it went
         values = {f.element_id: f.value for f in action.fields}
         parts = [
             (s.op, s.element_id, values.get(s.element_id or "", ""), s.element_id in guard.hidden)
-            for s in acted.fill_steps
+            for s in acted.inner or ()
             if s.ok
         ]
     else:
@@ -413,9 +413,9 @@ def _remember(state: RunState, seen: _Seen, guard: _Guarded, acted: Acted, recor
             state.did[did_key(c)] = f"you {DID[op]} this at step {n}"
         if recorder is not None:
             recorder.add(seen.obs, op, element_id, value, secret)
-    if acted.fill_steps is not None and guard.held is not None and control is not None:
+    if action.operation == "FILL" and guard.held is not None and control is not None:
         state.forms_checked.add((state.page, control.form))  # held once: a CLICK on the filled form is sent
-    state.skills.acted(guard.offer, ok, acted.skill_steps, ok and _sends_form(action, control), n)
+    state.skills.acted(guard.offer, ok, acted.inner, ok and _sends_form(action, control), n)
 
 
 def _record(
@@ -423,11 +423,8 @@ def _record(
 ) -> StepRecord:
     """Phase 5: the step's record (``trace.record.step_record``) and its line in the history."""
     obs = seen.obs
-    inner = {
-        name: steps
-        for name, steps in (("skill_steps", acted.skill_steps), ("fill_steps", acted.fill_steps))
-        if steps is not None
-    }
+    done = guard.action.operation if guard.action is not None and acted.inner is not None else None
+    inner = {f"{done.lower()}_steps": acted.inner} if done else {}  # a SKILL's or a FILL's own steps
     record = step_record(
         n,
         guard.action,
