@@ -24,13 +24,10 @@ def memory_text(memory, expanded: list[int]) -> str:
     """The live agent's memory as plain lines: a snippet read again in full, the others as
     their gists (control lines keep their start, so the model reads them as on a whole page)."""
     shown = set(expanded)
-    parts = []
-    for page, gist in zip(memory.pages, memory.gists):
-        if page.index in shown:
-            parts.append(f"(part {page.index}, in full)\n{page.text}")
-        else:
-            parts.append(f"(part {page.index}, summary) {gist}")
-    return "\n".join(parts)
+    return "\n".join(
+        f"(part {page.index}, in full)\n{page.text}" if page.index in shown else f"(part {page.index}, summary) {gist}"
+        for page, gist in zip(memory.pages, memory.gists)
+    )
 
 
 @dataclass
@@ -153,22 +150,20 @@ async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
         visible=line_ids,
         render=memory_text,
     )
-    outcome, context, allowed = decision.outcome, decision.context, decision.allowed
-    expanded, dropped = decision.expanded, decision.dropped_for_context
     times["action_s"] = time.perf_counter() - t0
     return Decision(
-        outcome,
-        context,
-        allowed,
+        decision.outcome,
+        decision.context,
+        decision.allowed,
         gists=list(memory.gists),
         gist_fallbacks=list(memory.fallback_pages),
         gists_reused=(reuse.reused - reused_before) if reuse else 0,
         lookup=lookup_info,
-        expanded=expanded,
-        dropped_for_context=dropped,
-        context_words=max(memory.context_words(), memory.context_words(expanded=expanded)),
-        endpoint_failed=memory.endpoint_failed or found.endpoint_failed or outcome.endpoint_failed,
-        failures=len(memory.fallback_pages) + found.failures + outcome.failures,
+        expanded=decision.expanded,
+        dropped_for_context=decision.dropped_for_context,
+        context_words=max(memory.context_words(), memory.context_words(expanded=decision.expanded)),
+        endpoint_failed=memory.endpoint_failed or found.endpoint_failed or decision.outcome.endpoint_failed,
+        failures=len(memory.fallback_pages) + found.failures + decision.outcome.failures,
         times=times,
     )
 
