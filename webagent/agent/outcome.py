@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from webagent.agent.fill import run_fill
+from webagent.agent.fill import noted, run_fill
 from webagent.agent.secrets import reveal
 from webagent.agent.stable_ids import keep_ids
 from webagent.agent.state import RunState, page_key
@@ -93,11 +93,7 @@ async def act(
         ran = await run_skill(
             browser, obs, state.skills.offers[action.element_id], action.args, lambda v: reveal(v, state.named), repair
         )
-        executed, inner = ran.result, ran.steps
-        done = sum(1 for s in ran.steps if s.ok)
-        executed = executed.model_copy(
-            update={"note": "; ".join(x for x in (f"the skill did {done} steps", executed.note) if x)}
-        )
+        executed, inner = noted(ran.result, f"the skill did {sum(1 for s in ran.steps if s.ok)} steps"), ran.steps
     else:
         executed = (await execute(browser, obs, to_browser_action(action, state.named))).result
     times["execute_s"] = time.perf_counter() - t0
