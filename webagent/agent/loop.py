@@ -459,8 +459,7 @@ def _repairer(client, state: RunState):
     recorded step as a hint, why it was not found) after the run's history."""
 
     async def repair(obs, line: str):
-        history = [*state.history, line]
-        decision = await decide_page(client, obs, state.task, history, state.options, can_back=False)
+        decision = await decide_page(client, obs, state.task, [*state.history, line], state.options, can_back=False)
         action = decision.outcome.action if decision is not None else None
         if action is None or action.operation not in ("CLICK", "TYPE", "SELECT"):
             return None
