@@ -86,7 +86,6 @@ class DecideContext:
 async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
     """The model's action on ``ctx``'s page (see the module docstring)."""
     snippets, controls, options, reuse, chat = ctx.snippets, ctx.controls, ctx.options, ctx.reuse, ctx.chat
-    task, history = ctx.task, ctx.history
     page = "\n".join(s.text for s in snippets)
 
     async def predict(context: str, allowed: list[str], hint: str = "", in_chat: bool = False) -> LiveOutcome:
@@ -101,8 +100,8 @@ async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
         return await predict_live_action(
             client,
             context=context + ("\n" + ctx.skills if ctx.skills and not ctx.dialog else ""),
-            task=task,
-            history=history,
+            task=ctx.task,
+            history=ctx.history,
             choices=choices,
             url=ctx.url,
             title=ctx.title,
@@ -133,7 +132,7 @@ async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
     memory = await build_web_memory(client, snippets, reuse, gist_prompt="web_live_gist")
     times["gist_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    found = await look_up(client, memory, task=task, previous_actions=history, max_pages=options.max_lookup)
+    found = await look_up(client, memory, task=ctx.task, previous_actions=ctx.history, max_pages=options.max_lookup)
     times["lookup_s"] = time.perf_counter() - t0
     lookup_info = {name: getattr(found, name) for name in ("pages", "calls", "failures", "problem", "replies")}
     t0 = time.perf_counter()
@@ -141,8 +140,8 @@ async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
         client,
         memory,
         looked_up=found.pages,
-        task=task,
-        previous_actions=history,
+        task=ctx.task,
+        previous_actions=ctx.history,
         valid_ids=set(controls),
         act_on=options.act_on,
         context_tokens=options.context_tokens,
