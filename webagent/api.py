@@ -66,20 +66,11 @@ class RunResult:
 
     @classmethod
     def of(cls, done: AgentResult, **more: Any) -> RunResult:
-        """What ``done`` (a run's ``AgentResult``, or a replay's, which is one) says, with
-        ``more``: the fields only the caller knows (the time, the replay's counts, the demo)."""
-        return cls(
-            status=done.status,
-            answer=done.answer,
-            final_url=done.final_url,
-            final_title=done.final_title,
-            steps=done.steps,
-            usage=done.usage,
-            error=done.error,
-            failed_steps=done.failed_steps,
-            trace_dir=Path(done.trace_dir) if done.trace_dir else None,
-            **more,
-        )
+        """What ``done`` (a run's ``AgentResult``, or a replay's, which is one) says, field by
+        field of the same name, with ``more``: the fields only the caller knows (the time, the
+        saved name, the demo)."""
+        kept = {f.name: getattr(done, f.name) for f in fields(cls) if hasattr(done, f.name)}
+        return cls(**kept | {"trace_dir": Path(done.trace_dir) if done.trace_dir else None} | more)
 
     def to_json(self) -> dict:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -162,10 +153,7 @@ class Agent:
 
         if self.options is not None:
             return self.options
-        options = AgentOptions()
-        if self.max_steps is not None:
-            options.max_steps = self.max_steps
-        return options
+        return AgentOptions() if self.max_steps is None else AgentOptions(max_steps=self.max_steps)
 
     async def run(self, progress: Progress | None = None) -> RunResult:
         from webagent.agent.episode import check_url
@@ -344,15 +332,7 @@ async def replay(
             shop.stop()
     # The shop's own record of the order its task asks for, as for a run (None: not the demo).
     placed = shop.confirms(runner.task) if shop is not None else None
-    return RunResult.of(
-        done,
-        wall_s=done.wall_s,
-        replayed=done.replayed,
-        repaired=done.repaired,
-        misses=done.misses,
-        saved_as=name if done.saved_to else None,
-        demo_order_placed=placed,
-    )
+    return RunResult.of(done, saved_as=name if done.saved_to else None, demo_order_placed=placed)
 
 
 def replay_sync(trace_or_name: str | Path, params: Mapping[str, str] | None = None, **kwargs: Any) -> RunResult:

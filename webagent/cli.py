@@ -311,13 +311,8 @@ from webagent.cli_teach import teach_command  # noqa: E402 - teach by showing
 from webagent.miniwob.cli import miniwob_command  # noqa: E402
 from webagent.skills.cli import skills_group  # noqa: E402 - skills learned from recordings
 
-main.add_command(run_command)
-main.add_command(teach_command)
-main.add_command(skills_group)
-main.add_command(apps_group)
-main.add_command(miniwob_command)
-main.add_command(replay_command)
-main.add_command(workflows_group)
+for command in (run_command, teach_command, skills_group, apps_group, miniwob_command, replay_command, workflows_group):
+    main.add_command(command)
 
 
 if __name__ == "__main__":

@@ -39,28 +39,22 @@ from webagent.cli_common import (
 @agent_options
 @model_options
 @run_async
-async def replay_command(
-    source, url, demo, params, no_model, allow_domains, trace_dir, headed, cdp_url, as_json, **kwargs
-) -> None:
+async def replay_command(source, params, as_json, **kwargs) -> None:
     """Replay a finished run (its trace folder, or a workflow saved with `run --save-as NAME`)
     in a fresh browser without the model; only steps whose page or element changed go to
     the model, and the repaired workflow is written for the next replay."""
     from webagent import replay
     from webagent.trace.params import parse_params
 
+    options = options_from(kwargs)  # the repairs decide as `webagent run` does
+    endpoint = endpoint_options(kwargs)
     result = await replay(
         source,
         parse_params(params),
-        url=url,
-        demo=demo,
-        no_model=no_model,
-        allow_domains=list(allow_domains) or None,
-        trace_dir=trace_dir,
-        headed=headed,
-        cdp_url=cdp_url,
-        options=options_from(kwargs),  # the repairs decide as `webagent run` does
-        endpoint=endpoint_options(kwargs),
+        options=options,
+        endpoint=endpoint,
         progress=partial(click.echo, err=True),
+        **kwargs,  # the rest by replay's own names: url, demo, no_model, allow_domains, trace_dir, headed, cdp_url
     )
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False))

@@ -62,24 +62,7 @@ from webagent.errors import UserError
 @browser_options
 @model_options
 @run_async
-async def run_command(
-    task,
-    url,
-    demo,
-    dry_run,
-    allow_domains,
-    trace_dir,
-    record_dir,
-    as_json,
-    accept_dialogs,
-    secrets,
-    save_as,
-    no_skills,
-    params,
-    headed,
-    cdp_url,
-    **kwargs,
-) -> None:
+async def run_command(task, url, demo, dry_run, as_json, secrets, save_as, no_skills, params, **kwargs) -> None:
     """Do TASK in a browser starting at --url: observe, remember, act, until DONE."""
     from webagent.agent.secrets import parse_secret_options
     from webagent.trace.params import parse_params
@@ -91,21 +74,17 @@ async def run_command(
     if not task or not task.strip():
         raise UserError("the task is empty")
     options = options_from(kwargs, dry_run=dry_run, skills=not no_skills)
+    endpoint = endpoint_options(kwargs)
     agent = Agent(
         task,
         url=url,
         demo=demo,
-        allow_domains=list(allow_domains),
-        headed=headed,
-        cdp_url=cdp_url,
-        trace_dir=trace_dir,
-        record_dir=record_dir,
         options=options,
-        endpoint=endpoint_options(kwargs),
+        endpoint=endpoint,
         save_as=save_as,
         params=parse_params(params),
-        accept_dialogs=accept_dialogs,
         secrets=parse_secret_options(secrets),
+        **kwargs,  # the rest by Agent's own names: allow_domains, trace_dir, record_dir, accept_dialogs, headed, cdp_url
     )
     result = await agent.run(progress=partial(click.echo, err=True))
     _print_result(result, agent, as_json)
@@ -122,8 +101,7 @@ async def run_command(
 
 def _print_result(result: RunResult, agent: Agent, as_json: bool) -> None:
     if as_json:
-        out = {k: result.to_json()[k] for k in ("status", "answer", "steps", "trace_dir", "usage")}
-        out["error"] = result.error
+        out = {k: result.to_json()[k] for k in ("status", "answer", "steps", "trace_dir", "usage", "error")}
         if result.demo_order_placed is not None:
             out["demo_order_placed"] = result.demo_order_placed
         if agent.demo_orders:

@@ -24,13 +24,10 @@ def memory_text(memory, expanded: list[int]) -> str:
     """The live agent's memory as plain lines: a snippet read again in full, the others as
     their gists (control lines keep their start, so the model reads them as on a whole page)."""
     shown = set(expanded)
-    parts = []
-    for page, gist in zip(memory.pages, memory.gists):
-        if page.index in shown:
-            parts.append(f"(part {page.index}, in full)\n{page.text}")
-        else:
-            parts.append(f"(part {page.index}, summary) {gist}")
-    return "\n".join(parts)
+    return "\n".join(
+        f"(part {page.index}, in full)\n{page.text}" if page.index in shown else f"(part {page.index}, summary) {gist}"
+        for page, gist in zip(memory.pages, memory.gists)
+    )
 
 
 @dataclass
@@ -89,7 +86,6 @@ class DecideContext:
 async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
     """The model's action on ``ctx``'s page (see the module docstring)."""
     snippets, controls, options, reuse, chat = ctx.snippets, ctx.controls, ctx.options, ctx.reuse, ctx.chat
-    task, history = ctx.task, ctx.history
     page = "\n".join(s.text for s in snippets)
 
     async def predict(context: str, allowed: list[str], hint: str = "", in_chat: bool = False) -> LiveOutcome:
@@ -104,8 +100,8 @@ async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
         return await predict_live_action(
             client,
             context=context + ("\n" + ctx.skills if ctx.skills and not ctx.dialog else ""),
-            task=task,
-            history=history,
+            task=ctx.task,
+            history=ctx.history,
             choices=choices,
             url=ctx.url,
             title=ctx.title,
@@ -136,7 +132,7 @@ async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
     memory = await build_web_memory(client, snippets, reuse, gist_prompt="web_live_gist")
     times["gist_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    found = await look_up(client, memory, task=task, previous_actions=history, max_pages=options.max_lookup)
+    found = await look_up(client, memory, task=ctx.task, previous_actions=ctx.history, max_pages=options.max_lookup)
     times["lookup_s"] = time.perf_counter() - t0
     lookup_info = {name: getattr(found, name) for name in ("pages", "calls", "failures", "problem", "replies")}
     t0 = time.perf_counter()
@@ -144,8 +140,8 @@ async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
         client,
         memory,
         looked_up=found.pages,
-        task=task,
-        previous_actions=history,
+        task=ctx.task,
+        previous_actions=ctx.history,
         valid_ids=set(controls),
         act_on=options.act_on,
         context_tokens=options.context_tokens,
@@ -153,22 +149,20 @@ async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
         visible=line_ids,
         render=memory_text,
     )
-    outcome, context, allowed = decision.outcome, decision.context, decision.allowed
-    expanded, dropped = decision.expanded, decision.dropped_for_context
     times["action_s"] = time.perf_counter() - t0
     return Decision(
-        outcome,
-        context,
-        allowed,
+        decision.outcome,
+        decision.context,
+        decision.allowed,
         gists=list(memory.gists),
         gist_fallbacks=list(memory.fallback_pages),
         gists_reused=(reuse.reused - reused_before) if reuse else 0,
         lookup=lookup_info,
-        expanded=expanded,
-        dropped_for_context=dropped,
-        context_words=max(memory.context_words(), memory.context_words(expanded=expanded)),
-        endpoint_failed=memory.endpoint_failed or found.endpoint_failed or outcome.endpoint_failed,
-        failures=len(memory.fallback_pages) + found.failures + outcome.failures,
+        expanded=decision.expanded,
+        dropped_for_context=decision.dropped_for_context,
+        context_words=max(memory.context_words(), memory.context_words(expanded=decision.expanded)),
+        endpoint_failed=memory.endpoint_failed or found.endpoint_failed or decision.outcome.endpoint_failed,
+        failures=len(memory.fallback_pages) + found.failures + decision.outcome.failures,
         times=times,
     )
 

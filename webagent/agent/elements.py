@@ -20,12 +20,7 @@ def role(el) -> str:
 
 
 def label(el, limit: int = 60) -> str:
-    text = " ".join(" ".join(el.itertext()).split())
-    if not text:
-        for name in _LABEL_ATTRS:
-            if el.get(name):
-                text = el.get(name)
-                break
+    text = " ".join(" ".join(el.itertext()).split()) or next((el.get(n) for n in _LABEL_ATTRS if el.get(n)), "")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -55,6 +50,4 @@ def attributes(raw_html: str, element_id: str) -> tuple[str, dict[str, str]]:
     el = element(raw_html, element_id)
     if el is None:
         return "", {"backend_node_id": element_id}
-    attrs = {k: v for k, v in el.attrib.items()}
-    attrs["backend_node_id"] = element_id
-    return el.tag, attrs
+    return el.tag, {**el.attrib, "backend_node_id": element_id}

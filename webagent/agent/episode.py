@@ -139,6 +139,4 @@ async def run_episode(
     finally:
         if writer is not None:
             write_report(writer.folder)
-    verdict = await task.validate(result.answer)
-    steps = writer.steps() if writer is not None else []
-    return Episode(goal, result, verdict, steps)
+    return Episode(goal, result, await task.validate(result.answer), writer.steps() if writer is not None else [])

@@ -68,7 +68,7 @@ async def run_fill(
             why = f"field {k} of {n} ([{f.element_id}]) failed: {result.error}"
             return FillRun(result.model_copy(update={"error": why}), done)
         if stop := _stopped(browser, obs, result):
-            return FillRun(_noted(result, f"filled {k} of {n} fields, then stopped: {stop}"), done)
+            return FillRun(noted(result, f"filled {k} of {n} fields, then stopped: {stop}"), done)
     summary = f"filled {n} fields"
     if held is not None and action.element_id:
         summary += f"; not sent: a check of the form before sending says: {held}; CLICK [{action.element_id}] sends it"
@@ -79,7 +79,7 @@ async def run_fill(
         done.append(sent.step)
         if not result.ok:
             result = result.model_copy(update={"error": f"the submit button [{action.element_id}]: {result.error}"})
-    return FillRun(_noted(result, summary), done)
+    return FillRun(noted(result, summary), done)
 
 
 def _name(control: Control | None) -> str | None:
@@ -88,5 +88,6 @@ def _name(control: Control | None) -> str | None:
     return control.describe() if control is not None else None
 
 
-def _noted(result: ActionResult, note: str) -> ActionResult:
+def noted(result: ActionResult, note: str) -> ActionResult:
+    """``result`` with ``note`` before its own (a FILL's or a SKILL's summary of its parts)."""
     return result.model_copy(update={"note": "; ".join(x for x in (note, result.note) if x)})

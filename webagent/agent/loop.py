@@ -49,7 +49,6 @@ from webagent.browser.errors import CaptureError
 from webagent.browser.models import Dialog
 from webagent.errors import UserError
 from webagent.llm.client import LLMClient
-from webagent.problems import ProblemKind
 from webagent.skills import store as skill_store
 from webagent.skills.learn import site_of
 from webagent.skills.offer import Offer
@@ -235,7 +234,6 @@ class _Seen:
     page: dict[str, Any]  # what the step's record says of the page
     times: dict[str, float]  # the step's, phase by phase
     problem: str | None = None  # why there is nothing to decide on
-    problem_kind: ProblemKind | None = None
 
 
 @dataclass
@@ -256,10 +254,12 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     """One step on ``state.obs``, in phases: observe and offer, decide, guard, execute, record."""
     step_client = client.scoped(transcript=True)
     seen = await _observe(browser, state, trace)
-    decision = await _decide(step_client, state, seen) if seen.snippets else None
-    if decision is not None:
+    if seen.snippets:
+        decision = await _decide(step_client, state, seen)
         seen.times.update(decision.times)
-    action = decision.outcome.action if decision else None
+    else:  # nothing to act on: a failed step
+        decision = Decision(LiveOutcome(problem=seen.problem, problem_kind="nothing_to_act_on"), "", [], failures=1)
+    action = decision.outcome.action
     guard = await _guard(step_client, state, seen, action)
     check = (lambda: after_step(n)) if after_step is not None else None
     acted = await _execute(browser, step_client, state, seen, guard, check)
@@ -276,7 +276,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         # (a capture that fails leaves the page as it was seen; a held dialog is the model's to answer).
         with contextlib.suppress(CaptureError):
             state.obs = await browser.observe()
-    fatal = f"the model endpoint failed: {decision.outcome.problem}" if decision and decision.endpoint_failed else None
+    fatal = f"the model endpoint failed: {decision.outcome.problem}" if decision.endpoint_failed else None
     return StepOutcome(record, action, acted.ok, fatal or acted.fatal, acted.finished)
 
 
@@ -315,8 +315,7 @@ async def _observe(browser, state: RunState, trace) -> _Seen:
     if dialog is not None:
         page["dialog"] = dialog.model_dump(exclude_none=True)
     state.skills.offer(obs, controls, dialog is not None)
-    kind: ProblemKind | None = "nothing_to_act_on" if problem else None
-    return _Seen(obs, dialog, shot, snippets, controls, before, page, times, problem, kind)
+    return _Seen(obs, dialog, shot, snippets, controls, before, page, times, problem)
 
 
 async def _decide(client, state: RunState, seen: _Seen) -> Decision:
@@ -398,11 +397,11 @@ def _remember(state: RunState, seen: _Seen, guard: _Guarded, acted: Acted, recor
     step 3"), ``--record``'s steps, the form check's word kept, the skills' lifecycle."""
     action, control, ok = guard.action, guard.control, acted.ok
     assert action is not None, "an action was done"
-    if acted.fill_steps is not None:  # a FILL's fields and click, each as it went
+    if action.operation == "FILL":  # a FILL's fields and click, each as it went
         values = {f.element_id: f.value for f in action.fields}
         parts = [
             (s.op, s.element_id, values.get(s.element_id or "", ""), s.element_id in guard.hidden)
-            for s in acted.fill_steps
+            for s in acted.inner or ()
             if s.ok
         ]
     else:
@@ -414,25 +413,18 @@ def _remember(state: RunState, seen: _Seen, guard: _Guarded, acted: Acted, recor
             state.did[did_key(c)] = f"you {DID[op]} this at step {n}"
         if recorder is not None:
             recorder.add(seen.obs, op, element_id, value, secret)
-    if acted.fill_steps is not None and guard.held is not None and control is not None:
+    if action.operation == "FILL" and guard.held is not None and control is not None:
         state.forms_checked.add((state.page, control.form))  # held once: a CLICK on the filled form is sent
-    state.skills.acted(guard.offer, ok, acted.skill_steps, ok and _sends_form(action, control), n)
+    state.skills.acted(guard.offer, ok, acted.inner, ok and _sends_form(action, control), n)
 
 
 def _record(
-    state: RunState, client, n: int, seen: _Seen, decision: Decision | None, guard: _Guarded, acted: Acted
+    state: RunState, client, n: int, seen: _Seen, decision: Decision, guard: _Guarded, acted: Acted
 ) -> StepRecord:
     """Phase 5: the step's record (``trace.record.step_record``) and its line in the history."""
     obs = seen.obs
-    no_decision = Decision(LiveOutcome(), "", [], failures=1)  # nothing to act on: a failed step
-    inner = {
-        name: steps
-        for name, steps in (("skill_steps", acted.skill_steps), ("fill_steps", acted.fill_steps))
-        if steps is not None
-    }
-    problem, problem_kind = (
-        (decision.outcome.problem, decision.outcome.problem_kind) if decision else (seen.problem, seen.problem_kind)
-    )
+    done = guard.action.operation if guard.action is not None and acted.inner is not None else None
+    inner = {f"{done.lower()}_steps": acted.inner} if done else {}  # a SKILL's or a FILL's own steps
     record = step_record(
         n,
         guard.action,
@@ -440,8 +432,8 @@ def _record(
         title=obs.title,
         obs=obs,
         description=guard.description,
-        problem=problem,
-        problem_kind=problem_kind,
+        problem=decision.outcome.problem,
+        problem_kind=decision.outcome.problem_kind,
         executed=acted.executed,
         result_text=acted.text,
         ok=acted.ok,
@@ -450,7 +442,7 @@ def _record(
         dry_run=state.options.dry_run,
         times=seen.times,
         **seen.page,
-        **(decision or no_decision).trace_fields(),
+        **decision.trace_fields(),
         **inner,
         changed=acted.changed,
         warning=state.warning or None,
@@ -467,8 +459,7 @@ def _repairer(client, state: RunState):
     recorded step as a hint, why it was not found) after the run's history."""
 
     async def repair(obs, line: str):
-        history = [*state.history, line]
-        decision = await decide_page(client, obs, state.task, history, state.options, can_back=False)
+        decision = await decide_page(client, obs, state.task, [*state.history, line], state.options, can_back=False)
         action = decision.outcome.action if decision is not None else None
         if action is None or action.operation not in ("CLICK", "TYPE", "SELECT"):
             return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from webagent.agent.fill import run_fill
+from webagent.agent.fill import noted, run_fill
 from webagent.agent.secrets import reveal
 from webagent.agent.stable_ids import keep_ids
 from webagent.agent.state import RunState, page_key
@@ -55,8 +55,7 @@ class Acted:
     text: str  # the outcome the model reads: "ok; the page now shows ...", "no visible change", "failed: ..."
     finished: str | None = None  # the site's word (``after_step``)
     fatal: str | None = None
-    skill_steps: list[InnerStep] | None = None  # a SKILL's steps, as each was done
-    fill_steps: list[InnerStep] | None = None  # a FILL's fields and click, as each was done
+    inner: list[InnerStep] | None = None  # a SKILL's steps, or a FILL's fields and click, as each was done
 
 
 async def act(
@@ -86,32 +85,21 @@ async def act(
         during = before
     recheck_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    skill_steps = fill_steps = None
+    inner = None
     if action.operation == "FILL":
         filled = await run_fill(browser, obs, action, state.controls(obs), lambda v: reveal(v, state.named), held)
-        executed, fill_steps = filled.result, filled.steps
+        executed, inner = filled.result, filled.steps
     elif action.operation == "SKILL":
         ran = await run_skill(
             browser, obs, state.skills.offers[action.element_id], action.args, lambda v: reveal(v, state.named), repair
         )
-        executed, skill_steps = ran.result, ran.steps
-        done = sum(1 for s in ran.steps if s.ok)
-        executed = executed.model_copy(
-            update={"note": "; ".join(x for x in (f"the skill did {done} steps", executed.note) if x)}
-        )
+        executed, inner = noted(ran.result, f"the skill did {sum(1 for s in ran.steps if s.ok)} steps"), ran.steps
     else:
         executed = (await execute(browser, obs, to_browser_action(action, state.named))).result
     times["execute_s"] = time.perf_counter() - t0
     if _asks(browser):  # the action raised a dialog the page holds open: the model answers it next
         times["observe_s"] = recheck_s
-        return Acted(
-            executed,
-            executed.ok,
-            True,
-            executed.note or "the page opened a dialog",
-            skill_steps=skill_steps,
-            fill_steps=fill_steps,
-        )
+        return Acted(executed, executed.ok, True, executed.note or "the page opened a dialog", inner=inner)
     if after_step is not None:
         finished = await after_step()
     t0 = time.perf_counter()
@@ -124,7 +112,7 @@ async def act(
     times["observe_s"] = time.perf_counter() - t0 + recheck_s  # both captures of this step
     assert state.obs is not None  # this one, or (capture failed) the one acted on
     after = state.lines(state.obs)  # (the next step reads the same rendering)
-    retyped = any([_retyped_password(state, obs, i, v) for i, v in _typed(action, executed, fill_steps)])
+    retyped = any([_retyped_password(state, obs, i, v) for i, v in _typed(action, executed, inner)])
     changed = bool(finished) or (not fatal and (state.obs.url != obs.url or retyped or _changed(before, during, after)))
     if executed.ok and not changed and not fatal:  # a late effect (a timer, a request) is a change too
         t0 = time.perf_counter()
@@ -150,7 +138,7 @@ async def act(
         text = "no visible change"
     if executed.note:
         text += f" ({executed.note})"
-    return Acted(executed, executed.ok, changed, text, finished, fatal, skill_steps, fill_steps)
+    return Acted(executed, executed.ok, changed, text, finished, fatal, inner)
 
 
 def _asks(browser) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from webagent.agent import elements
-from webagent.browser import Observation
+from webagent.browser import Observation, redact
 from webagent.trace.writer import scrub
 
 SPLIT = "live"
@@ -56,12 +56,9 @@ class Recorder:
         return len(self.task["actions"])
 
     def add(self, obs: Observation, op: str, element_id: str, value: str | None, secret: bool) -> None:
-        if secret:
-            from webagent.browser import redact
-
-            if value:
-                self.secrets.add(value)
-            value = redact(value, True)
+        if secret and value:
+            self.secrets.add(value)
+        value = redact(value, secret)
         tag, attrs = elements.attributes(obs.raw_html, element_id)
         candidate = {
             "tag": tag or obs.elements[element_id].tag,
