@@ -147,16 +147,8 @@ def fold_conversation(turns: list[str]) -> str:
     tail = last[last.rindex("\nTask: ") + 1 :] if "\nTask: " in last else ""
     if warning := _warning(last):  # the last turn's warning, where the full message has it
         tail = warning + "\n" + tail
-    return (
-        "Previous actions and their results:\n"
-        + ("\n".join(history_lines) or "None")
-        + "\n"
-        + header
-        + "\n'''\n"
-        + "\n".join(page)
-        + "\n'''\n"
-        + tail
-    )
+    history_text, page_text = "\n".join(history_lines) or "None", "\n".join(page)
+    return f"Previous actions and their results:\n{history_text}\n{header}\n'''\n{page_text}\n'''\n{tail}"
 
 
 def _warning(turn: str) -> str:
