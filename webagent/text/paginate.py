@@ -75,10 +75,8 @@ class PaginationStats:
 
 
 @dataclass
-class PaginationResult:
+class PaginationResult(PaginationStats):
     pages: list[Page] = field(default_factory=list)
-    calls: int = 0
-    fallbacks: int = 0
 
 
 # --- reply parsing ----------------------------------------------------------------------------
@@ -350,11 +348,11 @@ async def paginate(
     max_words: int = 600,
 ) -> PaginationResult:
     """ReadAgent pagination of `paragraphs` (consumed lazily) into pages of at most `max_words`."""
-    stats = PaginationStats()
-    pages = [
-        page async for page in iter_pages(client, paragraphs, min_words=min_words, max_words=max_words, stats=stats)
+    result = PaginationResult()  # the stats counted into it as the pages come
+    result.pages = [
+        page async for page in iter_pages(client, paragraphs, min_words=min_words, max_words=max_words, stats=result)
     ]
-    return PaginationResult(pages=pages, calls=stats.calls, fallbacks=stats.fallbacks)
+    return result
 
 
 # --- uniform pages (no model) -------------------------------------------------------------------
