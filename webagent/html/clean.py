@@ -242,16 +242,10 @@ def clean_tree(root, extra_attrs: frozenset = frozenset()):
     need = []
     top = 0
     for el in root.iter(tag=etree.Element):
-        text = el.text
-        if text:
-            norm = _WS.sub(" ", text)
-            if norm != text:
-                el.text = norm
-        tail = el.tail
-        if tail:
-            norm = _WS.sub(" ", tail)
-            if norm != tail:
-                el.tail = norm
+        for part in ("text", "tail"):
+            value = getattr(el, part)
+            if value and (norm := _WS.sub(" ", value)) != value:
+                setattr(el, part, norm)
         bid = el.get(ID_ATTR)
         if bid is None or bid in used or not bid.strip():
             need.append(el)

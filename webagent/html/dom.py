@@ -15,6 +15,14 @@ ID_ATTR = "backend_node_id"
 #: Elements dropped with their whole subtree, wherever they are.
 DROP_TAGS = frozenset({"script", "style", "noscript", "template", "head", "meta", "link", "base"})
 
+#: A line break before and after these (the agent view's lines, a document's paragraphs):
+#: everything else flows inline.
+BLOCK_TAGS = frozenset(
+    """address article aside blockquote body dd details dialog div dl dt fieldset figcaption figure
+    footer form h1 h2 h3 h4 h5 h6 header hr html li main nav ol p pre section summary table tbody
+    td th thead tr ul br iframe caption legend label""".split()
+)
+
 #: HTML void elements: they never have content and serialise self-closed.
 VOID_TAGS = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}

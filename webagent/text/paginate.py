@@ -75,10 +75,8 @@ class PaginationStats:
 
 
 @dataclass
-class PaginationResult:
+class PaginationResult(PaginationStats):
     pages: list[Page] = field(default_factory=list)
-    calls: int = 0
-    fallbacks: int = 0
 
 
 # --- reply parsing ----------------------------------------------------------------------------
@@ -227,28 +225,18 @@ async def _choose(
     ("" when not asked, not given, or on a fallback: that page is then gisted on its own)."""
     format_label, example_label = example_labels(labels)
     offered = ", ".join(f"⟨{k}⟩" for k in labels)
+    name, what = ("pagination_gist", "the shortened part before it") if single_pass else ("pagination", "your reason")
+    prompt = render_prompt(name, passage=passage, format_label=format_label, example_label=example_label)
     if single_pass:
-        prompt = render_prompt(
-            "pagination_gist", passage=passage, format_label=format_label, example_label=example_label
-        )
         parse, schema = (lambda reply: parse_label_gist(reply, labels)), label_gist_schema(labels)
         max_tokens = PAGINATION_MAX_TOKENS + GIST_MAX_TOKENS
-        instruction = (
-            'Answer again with "Break point: ⟨k⟩" and the shortened part before it, where k is one of '
-            f"the labels in the passage: {offered}."
-        )
     else:
-        prompt = render_prompt("pagination", passage=passage, format_label=format_label, example_label=example_label)
 
         def parse(reply: Reply) -> tuple[tuple[int, str] | None, str | None]:
             label, problem = parse_label(reply, labels)
             return (None if label is None else (label, "")), problem
 
         schema, max_tokens = label_schema(labels), PAGINATION_MAX_TOKENS
-        instruction = (
-            'Answer again with "Break point: ⟨k⟩" and your reason, where k is one of the labels in the '
-            f"passage: {offered}."
-        )
     tally = ReplyTally()
     chosen = await ask_until_usable(
         client,
@@ -258,7 +246,9 @@ async def _choose(
         max_tokens=max_tokens,
         purpose="pagination",
         tally=tally,
-        instruction=instruction,
+        instruction=(
+            f'Answer again with "Break point: ⟨k⟩" and {what}, where k is one of the labels in the passage: {offered}.'
+        ),
     )
     stats.calls += tally.calls
     if chosen is None:
@@ -350,11 +340,11 @@ async def paginate(
     max_words: int = 600,
 ) -> PaginationResult:
     """ReadAgent pagination of `paragraphs` (consumed lazily) into pages of at most `max_words`."""
-    stats = PaginationStats()
-    pages = [
-        page async for page in iter_pages(client, paragraphs, min_words=min_words, max_words=max_words, stats=stats)
+    result = PaginationResult()  # the stats counted into it as the pages come
+    result.pages = [
+        page async for page in iter_pages(client, paragraphs, min_words=min_words, max_words=max_words, stats=result)
     ]
-    return PaginationResult(pages=pages, calls=stats.calls, fallbacks=stats.fallbacks)
+    return result
 
 
 # --- uniform pages (no model) -------------------------------------------------------------------

@@ -186,69 +186,13 @@ def _text_paragraphs(path: Path, max_words: int) -> Iterator[str]:
 
 # --- HTML -----------------------------------------------------------------------------------
 
-_DROP = {
-    "script",
-    "style",
-    "noscript",
-    "template",
-    "head",
-    "title",
-    "meta",
-    "link",
-    "svg",
-    "canvas",
-    "iframe",
-    "object",
-    "embed",
-}
-_BLOCK = {
-    "p",
-    "div",
-    "li",
-    "ul",
-    "ol",
-    "dl",
-    "dt",
-    "dd",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "tr",
-    "table",
-    "thead",
-    "tbody",
-    "tfoot",
-    "caption",
-    "section",
-    "article",
-    "header",
-    "footer",
-    "nav",
-    "aside",
-    "main",
-    "blockquote",
-    "pre",
-    "form",
-    "fieldset",
-    "legend",
-    "figure",
-    "figcaption",
-    "address",
-    "details",
-    "summary",
-    "hr",
-    "br",
-    "body",
-    "html",
-    "center",
-    "dialog",
-    "menu",
-    "option",
-    "textarea",
-}
+# What the reader drops and where it breaks a paragraph: the HTML package's tables (``html.dom``;
+# its ``base`` holds no text, its ``iframe`` is dropped here), and besides: a title and embedded
+# content dropped, table cells joined by a space and a label's words kept in their paragraph, and
+# tfoot, center, menu, option and textarea as blocks.
+_MORE_DROP = frozenset({"title", "svg", "canvas", "iframe", "object", "embed"})
+_NOT_BLOCK = frozenset({"td", "th", "label"})
+_MORE_BLOCK = frozenset({"tfoot", "center", "menu", "option", "textarea"})
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _BREAK = object()
 _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
@@ -283,24 +227,27 @@ def _is_hidden(el) -> bool:
 
 def html_paragraphs(root) -> list[str]:
     """Visible text of an lxml tree, one string per block (whitespace collapsed)."""
+    from webagent.html.dom import BLOCK_TAGS, DROP_TAGS  # deferred: a plain-text document needs no lxml
+
+    drop, block = DROP_TAGS | _MORE_DROP, (BLOCK_TAGS - _NOT_BLOCK) | _MORE_BLOCK
     tokens: list[str | object] = []  # text, or _BREAK
     stack: list[tuple[Any, bool]] = [(root, True)]  # (lxml element, opening)
     while stack:
         el, opening = stack.pop()
         tag = el.tag.lower() if isinstance(el.tag, str) else None
         if opening:
-            if tag is None or tag in _DROP or _is_hidden(el):  # comments, PIs, invisible elements
+            if tag is None or tag in drop or _is_hidden(el):  # comments, PIs, invisible elements
                 if el.tail:
                     tokens.append(el.tail)
                 continue
-            if tag in _BLOCK:
+            if tag in block:
                 tokens.append(_BREAK)
             if el.text:
                 tokens.append(el.text)
             stack.append((el, False))
             stack.extend((child, True) for child in reversed(el))
         else:
-            if tag in _BLOCK:
+            if tag in block:
                 tokens.append(_BREAK)
             elif tag in ("td", "th"):
                 tokens.append(" ")

@@ -29,16 +29,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from webagent.html.clean import parse_cleaned
-from webagent.html.dom import ID_ATTR
+from webagent.html.dom import BLOCK_TAGS, ID_ATTR
 from webagent.web.control_kind import control_kind, hidden, tag, text, words
 from webagent.web.control_name import Names, cut
 
-# A line break before and after these: everything else flows inline.
-BLOCK_TAGS = frozenset(
-    """address article aside blockquote body dd details dialog div dl dt fieldset figcaption figure
-    footer form h1 h2 h3 h4 h5 h6 header hr html li main nav ol p pre section summary table tbody
-    td th thead tr ul br iframe caption legend label""".split()
-)
 LINE_ID = re.compile(r"^\[([A-Za-z0-9_-]+)\]", re.MULTILINE)
 # Between an <optgroup>'s label and an option's text in the option as shown ("Lyon / Airport").
 GROUP_SEP = " / "

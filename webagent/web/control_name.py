@@ -161,7 +161,7 @@ def _table_caption(el, heads: dict) -> str:
     return column_header(cell, heads)
 
 
-def column_header(cell, heads: dict | None = None) -> str:
+def column_header(cell, heads: dict) -> str:
     """The header of ``cell``'s column: the cell at the same place in the first row above it
     whose cells are all <th> ("" when there is none, or it is longer than a caption).
     ``heads`` caches each table's header row (a page reads many cells of one table)."""
@@ -169,12 +169,9 @@ def column_header(cell, heads: dict | None = None) -> str:
     table = next(cell.iterancestors("table"), None)
     if row is None or table is None:
         return ""
-    found = heads.get(id(table)) if heads is not None else None
-    if found is None:
-        found = (table, _header_row(table))  # the table is held, so its id() stays its own
-        if heads is not None:
-            heads[id(table)] = found
-    header_row, captions, above = found[1]
+    if id(table) not in heads:
+        heads[id(table)] = (table, _header_row(table))  # the table is held, so its id() stays its own
+    header_row, captions, above = heads[id(table)][1]
     if header_row is None or header_row is row or any(r is row for r in above):
         return ""  # no header row, or this row is not below it
     return captions.get(_start(cell), "")

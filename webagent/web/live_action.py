@@ -563,12 +563,10 @@ async def predict_live_action(
 ) -> LiveOutcome:
     """The live agent's next action (``live_messages``, or the next turn of ``chat``),
     re-asked once when unusable."""
-    if chat is None:  # the prompt of ``live_messages``
-        user = full_step_message(context=context, task=task, history=history, url=url, title=title, warning=warning)
-    else:
-        user = chat.user_turn(
-            context=context, task=task, history=history, url=url, title=title, warning=warning, question=NEXT_QUESTION
-        )
+    # without ``chat``, a new conversation's first turn: the prompt of ``live_messages``
+    user = (chat or LiveChat()).user_turn(
+        context=context, task=task, history=history, url=url, title=title, warning=warning, question=NEXT_QUESTION
+    )
     prompt = _messages(user, bool(choices.skills), chat.turns if chat is not None else None)
     outcome = LiveOutcome()
     ops = choices.operations()

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from webagent.prompts import render_prompt
+from webagent.web.agent_view import LINE_ID
 
 # A page that changed in more than this share of its lines is sent whole, and so is a short
 # page: a small model loses track of a form it no longer sees in the last turn (the 1.5B
@@ -79,11 +80,11 @@ class LiveChat:
         old = set(self.lines)
         new = [line for line in lines if line not in old]
         current = set(lines)
-        changed_ids = {m.group(1) for line in new if (m := _LINE_ID.match(line))}
+        changed_ids = {m.group(1) for line in new if (m := LINE_ID.match(line))}
         gone = [
             line
             for line in self.lines
-            if line not in current and not ((m := _LINE_ID.match(line)) and m.group(1) in changed_ids)
+            if line not in current and not ((m := LINE_ID.match(line)) and m.group(1) in changed_ids)
         ]
         if not new and not gone:
             return "The page is the same as above."
@@ -110,7 +111,6 @@ class LiveChat:
 
 
 _BLOCK = re.compile(r"'''\n(.*?)\n'''", re.DOTALL)
-_LINE_ID = re.compile(r"^\[([A-Za-z0-9_-]+)\]")
 _GONE = re.compile(r"^Gone from the page: (.*?)(?: and \d+ more)?$", re.MULTILINE)
 
 
@@ -133,9 +133,9 @@ def fold_conversation(turns: list[str]) -> str:
             page = block.group(1).splitlines()
             header = "Current page " + rest.split("\n", 1)[0].split("(", 1)[-1].join(["(", ""])
         elif rest.startswith("The page changed") and block:
-            by_id = {m.group(1): i for i, line in enumerate(page) if (m := _LINE_ID.match(line))}
+            by_id = {m.group(1): i for i, line in enumerate(page) if (m := LINE_ID.match(line))}
             for line in block.group(1).splitlines():
-                m = _LINE_ID.match(line)
+                m = LINE_ID.match(line)
                 if m and m.group(1) in by_id:
                     page[by_id[m.group(1)]] = line
                 else:
@@ -147,16 +147,8 @@ def fold_conversation(turns: list[str]) -> str:
     tail = last[last.rindex("\nTask: ") + 1 :] if "\nTask: " in last else ""
     if warning := _warning(last):  # the last turn's warning, where the full message has it
         tail = warning + "\n" + tail
-    return (
-        "Previous actions and their results:\n"
-        + ("\n".join(history_lines) or "None")
-        + "\n"
-        + header
-        + "\n'''\n"
-        + "\n".join(page)
-        + "\n'''\n"
-        + tail
-    )
+    history_text, page_text = "\n".join(history_lines) or "None", "\n".join(page)
+    return f"Previous actions and their results:\n{history_text}\n{header}\n'''\n{page_text}\n'''\n{tail}"
 
 
 def _warning(turn: str) -> str:

@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar, get_args
 
 from webagent.html import Snippet
-from webagent.llm.cache import content_hash
 from webagent.llm.client import LLMClient
 from webagent.memory import GistMemory, LookupResult, Page, lookup_parallel
-from webagent.memory.gist import gist_page
+from webagent.memory.gist import GistReuse, build_memory
 from webagent.problems import ProblemKind
 from webagent.web.action import predict_action, visible_ids
 
@@ -45,53 +44,14 @@ def fits(text: str, context_tokens: int) -> bool:
     return estimate_tokens(text) <= context_tokens
 
 
-def snippet_pages(snippets: list[Snippet]) -> list[Page]:
-    return [Page(s.index, s.text, {"ids": list(s.ids)}) for s in snippets]
-
-
-class GistReuse:
-    """Gists by snippet content, kept across steps of one run: a snippet whose text did not
-    change since the previous step reuses its gist without a model call (even with the
-    persistent cache off). Fallback gists are not kept, so they are tried again."""
-
-    def __init__(self) -> None:
-        self._gists: dict[str, str] = {}
-        self.reused = 0
-
-    def get(self, text: str) -> str | None:
-        gist = self._gists.get(content_hash(text))
-        if gist is not None:
-            self.reused += 1
-        return gist
-
-    def put(self, text: str, gist: str) -> None:
-        self._gists[content_hash(text)] = gist
-
-
 async def build_web_memory(
     client: LLMClient, snippets: list[Snippet], reuse: GistReuse | None = None, gist_prompt: str = "web_gist"
 ) -> GistMemory:
     """Gist every snippet concurrently with the web gist prompt (the live agent's snippets
     are in its own view, with their own prompt)."""
-    import asyncio
-
-    pages = snippet_pages(snippets)
-
-    async def one(page: Page) -> tuple[str, str]:
-        if reuse is not None and (kept := reuse.get(page.text)) is not None:
-            return kept, "ok"
-        gist, status = await gist_page(client, page, prompt=gist_prompt)
-        if reuse is not None and status == "ok":
-            reuse.put(page.text, gist)
-        return gist, status
-
-    results = await asyncio.gather(*(one(p) for p in pages))
-    return GistMemory(
-        pages,
-        [g for g, _ in results],
-        fallback_pages=[p.index for p, (_, status) in zip(pages, results) if status != "ok"],
-        endpoint_failed=any(status == "endpoint" for _, status in results),
-    )
+    pages = [Page(s.index, s.text, {"ids": list(s.ids)}) for s in snippets]
+    memory, _ = await build_memory(client, pages, prompt=gist_prompt, reuse=reuse)
+    return memory
 
 
 async def look_up(
