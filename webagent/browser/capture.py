@@ -200,12 +200,10 @@ async def capture(
     else:
         root = etree.Element("html")
     raw_html = etree.tostring(root, encoding="unicode")
-    t_ser = time.perf_counter()
     # The landed cleaning, on the tree we already hold (clean_html would parse
     # raw_html back into this very tree first); Mind2Web's attributes plus the few the
     # agent view reads (label targets, contenteditable, disabled).
     cleaned = serialise(clean_tree(root, LIVE_ATTRS))
-    t_clean = time.perf_counter()
     title = _title(main)
     return Observation(
         url=page.url,
@@ -213,12 +211,7 @@ async def capture(
         raw_html=raw_html,
         cleaned_html=cleaned,
         elements=elements,
-        timings=Timings(
-            snapshot_s=t_snap - t0,
-            serialise_s=t_ser - t_snap,
-            clean_s=t_clean - t_ser,
-            total_s=time.perf_counter() - t0,
-        ),
+        timings=Timings(snapshot_s=t_snap - t0),
         nodes=nodes,
         truncated=truncated,
         frame_errors=errors,

@@ -35,9 +35,6 @@ class Timings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     snapshot_s: float = 0.0  # CDP DOMSnapshot.captureSnapshot (all targets)
-    serialise_s: float = 0.0  # snapshot -> raw HTML
-    clean_s: float = 0.0  # webagent.html.clean_html
-    total_s: float = 0.0
 
 
 class Observation(BaseModel):
