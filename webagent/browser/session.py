@@ -309,15 +309,13 @@ class BrowserSession(Tabs):
             return None  # gone, or its target was replaced since the observation
         return owner, cdp
 
-    def forget(self, owner) -> None:
-        """Drop a cached CDP session (its target went away, e.g. the frame changed process)."""
-        self._cdp.pop(owner, None)
-
     def _forget_frame(self, frame) -> None:
-        self._forget_target(frame)
+        self.forget(frame)
         self._shared.pop(frame, None)
 
-    def _forget_target(self, owner) -> None:
+    def forget(self, owner) -> None:
+        """Drop a cached CDP session and its target name (its target went away, e.g. the frame
+        changed process or closed)."""
         self._cdp.pop(owner, None)
         name = self._target_names.pop(owner, None)
         if name is not None:

@@ -38,7 +38,7 @@ class Tabs:
 
         def _forget_frame(self, frame) -> None: ...
 
-        def _forget_target(self, owner) -> None: ...
+        def forget(self, owner) -> None: ...
 
         def _spawn(self, coro, download: bool = False) -> None: ...
 
@@ -80,7 +80,7 @@ class Tabs:
             now = f"; the active tab is {self._page.url}" if self._page is not None else ""
             self.events.append(f"tab closed: {page.url}{now}")
         for owner in [o for o in self._cdp if o is page or getattr(o, "page", None) is page]:
-            self._forget_target(owner)
+            self.forget(owner)
         self._inflight.pop(page, None)
         self._announced.discard(page)
         self._closing.discard(page)
