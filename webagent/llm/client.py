@@ -207,11 +207,7 @@ class LLMClient:
         try:
             reply = await self._call_with_retries(messages, params, purpose)
             if self.cache is not None and reply.cacheable:
-                entry = {
-                    "text": reply.text,
-                    "prompt_tokens": reply.prompt_tokens,
-                    "completion_tokens": reply.completion_tokens,
-                }
+                entry = {name: getattr(reply, name) for name in ("text", "prompt_tokens", "completion_tokens")}
                 self.cache.put_later("llm", key, entry)  # committed by the cache's writer thread
         except asyncio.CancelledError:
             future.cancel()
