@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from webagent.errors import EndpointError, RuntimeFailure
+from webagent.errors import RuntimeFailure
 from webagent.llm.cache import Cache, content_hash
 from webagent.llm.structured import extract_json
 from webagent.llm.usage import Usage
@@ -275,7 +275,6 @@ __all__ = [
     "Backend",
     "BackendReply",
     "ContextOverflow",
-    "EndpointError",
     "EndpointUnavailable",
     "LLMClient",
     "ModelCallError",
