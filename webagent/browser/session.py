@@ -213,7 +213,7 @@ class BrowserSession(Tabs):
             return
         self._closed = True
         for step in (
-            self._close_dialog,
+            lambda: dialogs.close_open(self, "the browser closed", wait=False),
             self._interceptor.stop,
             self._cancel_tasks,
             self._close_context,
@@ -224,9 +224,6 @@ class BrowserSession(Tabs):
                 await asyncio.shield(step())
             except BaseException:  # noqa: BLE001 - closing must go on after any failure
                 pass
-
-    async def _close_dialog(self):
-        await dialogs.close_open(self, "the browser closed", wait=False)
 
     async def _cancel_tasks(self):
         tasks = list(self._tasks)
