@@ -94,9 +94,8 @@ class Tabs:
         self._watch(page)
         if page.is_closed():
             return
-        reason = self.guard.why_refused(page.url) if self.guard is not None and page.url else None
-        if reason is not None and self.guard is not None:  # landed outside before we saw it: never shown
-            self.guard.check(page.url)
+        reason = self.guard.check(page.url) if self.guard is not None and page.url else None
+        if reason is not None:  # landed outside before we saw it (refused and recorded by check): never shown
             self.events.append(f"navigation refused: {reason}")
             self._spawn(self.close_tab(page, "the new tab it was opened in was closed"))
             self._popup_settled()
@@ -179,8 +178,7 @@ class Tabs:
         for page in [*pages, *active]:
             if page.is_closed() or self.guard.why_refused(page.url) is None:
                 continue
-            url = page.url
-            self.events.append(f"navigation refused: {self.guard.check(url)}")
+            self.events.append(f"navigation refused: {self.guard.check(page.url)}")
             if page is not self._first:
                 await self.close_tab(page, "the tab was closed")
                 continue
