@@ -21,7 +21,6 @@ import asyncio
 from webagent.browser.actions import call_function
 from webagent.browser.timing import within
 
-AX_TIMEOUT_S = 5.0
 MAX_HIDDEN_LABELS = 20  # fields named by a hidden label, read one by one (two CDP calls each)
 # Roles that name no element of their own (text runs, layout): the agent's rules name these.
 _SKIP_ROLES = frozenset(
@@ -76,7 +75,7 @@ async def _label_text(cdp, bid: int, timeout_s: float) -> str:
         return ""
 
 
-async def ax_names(cdp, timeout_s: float = AX_TIMEOUT_S) -> dict[int, tuple[str, str]]:
+async def ax_names(cdp, timeout_s: float) -> dict[int, tuple[str, str]]:
     """{backendNodeId: (role, accessible name)} of the target behind ``cdp`` (see above)."""
     try:
         tree = await within(cdp.send("Page.getFrameTree"), timeout_s)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
 
 from lxml import etree
 
@@ -44,14 +43,14 @@ _INVALID_JS = f"[...document.querySelectorAll(':user-invalid')].slice(0, {MAX_IN
 _MESSAGE_JS = "function () { return this.validationMessage; }"
 
 
-async def _snapshot(cdp, timeout_s: float, extras: bool = False) -> dict:
-    params: dict[str, Any] = {"computedStyles": snap.STYLES}
-    if extras:
-        params.update(includeDOMRects=True, includePaintOrder=True)
-    return await within(cdp.send("DOMSnapshot.captureSnapshot", params), timeout_s)
+async def _snapshot(cdp, timeout_s: float) -> dict:
+    # Without includeDOMRects and includePaintOrder: the serialisation does not use them (element
+    # boxes come with the layout anyway) and they add about a third to the snapshot's size and
+    # time (see bench/observation.py).
+    return await within(cdp.send("DOMSnapshot.captureSnapshot", {"computedStyles": snap.STYLES}), timeout_s)
 
 
-async def _frame_capture(session, frame, timeout_s: float, extras: bool):
+async def _frame_capture(session, frame, timeout_s: float):
     """(cdp, snapshot, frameId) of an out-of-process frame; ``None`` when the frame
     shares its parent's process (its content is in the parent's snapshot)."""
     for attempt in (0, 1):
@@ -60,7 +59,7 @@ async def _frame_capture(session, frame, timeout_s: float, extras: bool):
         except SharedTargetError:
             return None
         try:
-            data = await _snapshot(cdp, timeout_s, extras)
+            data = await _snapshot(cdp, timeout_s)
             break
         except TimeoutError:
             raise
@@ -120,17 +119,13 @@ async def capture(
     max_nodes: int = 30000,
     timeout_s: float = SNAPSHOT_TIMEOUT_S,
     frame_timeout_s: float = FRAME_TIMEOUT_S,
-    dom_rects: bool = False,
     accessible_names: bool = True,
 ) -> Observation:
     """Observe ``session.page`` (see the module docstring).
 
     ``max_nodes`` bounds the elements written out (a page past it is cut in
     document order and ``truncated`` is set); ``timeout_s`` bounds the page's own
-    snapshot, ``frame_timeout_s`` each out-of-process frame's. ``dom_rects=True``
-    also asks for ``includeDOMRects`` and ``includePaintOrder`` (unused by the
-    serialisation -- element boxes come with the layout anyway -- and they add about
-    a third to the snapshot's size and time; see bench/observation.py).
+    snapshot, ``frame_timeout_s`` each out-of-process frame's.
     ``accessible_names`` reads each element's role and accessible name from Chromium's
     accessibility tree (``ax``) as ``ax_role`` / ``ax_name``; off, the agent's own rules name
     every control (the before/after of bench/view_names.py).
@@ -142,10 +137,10 @@ async def capture(
     errors: list[str] = []
 
     frames = [f for f in page.frames if f.parent_frame is not None]
-    jobs = [_frame_capture(session, f, frame_timeout_s, dom_rects) for f in frames]
+    jobs = [_frame_capture(session, f, frame_timeout_s) for f in frames]
     names = asyncio.ensure_future(ax_names(cdp, timeout_s)) if accessible_names else None
     try:
-        results = await asyncio.gather(_snapshot(cdp, timeout_s, dom_rects), *jobs, return_exceptions=True)
+        results = await asyncio.gather(_snapshot(cdp, timeout_s), *jobs, return_exceptions=True)
     except Exception as exc:  # noqa: BLE001
         raise CaptureError(f"could not capture {page.url}: {exc}") from None
     main = results[0]
@@ -205,12 +200,10 @@ async def capture(
     else:
         root = etree.Element("html")
     raw_html = etree.tostring(root, encoding="unicode")
-    t_ser = time.perf_counter()
     # The landed cleaning, on the tree we already hold (clean_html would parse
     # raw_html back into this very tree first); Mind2Web's attributes plus the few the
     # agent view reads (label targets, contenteditable, disabled).
     cleaned = serialise(clean_tree(root, LIVE_ATTRS))
-    t_clean = time.perf_counter()
     title = _title(main)
     return Observation(
         url=page.url,
@@ -218,12 +211,7 @@ async def capture(
         raw_html=raw_html,
         cleaned_html=cleaned,
         elements=elements,
-        timings=Timings(
-            snapshot_s=t_snap - t0,
-            serialise_s=t_ser - t_snap,
-            clean_s=t_clean - t_ser,
-            total_s=time.perf_counter() - t0,
-        ),
+        timings=Timings(snapshot_s=t_snap - t0),
         nodes=nodes,
         truncated=truncated,
         frame_errors=errors,

@@ -106,9 +106,7 @@ async def answer(session, accept: bool, text: str | None, timeout_s: float, why:
     session._dialog_opened.clear()
     reply = (text if text else dialog.default_value or "") if accept and dialog.type == "prompt" else None
     gone = await respond(dialog, accept, reply)
-    answered = "accept" if accept else "dismiss"
-    if reply is not None:
-        answered += f" {reply!r}"
+    answered = ("accept" if accept else "dismiss") + (f" {reply!r}" if reply is not None else "")
     record_answer(session, dialog, accept, gone, why, reply)
     task, session._held = session._held, None
     if task is not None:

@@ -48,7 +48,6 @@ async def _save(session, download, name: str) -> None:
             pass
         return
     try:
-        folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         path = _unique(folder, name)
         path.touch()  # claim the name: two downloads at once get two names

@@ -15,7 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field
 Op = Literal["CLICK", "TYPE", "SELECT", "SCROLL", "GOTO", "BACK", "DIALOG"]
 
 
-class ElementRef(BaseModel):
+class _Strict(BaseModel):
+    """Every model here refuses a field it does not declare."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ElementRef(_Strict):
     """Where the element behind one model-facing id lives.
 
     ``target`` names the CDP session the element belongs to (the page's own, or an
@@ -23,7 +29,7 @@ class ElementRef(BaseModel):
     target. Ids are unique only within one target, hence the pair.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     target: str
     backend_node_id: int
@@ -31,16 +37,11 @@ class ElementRef(BaseModel):
     is_password: bool = False
 
 
-class Timings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Timings(_Strict):
     snapshot_s: float = 0.0  # CDP DOMSnapshot.captureSnapshot (all targets)
-    serialise_s: float = 0.0  # snapshot -> raw HTML
-    clean_s: float = 0.0  # webagent.html.clean_html
-    total_s: float = 0.0
 
 
-class Observation(BaseModel):
+class Observation(_Strict):
     """One capture of the active page.
 
     ``raw_html``: every rendered element with its own attributes plus
@@ -53,8 +54,6 @@ class Observation(BaseModel):
     maps every id in ``cleaned_html`` to the element it stands for.
     """
 
-    model_config = ConfigDict(extra="forbid")
-
     url: str
     title: str
     raw_html: str
@@ -66,15 +65,13 @@ class Observation(BaseModel):
     frame_errors: list[str] = Field(default_factory=list)  # frames that could not be captured
 
 
-class Action(BaseModel):
+class Action(_Strict):
     """One browser action. ``element_id`` is an id of the last observation.
 
     CLICK id | TYPE id value [press_enter] | SELECT id value (option text or value)
     | SCROLL [id] direction | GOTO value=url | BACK | DIALOG value=accept|dismiss [text]
     (answers the dialog an action left open, ``text`` for a prompt's answer).
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     op: Op
     element_id: str | None = None
@@ -84,12 +81,10 @@ class Action(BaseModel):
     text: str | None = None  # DIALOG accept of a prompt: the text it is answered with
 
 
-class Dialog(BaseModel):
+class Dialog(_Strict):
     """A JS dialog an action raised and the page holds open (``kind`` confirm or prompt,
     ``default_value`` a prompt's text); ``answer`` once answered ("accept", "dismiss",
     "accept 'text'" for a prompt)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     kind: str
     message: str
@@ -97,7 +92,7 @@ class Dialog(BaseModel):
     answer: str | None = None
 
 
-class ActionResult(BaseModel):
+class ActionResult(_Strict):
     """What an action did. Never raised: a failure is ``ok=False`` with ``error``.
 
     ``page_changed`` is set when the id no longer belongs to the page (a reload or
@@ -106,8 +101,6 @@ class ActionResult(BaseModel):
     with the reason in ``note``). ``action`` is the action as executed, its value
     redacted when it went into a password field.
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     ok: bool
     action: Action

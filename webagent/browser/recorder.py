@@ -120,7 +120,6 @@ class RecordedEvent:
     element_id: str | None = None
     obs: Observation | None = None
     url: str = ""
-    at: float = 0.0
 
 
 class Recorder:
@@ -170,7 +169,7 @@ class Recorder:
         if self._nav_pending and time.monotonic() - self._last_action < NAV_AFTER_ACTION_S:
             self._nav_pending = False
             return  # a recorded click or Enter sent it
-        self.events.append(RecordedEvent("goto", value=frame.url, url=frame.url, at=time.monotonic()))
+        self.events.append(RecordedEvent("goto", value=frame.url, url=frame.url))
 
     async def _refresh(self, page) -> None:
         if page is not self.session.page:
@@ -219,7 +218,6 @@ class Recorder:
                 element_id=element_id,
                 obs=obs,
                 url=obs.url,
-                at=time.monotonic(),
             )
         )
         if kind == "click" or event.get("enter"):

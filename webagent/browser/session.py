@@ -213,7 +213,7 @@ class BrowserSession(Tabs):
             return
         self._closed = True
         for step in (
-            self._close_dialog,
+            lambda: dialogs.close_open(self, "the browser closed", wait=False),
             self._interceptor.stop,
             self._cancel_tasks,
             self._close_context,
@@ -224,9 +224,6 @@ class BrowserSession(Tabs):
                 await asyncio.shield(step())
             except BaseException:  # noqa: BLE001 - closing must go on after any failure
                 pass
-
-    async def _close_dialog(self):
-        await dialogs.close_open(self, "the browser closed", wait=False)
 
     async def _cancel_tasks(self):
         tasks = list(self._tasks)
@@ -309,15 +306,13 @@ class BrowserSession(Tabs):
             return None  # gone, or its target was replaced since the observation
         return owner, cdp
 
-    def forget(self, owner) -> None:
-        """Drop a cached CDP session (its target went away, e.g. the frame changed process)."""
-        self._cdp.pop(owner, None)
-
     def _forget_frame(self, frame) -> None:
-        self._forget_target(frame)
+        self.forget(frame)
         self._shared.pop(frame, None)
 
-    def _forget_target(self, owner) -> None:
+    def forget(self, owner) -> None:
+        """Drop a cached CDP session and its target name (its target went away, e.g. the frame
+        changed process or closed)."""
         self._cdp.pop(owner, None)
         name = self._target_names.pop(owner, None)
         if name is not None:

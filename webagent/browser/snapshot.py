@@ -253,14 +253,10 @@ class _DocView:
                 if parent is None:
                     continue  # text outside any element (a fragment's top level)
                 text = safe(text)
-                try:
-                    prev = parent[-1]
-                except IndexError:
-                    prev = None
-                if prev is None:
-                    parent.text = (parent.text or "") + text
+                if len(parent):  # after the last child element so far: its tail
+                    parent[-1].tail = (parent[-1].tail or "") + text
                 else:
-                    prev.tail = (prev.tail or "") + text
+                    parent.text = (parent.text or "") + text
                 continue
             if t == 9 or t == 11:
                 for c in reversed(children[i]):

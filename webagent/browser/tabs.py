@@ -38,7 +38,7 @@ class Tabs:
 
         def _forget_frame(self, frame) -> None: ...
 
-        def _forget_target(self, owner) -> None: ...
+        def forget(self, owner) -> None: ...
 
         def _spawn(self, coro, download: bool = False) -> None: ...
 
@@ -80,7 +80,7 @@ class Tabs:
             now = f"; the active tab is {self._page.url}" if self._page is not None else ""
             self.events.append(f"tab closed: {page.url}{now}")
         for owner in [o for o in self._cdp if o is page or getattr(o, "page", None) is page]:
-            self._forget_target(owner)
+            self.forget(owner)
         self._inflight.pop(page, None)
         self._announced.discard(page)
         self._closing.discard(page)
@@ -94,9 +94,8 @@ class Tabs:
         self._watch(page)
         if page.is_closed():
             return
-        reason = self.guard.why_refused(page.url) if self.guard is not None and page.url else None
-        if reason is not None and self.guard is not None:  # landed outside before we saw it: never shown
-            self.guard.check(page.url)
+        reason = self.guard.check(page.url) if self.guard is not None and page.url else None
+        if reason is not None:  # landed outside before we saw it (refused and recorded by check): never shown
             self.events.append(f"navigation refused: {reason}")
             self._spawn(self.close_tab(page, "the new tab it was opened in was closed"))
             self._popup_settled()
@@ -179,8 +178,7 @@ class Tabs:
         for page in [*pages, *active]:
             if page.is_closed() or self.guard.why_refused(page.url) is None:
                 continue
-            url = page.url
-            self.events.append(f"navigation refused: {self.guard.check(url)}")
+            self.events.append(f"navigation refused: {self.guard.check(page.url)}")
             if page is not self._first:
                 await self.close_tab(page, "the tab was closed")
                 continue

@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from webagent.errors import EndpointError, RuntimeFailure
+from webagent.errors import RuntimeFailure
 from webagent.llm.cache import Cache, content_hash
 from webagent.llm.structured import extract_json
 from webagent.llm.usage import Usage
@@ -207,11 +207,7 @@ class LLMClient:
         try:
             reply = await self._call_with_retries(messages, params, purpose)
             if self.cache is not None and reply.cacheable:
-                entry = {
-                    "text": reply.text,
-                    "prompt_tokens": reply.prompt_tokens,
-                    "completion_tokens": reply.completion_tokens,
-                }
+                entry = {name: getattr(reply, name) for name in ("text", "prompt_tokens", "completion_tokens")}
                 self.cache.put_later("llm", key, entry)  # committed by the cache's writer thread
         except asyncio.CancelledError:
             future.cancel()
@@ -279,7 +275,6 @@ __all__ = [
     "Backend",
     "BackendReply",
     "ContextOverflow",
-    "EndpointError",
     "EndpointUnavailable",
     "LLMClient",
     "ModelCallError",

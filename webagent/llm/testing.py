@@ -60,11 +60,8 @@ class FunctionBackend:
     async def chat(self, messages: list[dict], params: dict, purpose: str = "") -> BackendReply:
         if self.record:
             self.requests.append({"messages": messages, "params": params, "purpose": purpose})
-        out = (
-            self.fn(messages, params, purpose, context=call_context.get())
-            if self.takes_context
-            else self.fn(messages, params, purpose)
-        )
+        extra = {"context": call_context.get()} if self.takes_context else {}
+        out = self.fn(messages, params, purpose, **extra)
         if inspect.isawaitable(out):  # an async fn (the ceiling's gold model reads the live page)
             out = await out
         if isinstance(out, BaseException):
