@@ -153,8 +153,6 @@ def render_block(args: str, root: Path, page: Path, said: set[tuple[str, ...]] |
             raise RenderError(f"{f.relative_to(root).as_posix()} does not exist")
     try:
         table = fn(files, opts)
-    except RenderError:
-        raise
     except (KeyError, ValueError, TypeError, IndexError) as exc:
         raise RenderError(f"{name} cannot read {', '.join(paths)}: {type(exc).__name__}: {exc}") from None
     lines = markdown_table(table, int(opts.get("digits", 2)))
