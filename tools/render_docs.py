@@ -118,7 +118,6 @@ def source_line(path: Path, root: Path, page: Path, said: set[tuple[str, ...]] |
 
 @dataclass
 class Block:
-    page: Path
     line: int
     args: str
     start: int
@@ -170,9 +169,7 @@ def render_block(args: str, root: Path, page: Path, said: set[tuple[str, ...]] |
 def blocks(page: Path) -> list[Block]:
     text = page.read_text(encoding="utf-8")
     return [
-        Block(
-            page, text.count("\n", 0, m.start()) + 1, m.group("args"), m.start("body"), m.end("body"), m.group("body")
-        )
+        Block(text.count("\n", 0, m.start()) + 1, m.group("args"), m.start("body"), m.end("body"), m.group("body"))
         for m in MARKER.finditer(text)
     ]
 

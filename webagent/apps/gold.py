@@ -213,8 +213,7 @@ async def follow(context, start_url: str, task: Task, setup: Sequence[GoldStep] 
         run.error = f"step {run.steps + 1}: {first_line(exc)}"
     finally:
         await page.close()
-        run.hosts.discard("data")
-        run.hosts.discard("blob")
+        run.hosts -= {"data", "blob"}
         run.seconds = time.perf_counter() - t0
     return run
 
