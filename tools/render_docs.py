@@ -174,11 +174,6 @@ def blocks(page: Path) -> list[Block]:
     ]
 
 
-def default_pages(root: Path) -> list[Path]:
-    pages = [root / "README.md"] if (root / "README.md").is_file() else []
-    return pages + sorted((root / "docs").glob("*.md"))
-
-
 def process(pages: list[Path], root: Path, write: bool) -> list[str]:
     """Render every table of ``pages``; with ``write`` update them in place. Returns one
     message per stale or broken table."""
@@ -226,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}\n    " + "\n    ".join(inspect.cleandoc(fn.__doc__ or "").splitlines()))
         return 0
     root = args.root.resolve()
-    pages = [p.resolve() for p in args.pages] or default_pages(root)
+    readme = [root / "README.md"] if (root / "README.md").is_file() else []
+    pages = [p.resolve() for p in args.pages] or readme + sorted((root / "docs").glob("*.md"))
     problems = process(pages, root, write=args.write)
     for p in problems:
         print(p, file=sys.stderr)
