@@ -318,6 +318,9 @@ def _read_jsonl_file(path: Path, split: str, sink: _Sink) -> list[Task]:
     return out
 
 
+_READERS = {".json": _read_json_file, ".jsonl": _read_jsonl_file}  # by suffix (DATA_SUFFIXES)
+
+
 def _natural_key(path: Path) -> list[Any]:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path.name)]
 
@@ -339,12 +342,6 @@ def _splits_of(directory: Path) -> dict[str, list[Path]]:
         if files:
             splits[sub.name] = files
     return splits
-
-
-def _read_file(path: Path, split: str, sink: _Sink) -> list[Task]:
-    if path.suffix == ".jsonl":
-        return _read_jsonl_file(path, split, sink)
-    return _read_json_file(path, split, sink)
 
 
 def load_hf_tasks(
@@ -390,7 +387,7 @@ def load_tasks(
     if path.is_file():
         if path.suffix not in DATA_SUFFIXES:
             raise UserError(f"{path}: expected a .json or .jsonl file of Mind2Web tasks")
-        return _read_file(path, split or path.resolve().parent.name, sink)
+        return _READERS[path.suffix](path, split or path.resolve().parent.name, sink)
 
     splits = _splits_of(path)
     if not splits:
@@ -402,5 +399,5 @@ def load_tasks(
     tasks: list[Task] = []
     for name, files in splits.items():
         for f in files:
-            tasks.extend(_read_file(f, name, sink))
+            tasks.extend(_READERS[f.suffix](f, name, sink))
     return tasks

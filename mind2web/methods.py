@@ -144,13 +144,6 @@ class StepPrediction:
     act_on: str | None = None  # readagent-p: "looked-up" or "context" (ids the action may pick)
 
 
-def ranker_top_k(snippets: list[Snippet], scores: dict[str, float], k: int) -> list[int]:
-    if not scores:
-        raise UserError("the ranker method needs MindAct's ranker scores: pass --scores scores_all_data.pkl")
-    best = [max((scores[i] for i in s.ids if i in scores), default=float("-inf")) for s in snippets]
-    return top_k_in_order(best, k)
-
-
 async def predict(
     client: LLMClient,
     variant: Variant,
@@ -196,8 +189,12 @@ async def predict_retrieved(
 ) -> StepPrediction:
     """The top-k snippets by the method's ranking (BM25, the neural ranker, MindAct's scores)."""
     rank = RETRIEVERS.get(variant.method)
-    if rank is None:  # ranker: MindAct's scores, given per step
-        chosen = ranker_top_k(step.snippets, step.candidate_scores, variant.top_k)
+    if rank is None:  # ranker: MindAct's scores, given per step; a snippet scores as its best candidate
+        scores = step.candidate_scores
+        if not scores:
+            raise UserError("the ranker method needs MindAct's ranker scores: pass --scores scores_all_data.pkl")
+        best = [max((scores[i] for i in s.ids if i in scores), default=float("-inf")) for s in step.snippets]
+        chosen = top_k_in_order(best, variant.top_k)
     else:
         chosen = await asyncio.to_thread(rank, [s.text for s in step.snippets], step.query, variant.top_k)
     context = "\n".join(step.snippets[i].text for i in chosen)

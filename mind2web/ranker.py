@@ -47,11 +47,6 @@ class _SafeUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"refusing to load {module}.{name} (only plain data is allowed)")
 
 
-def _ranks_from_scores(scores: Mapping[str, float]) -> dict[str, int]:
-    order = sorted(scores, key=lambda k: -scores[k])
-    return {k: i for i, k in enumerate(order)}
-
-
 def load_ranker(path: str | Path) -> RankerResults:
     """Read MindAct's ``scores_all_data.pkl``: a pickled dict ``{"scores": {sample_id:
     {backend_node_id: score}}, "ranks": {sample_id: {backend_node_id: rank}}}`` with
@@ -80,8 +75,8 @@ def load_ranker(path: str | Path) -> RankerResults:
     except (AttributeError, TypeError, ValueError) as e:
         raise UserError(f"{p}: 'scores'/'ranks' must map sample ids to {{backend_node_id: number}} ({e})") from e
     for sid, per in out.scores.items():
-        if sid not in out.ranks:
-            out.ranks[sid] = _ranks_from_scores(per)
+        if sid not in out.ranks:  # derived from the scores: the best first
+            out.ranks[sid] = {k: i for i, k in enumerate(sorted(per, key=lambda k: -per[k]))}
     return out
 
 

@@ -59,13 +59,9 @@ def _parse_line(obj: Any, file: str, lineno: int) -> Prediction:
     el = obj["element_id"]
     if isinstance(el, bool) or not (el is None or isinstance(el, (str, int))):
         raise DataError(file, f"must be a string, an int or null, got {el!r}", record=rec, field="element_id")
-    op = obj["op"]
-    if op is not None and not isinstance(op, str):
-        raise DataError(file, f"must be one of {', '.join(OPS)} or null, got {op!r}", record=rec, field="op")
-    if isinstance(op, str):
-        op = op.strip().upper() or None
-        if op is not None and op not in OPS:
-            raise DataError(file, f"must be one of {', '.join(OPS)} or null, got {obj['op']!r}", record=rec, field="op")
+    op = (obj["op"].strip().upper() or None) if isinstance(obj["op"], str) else obj["op"]
+    if op is not None and op not in OPS:  # a name other than the three, or not a string
+        raise DataError(file, f"must be one of {', '.join(OPS)} or null, got {obj['op']!r}", record=rec, field="op")
     value = obj.get("value")
     if isinstance(value, bool) or not (value is None or isinstance(value, (str, int, float))):
         raise DataError(file, f"must be a string or null, got {value!r}", record=rec, field="value")

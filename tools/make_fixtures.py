@@ -36,12 +36,6 @@ OUT_DIR = ROOT / "tests" / "fixtures" / "mind2web"
 RAW_INLINE_LIMIT = 20_000
 
 
-def _miniwob_dir() -> Path:
-    import miniwob
-
-    return Path(miniwob.__file__).parent / "html" / "flight"
-
-
 @dataclass(frozen=True)
 class Page:
     file: str  # name in tests/fixtures/html/
@@ -241,7 +235,9 @@ def refresh_sources() -> None:
     RAW_DIR.mkdir(parents=True, exist_ok=True)
     for page in PAGES.values():
         if page.source.startswith("miniwob:"):
-            src = _miniwob_dir() / page.source.split(":", 1)[1]
+            import miniwob
+
+            src = Path(miniwob.__file__).parent / "html" / "flight" / page.source.split(":", 1)[1]
         else:
             src = Path(page.source)
         if not src.is_file():

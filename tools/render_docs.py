@@ -118,7 +118,6 @@ def source_line(path: Path, root: Path, page: Path, said: set[tuple[str, ...]] |
 
 @dataclass
 class Block:
-    page: Path
     line: int
     args: str
     start: int
@@ -153,8 +152,6 @@ def render_block(args: str, root: Path, page: Path, said: set[tuple[str, ...]] |
             raise RenderError(f"{f.relative_to(root).as_posix()} does not exist")
     try:
         table = fn(files, opts)
-    except RenderError:
-        raise
     except (KeyError, ValueError, TypeError, IndexError) as exc:
         raise RenderError(f"{name} cannot read {', '.join(paths)}: {type(exc).__name__}: {exc}") from None
     lines = markdown_table(table, int(opts.get("digits", 2)))
@@ -172,16 +169,9 @@ def render_block(args: str, root: Path, page: Path, said: set[tuple[str, ...]] |
 def blocks(page: Path) -> list[Block]:
     text = page.read_text(encoding="utf-8")
     return [
-        Block(
-            page, text.count("\n", 0, m.start()) + 1, m.group("args"), m.start("body"), m.end("body"), m.group("body")
-        )
+        Block(text.count("\n", 0, m.start()) + 1, m.group("args"), m.start("body"), m.end("body"), m.group("body"))
         for m in MARKER.finditer(text)
     ]
-
-
-def default_pages(root: Path) -> list[Path]:
-    pages = [root / "README.md"] if (root / "README.md").is_file() else []
-    return pages + sorted((root / "docs").glob("*.md"))
 
 
 def process(pages: list[Path], root: Path, write: bool) -> list[str]:
@@ -231,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}\n    " + "\n    ".join(inspect.cleandoc(fn.__doc__ or "").splitlines()))
         return 0
     root = args.root.resolve()
-    pages = [p.resolve() for p in args.pages] or default_pages(root)
+    readme = [root / "README.md"] if (root / "README.md").is_file() else []
+    pages = [p.resolve() for p in args.pages] or readme + sorted((root / "docs").glob("*.md"))
     problems = process(pages, root, write=args.write)
     for p in problems:
         print(p, file=sys.stderr)

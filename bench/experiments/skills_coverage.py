@@ -89,10 +89,6 @@ def share_covered(combo: list, task) -> float:
 SHARES = ["none covered", "under half covered", "half or more covered", "all covered"]
 
 
-def share_label(share: float) -> str:
-    return SHARES[0 if share == 0 else 1 if share < 0.5 else 2 if share < 1 else 3]
-
-
 def _skills_run_ok(trace_dir: Path) -> set[str]:
     """The skills a run's steps called that came back ok (a skill that could not start or
     stopped part-way is not counted)."""
@@ -152,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                     "gold_share_covered": round(share, 3),
                 }
             )
-            by_share[task.id] = share_label(share)
+            by_share[task.id] = SHARES[0 if share == 0 else 1 if share < 0.5 else 2 if share < 1 else 3]
             shown = "yes" if together else ("no" if len(combo) >= 2 else "–")
             lines.append(f"| {task.id} | {', '.join(s.id for s in combo) or '–'} | {shown} | {share:.0%} |")
     needing_new = [r for r in rows if r["new_combination"]]

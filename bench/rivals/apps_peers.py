@@ -386,10 +386,9 @@ def report(args) -> str:
             "| completion tokens / task | seconds / task |",
             "|---|---|---|---|---|---|---|---|---|---|",
         ]
-        for peer in PEERS:
+        present = [p for p in PEERS if any(r["peer"] == p for r in rs)]  # the peers run in this setting
+        for peer in present:
             pr = [r for r in rs if r["peer"] == peer]
-            if not pr:
-                continue
             n = len(pr)
             count = {o: sum(1 for r in pr if r["outcome"] == o) for o in ("success", "failure", "capped", "error")}
             mean = {
@@ -403,14 +402,12 @@ def report(args) -> str:
             )
         lines += [
             "",
-            "| task | gold steps | " + " | ".join(p for p in PEERS if any(r["peer"] == p for r in rs)) + " |",
+            "| task | gold steps | " + " | ".join(present) + " |",
             "|---|---|" + "---|" * len({r["peer"] for r in rs}),
         ]
         for t in args.tasks:
             cells = []
-            for peer in PEERS:
-                if not any(r["peer"] == peer for r in rs):
-                    continue
+            for peer in present:
                 r = next((r for r in rs if r["peer"] == peer and r["task"] == t), None)
                 cells.append(
                     "–"

@@ -138,19 +138,15 @@ async def _locate(page, step: GoldStep):
     return loc
 
 
-def _url_matcher(url: str):
-    pattern = url_regex(url)
-    return re.compile(pattern) if pattern is not None else url
-
-
 async def wait_for(page, step: GoldStep, timeout_ms: float = STEP_TIMEOUT_MS) -> None:
     """Wait until a ``wait`` step's element (role and name), ``text`` or ``url`` is on
     ``page``; a ``GoldStepError`` saying what was awaited, and what the page has instead,
     when it is not there within ``timeout_ms``."""
     waited = f"not there after {timeout_ms / 1000:g} s"
     if step.url:
+        pattern = url_regex(step.url)
         try:
-            await page.wait_for_url(_url_matcher(step.url), timeout=timeout_ms)
+            await page.wait_for_url(re.compile(pattern) if pattern is not None else step.url, timeout=timeout_ms)
         except Exception:  # noqa: BLE001 - a timeout: said below with where the page is
             raise GoldStepError(f"{step.describe()}: {waited}; the page is at {page.url}") from None
         return
@@ -213,8 +209,7 @@ async def follow(context, start_url: str, task: Task, setup: Sequence[GoldStep] 
         run.error = f"step {run.steps + 1}: {first_line(exc)}"
     finally:
         await page.close()
-        run.hosts.discard("data")
-        run.hosts.discard("blob")
+        run.hosts -= {"data", "blob"}
         run.seconds = time.perf_counter() - t0
     return run
 

@@ -16,7 +16,7 @@ from webagent.apps.gold import answer_next_dialog, do_step
 from webagent.apps.instance import AppInstance, named_port, stable_port
 from webagent.apps.spec import App, GoldStep
 from webagent.errors import UserError, first_line
-from webagent.skills.learn import from_recording, site_of
+from webagent.skills.learn import from_recording, merge, site_of
 from webagent.skills.model import Skill
 from webagent.trace.workflow import read_records
 
@@ -61,13 +61,6 @@ async def _do(teach, app: App, demo_id: str, steps: list[GoldStep], what: str) -
             ) from None
 
 
-def learn_from(folders: list[Path]) -> list[Skill]:
-    """The skills of the recordings, merged (recordings with no skill in them are skipped)."""
-    from webagent.skills.learn import merge
-
-    return merge([s for folder in folders for s in skills_of(folder)])
-
-
 def skills_of(folder: Path) -> list[Skill]:
     """The skills of one recording; none from a recording of a single click or a look-up."""
     try:
@@ -82,7 +75,9 @@ async def learn_app(app: App, out: Path, say: Callable[[str], None] = print) -> 
     from webagent.skills import store
 
     folders = await record_demos(app, out, say=say)
-    skills = [s.model_copy(update={"site": app_site(app)}) for s in learn_from(folders)]
+    # The skills of the recordings, merged (recordings with no skill in them are skipped).
+    learned = merge([s for folder in folders for s in skills_of(folder)])
+    skills = [s.model_copy(update={"site": app_site(app)}) for s in learned]
     return len(folders), skills, store.add(skills)
 
 

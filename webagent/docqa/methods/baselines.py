@@ -9,12 +9,8 @@ from webagent.docqa.data import Question
 from webagent.docqa.methods import MethodOptions, MethodResult, Variant
 from webagent.docqa.reading import DocumentState
 from webagent.llm.client import LLMClient
-from webagent.memory import Page, first_words, last_words, word_count
+from webagent.memory import first_words, last_words, word_count
 from webagent.retrieval import NeuralRanker, bm25_top_k
-
-
-def render_pages(pages: list[Page], chosen: list[int]) -> str:
-    return "\n\n".join(f"<Page {pages[i].index}>\n{pages[i].text}" for i in chosen)
 
 
 async def run(
@@ -26,7 +22,7 @@ async def run(
         pages = await state.pages()
         rank = bm25_top_k if variant.method == "bm25" else NeuralRanker.top_k
         chosen = await asyncio.to_thread(rank, [p.text for p in pages], question.with_options(), variant.top_k)
-        context = render_pages(pages, chosen)
+        context = "\n\n".join(f"<Page {pages[i].index}>\n{pages[i].text}" for i in chosen)
         words = sum(pages[i].words for i in chosen)  # the pages' words, not their <Page i> tags
         if words > opts.context_words:
             context, notes["cut"], words = first_words(context, opts.context_words), True, opts.context_words

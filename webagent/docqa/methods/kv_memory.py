@@ -53,10 +53,8 @@ def parse_tool(reply: Reply) -> tuple[tuple | None, str | None]:
             str(data.get("key") or "").strip(),
             str(data.get("value") or "").strip(),
         )
-        if tool == "list-keys":
-            return ("list-keys",), None
-        if tool == "eoq":
-            return ("eoq",), None
+        if tool in ("list-keys", "eoq"):
+            return (tool,), None
         if tool == "read" and key:
             return ("read", key), None
         if tool == "write" and key and value:
@@ -77,10 +75,8 @@ def parse_tool(reply: Reply) -> tuple[tuple | None, str | None]:
     if not found:
         return None, "no tool call ([list-keys], [read] KEY, [write] (KEY) VALUE or [EOQ]) found"
     _, kind, m = min(found, key=lambda f: f[0])
-    if kind == "list-keys":
-        return ("list-keys",), None
-    if kind == "eoq":
-        return ("eoq",), None
+    if kind in ("list-keys", "eoq"):
+        return (kind,), None
     if kind == "read":
         return ("read", m.group(1).strip()), None
     value = re.split(r"\n\s*(?:Q\d+:|#\d+:|\[EOQ\])", m.group(2))[0].strip()
