@@ -25,14 +25,14 @@ from webagent.variant import Method, Registry
 from webagent.variant import Variant as BaseVariant
 from webagent.web.action import ActionOutcome, predict_action, visible_ids
 from webagent.web.agent_view import Control
-from webagent.web.memory import (
+from webagent.web.typed_action import page_controls
+from webagent.web.web_memory import (
     CHARS_PER_TOKEN,
     PROMPT_RESERVE_TOKENS,
     act_on_memory,
     build_web_memory,
     look_up,
 )
-from webagent.web.typed_action import page_controls
 
 _HERE = "mind2web.methods"
 REGISTRY = Registry(

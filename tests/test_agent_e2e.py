@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 from webagent.agent import AgentOptions, run_agent
-from webagent.agent.record import Recorder
+from webagent.agent.mind2web_export import Mind2WebRecorder
 from webagent.agent.report import write_report
 from webagent.browser import BrowserSession
 from webagent.demo_site import SITE_DIR, demo_task_done, serve_directory
@@ -47,7 +47,7 @@ async def test_fake_model_completes_the_demo_flow(browser, site, tmp_path, looku
     await _start(browser, site + "index.html")
     backend = FunctionBackend(demo_policy)
     trace, records = TraceWriter(tmp_path / "trace"), tmp_path / "records"
-    recorder = Recorder(records, "Buy Night Trains for Ada Lovelace, express", site, run_id="demo-run")
+    recorder = Mind2WebRecorder(records, "Buy Night Trains for Ada Lovelace, express", site, run_id="demo-run")
     result = await run_agent(
         browser,
         fake_client(backend),

@@ -12,7 +12,7 @@ from agent_support import prompt_of, trace_lines
 from browser_support import requires_chromium
 
 from webagent.agent import AgentOptions, run_agent
-from webagent.agent.record import Recorder
+from webagent.agent.mind2web_export import Mind2WebRecorder
 from webagent.agent.report import write_report
 from webagent.browser import REDACTED, BrowserSession
 from webagent.browser.errors import CaptureError
@@ -102,7 +102,7 @@ async def test_password_is_redacted_everywhere(browser, site, tmp_path):
         assert secret not in prompt_of(messages)  # the model's own history is redacted too
         return {"operation": "DONE", "element_id": "", "value": "logged in"}
 
-    recorder = Recorder(tmp_path / "records", "log in as ada", site, run_id="pw")
+    recorder = Mind2WebRecorder(tmp_path / "records", "log in as ada", site, run_id="pw")
     result, _, steps, lines = await _run(browser, site + "login.html", policy, tmp_path, recorder=recorder)
     assert result.status == "done" and result.steps == 4
     assert await browser.page.input_value("#pw") == secret  # it was typed for real

@@ -17,7 +17,7 @@ from webagent.problems import CALL_FAILED, REFUSED
 from webagent.web.action import ActionOutcome, predict_action
 from webagent.web.agent_view import view_snippets
 from webagent.web.live_action import Choices, LiveOutcome, predict_live_action
-from webagent.web.memory import act_on_memory, build_web_memory
+from webagent.web.web_memory import act_on_memory, build_web_memory
 
 LLAMA_CPP = "request (431 tokens) exceeds the available context size (256 tokens), try increasing it"
 FORM = (

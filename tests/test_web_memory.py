@@ -1,4 +1,4 @@
-"""The web gist memory shared by Mind2Web and the live agent (webagent/web/memory.py)."""
+"""The web gist memory shared by Mind2Web and the live agent (webagent/web/web_memory.py)."""
 
 import json
 import re
@@ -8,7 +8,7 @@ from mind2web.methods import StepInput, Variant, predict
 from webagent.html import Snippet
 from webagent.llm.client import TransientError
 from webagent.llm.testing import FunctionBackend, fake_client, heuristic_reply
-from webagent.web.memory import GistReuse, act_on_memory, build_web_memory, estimate_tokens
+from webagent.web.web_memory import GistReuse, act_on_memory, build_web_memory, estimate_tokens
 
 GOLDEN = Path(__file__).parent / "fixtures" / "mind2web_golden"
 

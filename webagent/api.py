@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from webagent.agent.episode import Episode
     from webagent.agent.loop import AgentOptions, AgentResult
-    from webagent.agent.record import Recorder
+    from webagent.agent.mind2web_export import Mind2WebRecorder
     from webagent.llm.client import LLMClient
     from webagent.llm.endpoint import EndpointOptions
 
@@ -143,7 +143,7 @@ class Agent:
         self.save_as, self.params = save_as, dict(params or {})
         self.headed, self.cdp_url = headed, cdp_url
         self.record_dir = Path(record_dir) if record_dir else None
-        self.recorder: Recorder | None = None  # after run() with record_dir: the Mind2Web records
+        self.recorder: Mind2WebRecorder | None = None  # after run() with record_dir: the Mind2Web records
         self.demo_orders: str | None = None  # after run() with demo=True: what the shop recorded
 
     def agent_options(self) -> AgentOptions:
@@ -193,7 +193,7 @@ class Agent:
         that does not load) still writes ``run.json`` with status ``error`` and why."""
         from webagent.agent.demo_episode import DemoEpisode
         from webagent.agent.episode import PageEpisode, run_episode
-        from webagent.agent.record import Recorder
+        from webagent.agent.mind2web_export import Mind2WebRecorder
         from webagent.agent.report import write_report
         from webagent.browser import BrowserSession
         from webagent.demo_site import DemoShop
@@ -207,7 +207,7 @@ class Agent:
         episode = DemoEpisode(shop, task, self.url, opened) if shop else PageEpisode(task, self.url or "", opened)
         try:
             if self.record_dir is not None:
-                self.recorder = Recorder(
+                self.recorder = Mind2WebRecorder(
                     self.record_dir, task, episode.url, run_id=trace.folder.name, secrets=trace.secrets
                 )
             async with BrowserSession(

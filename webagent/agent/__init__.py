@@ -12,9 +12,9 @@ folder are ``webagent.trace``; the ``run`` and ``teach`` commands are ``webagent
 """
 
 from webagent.agent import elements
+from webagent.agent.act import to_browser_action
 from webagent.agent.decide import decide_page
 from webagent.agent.loop import AgentOptions, AgentResult, run_agent
-from webagent.agent.outcome import to_browser_action
 
 # what replay (above the agent) uses of it: the options, one decision on one page, an action's browser action
 __all__ = ["AgentOptions", "AgentResult", "decide_page", "elements", "run_agent", "to_browser_action"]

@@ -17,7 +17,7 @@ from webagent.memory import word_count
 from webagent.web.agent_view import Control, line_ids, view_snippets
 from webagent.web.live_action import Choices, LiveOutcome, predict_live_action
 from webagent.web.live_chat import LiveChat
-from webagent.web.memory import GistReuse, act_on_memory, build_web_memory, fits, look_up
+from webagent.web.web_memory import GistReuse, act_on_memory, build_web_memory, fits, look_up
 
 
 def memory_text(memory, expanded: list[int]) -> str:

@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 from webagent.agent.loop import AgentResult
-from webagent.agent.record import Recorder
+from webagent.agent.mind2web_export import Mind2WebRecorder
 from webagent.agent.report import write_report
 from webagent.errors import UserError
 from webagent.llm.client import LLMClient
@@ -103,7 +103,7 @@ async def run_episode(
     *,
     skills: list | Literal["learned"] | None = None,
     progress: Callable[[str], None] | None = None,
-    recorder: Recorder | None = None,
+    recorder: Mind2WebRecorder | None = None,
     secrets: dict[str, str] | None = None,
 ) -> Episode:
     """Set ``task`` up in ``browser``, run the agent on its goal until the site shows it done

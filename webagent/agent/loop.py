@@ -3,7 +3,7 @@ execute → observe again, until the model answers DONE, the site shows the resu
 (``after_step``), ``max_steps`` is reached, or the same action on the same-looking page
 comes a third time in the run (``stuck``; this also catches loops between pages).
 
-* Every action's result says what happened (``webagent.agent.outcome``): "ok" and what the
+* Every action's result says what happened (``webagent.agent.act``): "ok" and what the
   page now shows, "no visible change" (decided after the page went quiet; a clock's ticking
   does not count), or "failed: why". It goes into the history the next prompt shows; the
   second time the same action meets the same-looking page adds a warning, as does a TYPE,
@@ -38,10 +38,10 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from webagent.agent import elements
+from webagent.agent.act import Acted, act, to_browser_action
 from webagent.agent.decide import DecideContext, Decision, decide, decide_page
+from webagent.agent.mind2web_export import Mind2WebRecorder
 from webagent.agent.options import AgentOptions, RunStatus
-from webagent.agent.outcome import Acted, act, to_browser_action
-from webagent.agent.record import Recorder
 from webagent.agent.secrets import mask_task, placeholder, uses_secret
 from webagent.agent.state import DID, RunState, did_key, page_key
 from webagent.browser import Observation
@@ -109,7 +109,7 @@ async def run_agent(
     *,
     options: AgentOptions | None = None,
     trace: TraceWriter | None = None,
-    recorder: Recorder | None = None,
+    recorder: Mind2WebRecorder | None = None,
     progress: Callable[[str], None] | None = None,
     after_step: Callable[[int], Awaitable[str | None]] | None = None,
     secrets: dict[str, str] | None = None,
@@ -377,7 +377,7 @@ async def _guard(client, state: RunState, seen: _Seen, action: LiveAction | None
 
 
 async def _execute(browser, client, state: RunState, seen: _Seen, guard: _Guarded, check) -> Acted:
-    """Phase 4: the action done through the step engine (``outcome.act``), or why it was not."""
+    """Phase 4: the action done through the step engine (``act.act``), or why it was not."""
     action = guard.action
     if action is None:
         return Acted(None, False, False, "failed: no usable action")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
-from webagent.web.memory import ACT_ON, ActOn  # which ids an action may name after a look-up
+from webagent.web.web_memory import ACT_ON, ActOn  # which ids an action may name after a look-up
 
 Lookup = Literal["auto", "always"]  # auto: a page that fits the context whole skips gists and look-up
 PromptLayout = Literal["chat", "full"]  # chat: one growing conversation (prompt cache); full: each step whole

@@ -15,7 +15,7 @@ from webagent.llm.cache import content_hash
 from webagent.skills.lifecycle import SkillLifecycle
 from webagent.web.agent_view import LINE_ID, AgentView, view_snippets
 from webagent.web.live_chat import LiveChat
-from webagent.web.memory import GistReuse
+from webagent.web.web_memory import GistReuse
 
 if TYPE_CHECKING:
     from webagent.agent.options import AgentOptions

@@ -31,7 +31,7 @@ def action_repr(description: str, op: str, value: str | None) -> str:
     return f"{description} -> {op}" + (f": {value}" if op in ("TYPE", "SELECT") else "")
 
 
-class Recorder:
+class Mind2WebRecorder:
     def __init__(
         self, folder: str | Path, task: str, start_url: str, run_id: str | None = None, secrets: set[str] | None = None
     ):
