@@ -177,18 +177,11 @@ def url_pattern(url: str) -> str:
 
 
 def _form_of(el) -> dict:
-    for parent in el.iterancestors():
-        if parent.tag == "form":
-            return {
-                k: v
-                for k, v in (
-                    ("action", href_path(parent.get("action"))),
-                    ("id", parent.get("id") or ""),
-                    ("name", parent.get("name") or ""),
-                )
-                if v
-            }
-    return {}
+    form = next((parent for parent in el.iterancestors() if parent.tag == "form"), None)
+    if form is None:
+        return {}
+    found = {"action": href_path(form.get("action")), "id": form.get("id") or "", "name": form.get("name") or ""}
+    return {k: v for k, v in found.items() if v}
 
 
 def _heading_above(el) -> str:
@@ -204,10 +197,6 @@ def _landmarks(el) -> list[str]:
         if parent.tag in LANDMARK_TAGS or parent.get("role") in ("search", "navigation", "main", "form", "dialog"):
             out.append(parent.get("role") or parent.tag)
     return list(reversed(out))
-
-
-def _similar_key(el) -> tuple:
-    return (el.tag, role_of(el))
 
 
 def describe_element(el) -> Fingerprint:
@@ -244,8 +233,8 @@ def candidates(raw_html: str, ids=None) -> list:
 def place(el, pool: list, name: str) -> Place:
     """``el``'s place among elements like it: its index among those of the same tag and
     role, and among those that also have the same name (the 2nd of 3 "Add to cart")."""
-    key = _similar_key(el)
-    same = [c for c in pool if _similar_key(c) == key]
+    key = (el.tag, role_of(el))
+    same = [c for c in pool if (c.tag, role_of(c)) == key]
     same_name = [c for c in same if name_of(c, label_of(c)) == name]
     return Place(
         of_kind=[same.index(el) if el in same else -1, len(same)],
