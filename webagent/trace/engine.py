@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from webagent.browser import Action, ActionResult, Observation
-from webagent.trace.fingerprint import Fingerprint, PageRef, squash, target_of, url_pattern
+from webagent.trace.fingerprint import PageRef, squash, target_of, url_pattern
 from webagent.trace.match import Match, find
 from webagent.trace.record import InnerStep
 from webagent.trace.step import RecordedStep
@@ -94,8 +94,7 @@ def locate(step: RecordedStep, obs: Observation, policy: RepairPolicy, page: Pag
 @dataclass
 class Executed:
     result: ActionResult
-    target: Fingerprint | None  # the element acted on, as the page showed it before the action
-    step: InnerStep  # what was done, as a run's record keeps a SKILL's or a FILL's step
+    step: InnerStep  # what was done, as a run's record keeps a SKILL's or a FILL's step (its target: before acting)
     execute_s: float
 
 
@@ -129,4 +128,4 @@ async def execute(
         url=obs.url,
         title=obs.title,
     )
-    return Executed(result, target, done, took)
+    return Executed(result, done, took)
