@@ -148,17 +148,14 @@ class Replay:
         mark: str,
         action: LiveAction | None,
         *,
-        result_text: str,
-        ok: bool,
         times: dict[str, float],
-        executed=None,
         match: Match | None = None,
-        secret: bool = False,
         usage: dict | None = None,
         **fields,
     ) -> StepRecord:
         """The record of replay step ``self.n + 1`` (recorded step ``i``), built as a run's
-        step's is, written to the trace."""
+        step's is, written to the trace; ``fields``: ``step_record``'s (``result_text``, ``ok``,
+        ``executed``, ``secret``) and the record's."""
         self.n += 1
         element_id = action.element_id if action is not None else ""
         record = step_record(
@@ -168,10 +165,6 @@ class Replay:
             title=obs.title,
             obs=obs,
             description=elements.describe(obs.cleaned_html, element_id) if element_id else "",
-            executed=executed,
-            result_text=result_text,
-            ok=ok,
-            secret=secret,
             times={**self._times, **times},
             usage=usage or {},
             replay=mark,
