@@ -67,10 +67,7 @@ def remove(name: str) -> None:
 def listing() -> list[dict]:
     """One row per saved workflow: name, task, steps, parameters, last saved."""
     rows: list[dict] = []
-    base = root()
-    if not base.is_dir():
-        return rows
-    for path in sorted(base.iterdir()):
+    for path in sorted(root().iterdir()) if root().is_dir() else []:
         if not (path / W.FILE).is_file():
             continue
         try:

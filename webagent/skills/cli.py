@@ -98,7 +98,7 @@ def export_command(site, file) -> None:
 def import_command(file) -> None:
     from webagent.skills import store
 
-    kept = store.import_file(file)
+    kept = store.add(store.read_file(file))
     click.echo(f"imported {file}: {len(kept)} skills kept for {', '.join(dict.fromkeys(s.site for s in kept))}")
 
 

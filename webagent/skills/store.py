@@ -93,7 +93,3 @@ def export(site: str, path: Path) -> int:
         raise UserError(f"no skills for {site} (see `webagent skills list`)")
     write_file(path, skills)
     return len(skills)
-
-
-def import_file(path: Path) -> list[Skill]:
-    return add(read_file(path))
