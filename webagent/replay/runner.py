@@ -33,6 +33,9 @@ from urllib.parse import urlsplit, urlunsplit
 from webagent.agent import AgentOptions, AgentResult, decide_page, elements, to_browser_action
 from webagent.browser import REDACTED
 from webagent.errors import UserError
+from webagent.llm.endpoint import EndpointOptions, open_client
+from webagent.replay import store
+from webagent.replay.report import write_replay_report
 from webagent.trace import params as P
 from webagent.trace import workflow as W
 from webagent.trace.engine import REPLAY, execute, hint, locate, same_page
@@ -117,8 +120,6 @@ class Replay:
             if self.client is not None:
                 self._client = self.client.scoped()
             else:
-                from webagent.llm.endpoint import EndpointOptions, open_client
-
                 self.say("opening the model for a repair")
                 opened = await self._stack.enter_async_context(open_client(self.endpoint or EndpointOptions()))
                 self._client = opened.scoped()
@@ -251,15 +252,11 @@ class Replay:
                 result.workflow = self.workflow.model_copy(deep=True, update={"steps": new_steps, "source": source})
                 W.save(result.workflow, trace.folder)
                 if self.store_name and result.repaired:
-                    from webagent.replay import store
-
                     store.save(self.store_name, result.workflow, note=f"{result.repaired} steps repaired")
                     result.saved_to = str(store.folder(self.store_name))
             trace.write_run(
                 {"task": self.task, **result.to_json(), "replay": self._summary(result), "options": vars(self.options)}
             )
-            from webagent.replay.report import write_replay_report
-
             write_replay_report(trace.folder)
         return result
 

@@ -15,14 +15,13 @@ import time
 from pathlib import Path
 
 from webagent.errors import UserError
+from webagent.llm.cache import webagent_home
 from webagent.trace import workflow as W
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 def root() -> Path:
-    from webagent.llm.cache import webagent_home
-
     return webagent_home() / "workflows"
 
 
