@@ -25,17 +25,18 @@ browser action of an action).
 from __future__ import annotations
 
 import time
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from webagent.agent import AgentOptions, AgentResult, decide_page, elements, to_browser_action
+from webagent.agent.report import write_report
 from webagent.browser import REDACTED
 from webagent.errors import UserError
 from webagent.llm.endpoint import EndpointOptions, open_client
 from webagent.replay import store
-from webagent.replay.report import write_replay_report
+from webagent.replay.report import annex
 from webagent.trace import params as P
 from webagent.trace import workflow as W
 from webagent.trace.engine import REPLAY, execute, hint, locate, same_page
@@ -234,10 +235,8 @@ class Replay:
                     await self._steps(result, new_steps)
                 except CaptureError as exc:
                     result.status, result.error = "error", f"the page could not be captured: {exc}"
-                try:
+                with suppress(Exception):  # the page may be gone
                     result.final_url, result.final_title = browser.page.url, await browser.page.title()
-                except Exception:  # noqa: BLE001 - the page may be gone
-                    pass
         except BaseException as exc:
             result.status = "error" if isinstance(exc, Exception) else "interrupted"
             result.error = f"{type(exc).__name__}: {exc}" if isinstance(exc, Exception) else "interrupted"
@@ -257,7 +256,7 @@ class Replay:
             trace.write_run(
                 {"task": self.task, **result.to_json(), "replay": self._summary(result), "options": vars(self.options)}
             )
-            write_replay_report(trace.folder)
+            write_report(trace.folder, "replay", annex)
         return result
 
     def _summary(self, result: ReplayResult) -> dict:
