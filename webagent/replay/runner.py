@@ -288,8 +288,7 @@ class Replay:
             found = locate(here, obs, policy, self._page(step))
             if found.match is not None:
                 self._times["match_s"] = time.perf_counter() - t0
-            miss = found.miss
-            if not miss:
+            if not (miss := found.miss):
                 # as recorded or given (not a model's reply: nothing in it is checked against the page or trimmed)
                 action = LiveAction.model_construct(
                     operation=step.op,

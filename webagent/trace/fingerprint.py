@@ -149,10 +149,8 @@ def name_of(el, label: str = "") -> str:
         return label
     if tag == "input" and kind in ("submit", "button", "reset") and el.get("value"):
         return _cut(squash(el.get("value")))
-    if tag not in ("input", "select", "textarea"):
-        text = _text(el)
-        if text:
-            return _cut(text)
+    if tag not in ("input", "select", "textarea") and (text := _text(el)):
+        return _cut(text)
     for attr in ("placeholder", "title", "alt"):
         if el.get(attr):
             return _cut(squash(el.get(attr)))

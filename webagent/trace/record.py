@@ -222,8 +222,7 @@ def step_record(
     value went into a password field, ``hidden``: the FILL fields that did (written
     ``REDACTED``). ``fields``: the record's other fields by name (an unknown name is an error,
     not a new key)."""
-    unknown = sorted(set(fields) - set(StepRecord.model_fields))
-    if unknown:
+    if unknown := sorted(set(fields) - set(StepRecord.model_fields)):
         raise TypeError(f"a step record has no field {', '.join(unknown)}")
     shown = _shown(action, secret, hidden) if action is not None else None
     acted = ok and not dry_run and obs is not None and action is not None
