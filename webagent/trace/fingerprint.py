@@ -127,11 +127,8 @@ def label_of(el) -> str:
     for parent in el.iterancestors():
         if parent.tag == "label":
             return _cut(_text(parent))
-    own_id = el.get("id")
-    if own_id:
-        found = el.getroottree().xpath("//label[@for=$i]", i=own_id)
-        if found:
-            return _cut(_text(found[0]))
+    if (own_id := el.get("id")) and (found := el.getroottree().xpath("//label[@for=$i]", i=own_id)):
+        return _cut(_text(found[0]))
     return ""
 
 
@@ -183,9 +180,8 @@ def _form_of(el) -> dict:
 
 
 def _heading_above(el) -> str:
-    found = el.xpath(f"preceding::*[self::{_HEADINGS}][1]")
-    if not found:  # the element may be inside its heading
-        found = el.xpath(f"ancestor::*[self::{_HEADINGS}][1]")
+    # the element may be inside its heading
+    found = el.xpath(f"preceding::*[self::{_HEADINGS}][1]") or el.xpath(f"ancestor::*[self::{_HEADINGS}][1]")
     return _cut(_text(found[0], skip=("script", "style"))) if found else ""
 
 
@@ -221,8 +217,7 @@ def describe_element(el) -> Fingerprint:
 def candidates(raw_html: str, ids=None) -> list:
     """Elements a fingerprint may match: every element with an id (limited to ``ids``,
     the observation's actionable ids, when given)."""
-    tree = parse(raw_html)
-    out = tree.xpath("//*[@backend_node_id]")
+    out = parse(raw_html).xpath("//*[@backend_node_id]")
     if ids is not None:
         out = [el for el in out if el.get("backend_node_id") in ids]
     return [el for el in out if isinstance(el.tag, str) and el.tag not in ("html", "body", "head")]
