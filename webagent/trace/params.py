@@ -86,11 +86,7 @@ def assign(steps: list[RecordedStep], task: str, declared: dict[str, str] | None
             step.param, step.value = secret, REDACTED
             continue
         hit = next((n for n, v in sorted(declared.items(), key=lambda kv: -len(kv[1])) if v in value), None)
-        if hit:
-            step.param = hit
-            continue
-        known = next((n for n, p in params.items() if p["default"] == value), None)
-        if known:
+        if known := hit or next((n for n, p in params.items() if p["default"] == value), None):
             step.param = known
             continue
         if step.op == "TYPE" and len(value.strip()) >= MIN_INFERRED and value.lower() in lowered:
