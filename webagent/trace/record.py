@@ -140,10 +140,6 @@ class StepRecord(_Record):
         """The record as written: the keys its writer set, and ``version``."""
         return {"version": self.version, **self.model_dump(mode="json", exclude_unset=True)}
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> StepRecord:
-        return cls.model_validate(data)
-
     @property
     def operation(self) -> str | None:
         return self.action.operation if self.action is not None else None
@@ -260,5 +256,5 @@ def read_steps(path: str | Path) -> list[StepRecord]:
         version = data.get("version", VERSION)
         if version != VERSION:
             raise UserError(f"{path}, line {n}: a step record of version {version!r}; this webagent reads {VERSION}")
-        out.append(StepRecord.from_json(data))
+        out.append(StepRecord.model_validate(data))
     return out
