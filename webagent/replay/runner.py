@@ -394,7 +394,6 @@ class Replay:
             new.target = P.unapply(fingerprint_of(obs, element_id), self.mapping)
         if secret:
             new.secret = True
-        defaults = self.workflow.params
-        if step.param and (secret or (defaults.get(step.param, {}).get("default") or "\0") in kept):
+        if step.param and (secret or (self.workflow.params.get(step.param, {}).get("default") or "\0") in kept):
             new.param = step.param
         return new

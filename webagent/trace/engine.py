@@ -42,9 +42,7 @@ class RepairPolicy:
         """What a repair by an ``op`` action means for the recorded ``step``: it took the step's
         place (the same operation), the step is tried again (another operation, where the
         policy allows it), or it is refused."""
-        if op == step.op:
-            return "next"
-        return "again" if self.change_op else "refused"
+        return "next" if op == step.op else ("again" if self.change_op else "refused")
 
 
 # replay: the page checked first, up to 3 model actions, and one may be another operation
