@@ -154,9 +154,9 @@ def test_a_fill_reads_as_the_steps_it_did():
 
 def test_a_secret_learnt_later_is_scrubbed_from_the_lines_already_written(tmp_path):
     trace = TraceWriter(tmp_path / "trace")
-    trace.write_step(StepRecord.from_json({**OLD, "action_text": "TYPE [7] 'ada-pw'"}))
+    trace.write_step(StepRecord.model_validate({**OLD, "action_text": "TYPE [7] 'ada-pw'"}))
     trace.secrets.add("ada-pw")
-    trace.write_step(StepRecord.from_json({**OLD, "step": 3}))
+    trace.write_step(StepRecord.model_validate({**OLD, "step": 3}))
     first = json.loads((tmp_path / "trace" / "steps.jsonl").read_text().splitlines()[0])
     assert first["action_text"] == f"TYPE [7] '{REDACTED}'"
     assert first["a_key_from_an_older_webagent"] == [1, 2]  # rewriting a line loses nothing

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 from html import escape
-from pathlib import Path
 
-from webagent.agent.report import write_report
 from webagent.trace.record import StepRecord
 
 _MARK_STYLE = (
@@ -17,11 +15,7 @@ _MARK_STYLE = (
 )
 
 
-def write_replay_report(folder: str | Path) -> Path:
-    return write_report(folder, "replay", _annex)
-
-
-def _annex(steps: list[StepRecord], run: dict) -> tuple[str, str, dict[int, str]]:
+def annex(steps: list[StepRecord], run: dict) -> tuple[str, str, dict[int, str]]:
     """The marks' style, the replay's table and each step's mark."""
     replay = run.get("replay") or {}
     marks = {s.step: s.replay or "failed" for s in steps}

@@ -25,14 +25,18 @@ browser action of an action).
 from __future__ import annotations
 
 import time
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from webagent.agent import AgentOptions, AgentResult, decide_page, elements, to_browser_action
+from webagent.agent.report import write_report
 from webagent.browser import REDACTED
 from webagent.errors import UserError
+from webagent.llm.endpoint import EndpointOptions, open_client
+from webagent.replay import store
+from webagent.replay.report import annex
 from webagent.trace import params as P
 from webagent.trace import workflow as W
 from webagent.trace.engine import REPLAY, execute, hint, locate, same_page
@@ -117,8 +121,6 @@ class Replay:
             if self.client is not None:
                 self._client = self.client.scoped()
             else:
-                from webagent.llm.endpoint import EndpointOptions, open_client
-
                 self.say("opening the model for a repair")
                 opened = await self._stack.enter_async_context(open_client(self.endpoint or EndpointOptions()))
                 self._client = opened.scoped()
@@ -148,17 +150,14 @@ class Replay:
         mark: str,
         action: LiveAction | None,
         *,
-        result_text: str,
-        ok: bool,
         times: dict[str, float],
-        executed=None,
         match: Match | None = None,
-        secret: bool = False,
         usage: dict | None = None,
         **fields,
     ) -> StepRecord:
         """The record of replay step ``self.n + 1`` (recorded step ``i``), built as a run's
-        step's is, written to the trace."""
+        step's is, written to the trace; ``fields``: ``step_record``'s (``result_text``, ``ok``,
+        ``executed``, ``secret``) and the record's."""
         self.n += 1
         element_id = action.element_id if action is not None else ""
         record = step_record(
@@ -168,10 +167,6 @@ class Replay:
             title=obs.title,
             obs=obs,
             description=elements.describe(obs.cleaned_html, element_id) if element_id else "",
-            executed=executed,
-            result_text=result_text,
-            ok=ok,
-            secret=secret,
             times={**self._times, **times},
             usage=usage or {},
             replay=mark,
@@ -240,10 +235,8 @@ class Replay:
                     await self._steps(result, new_steps)
                 except CaptureError as exc:
                     result.status, result.error = "error", f"the page could not be captured: {exc}"
-                try:
+                with suppress(Exception):  # the page may be gone
                     result.final_url, result.final_title = browser.page.url, await browser.page.title()
-                except Exception:  # noqa: BLE001 - the page may be gone
-                    pass
         except BaseException as exc:
             result.status = "error" if isinstance(exc, Exception) else "interrupted"
             result.error = f"{type(exc).__name__}: {exc}" if isinstance(exc, Exception) else "interrupted"
@@ -258,16 +251,12 @@ class Replay:
                 result.workflow = self.workflow.model_copy(deep=True, update={"steps": new_steps, "source": source})
                 W.save(result.workflow, trace.folder)
                 if self.store_name and result.repaired:
-                    from webagent.replay import store
-
                     store.save(self.store_name, result.workflow, note=f"{result.repaired} steps repaired")
                     result.saved_to = str(store.folder(self.store_name))
             trace.write_run(
                 {"task": self.task, **result.to_json(), "replay": self._summary(result), "options": vars(self.options)}
             )
-            from webagent.replay.report import write_replay_report
-
-            write_replay_report(trace.folder)
+            write_report(trace.folder, "replay", annex)
         return result
 
     def _summary(self, result: ReplayResult) -> dict:
@@ -299,8 +288,7 @@ class Replay:
             found = locate(here, obs, policy, self._page(step))
             if found.match is not None:
                 self._times["match_s"] = time.perf_counter() - t0
-            miss = found.miss
-            if not miss:
+            if not (miss := found.miss):
                 # as recorded or given (not a model's reply: nothing in it is checked against the page or trimmed)
                 action = LiveAction.model_construct(
                     operation=step.op,
@@ -406,7 +394,6 @@ class Replay:
             new.target = P.unapply(fingerprint_of(obs, element_id), self.mapping)
         if secret:
             new.secret = True
-        defaults = self.workflow.params
-        if step.param and (secret or (defaults.get(step.param, {}).get("default") or "\0") in kept):
+        if step.param and (secret or (self.workflow.params.get(step.param, {}).get("default") or "\0") in kept):
             new.param = step.param
         return new

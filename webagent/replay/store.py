@@ -15,14 +15,13 @@ import time
 from pathlib import Path
 
 from webagent.errors import UserError
+from webagent.llm.cache import webagent_home
 from webagent.trace import workflow as W
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 def root() -> Path:
-    from webagent.llm.cache import webagent_home
-
     return webagent_home() / "workflows"
 
 
@@ -67,10 +66,7 @@ def remove(name: str) -> None:
 def listing() -> list[dict]:
     """One row per saved workflow: name, task, steps, parameters, last saved."""
     rows: list[dict] = []
-    base = root()
-    if not base.is_dir():
-        return rows
-    for path in sorted(base.iterdir()):
+    for path in sorted(root().iterdir()) if root().is_dir() else []:
         if not (path / W.FILE).is_file():
             continue
         try:

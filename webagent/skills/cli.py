@@ -9,6 +9,8 @@ import click
 
 from webagent.cli_common import headed_option, run_async, user_errors
 from webagent.errors import UserError
+from webagent.skills import store
+from webagent.skills.learn import from_recording
 
 
 @click.group("skills")
@@ -21,8 +23,6 @@ def skills_group() -> None:
 @user_errors
 def learn_command(recordings) -> None:
     """Learn skills from RECORDINGS (trace folders of `webagent teach` or of finished runs)."""
-    from webagent.skills import store
-    from webagent.skills.learn import from_recording
 
     learned = [s for folder in recordings for s in from_recording(folder)]
     kept = store.add(learned)
@@ -37,8 +37,6 @@ def learn_command(recordings) -> None:
 @user_errors
 def list_command(site, as_json) -> None:
     """The skills kept, a line each."""
-    from webagent.skills import store
-
     skills = store.load(site) if site else store.every_skill()
     if not skills and not as_json:
         click.echo("no skills yet: record one with `webagent teach`, then `webagent skills learn TRACE`")
@@ -56,8 +54,6 @@ def list_command(site, as_json) -> None:
 @user_errors
 def show_command(site, skill_id) -> None:
     """One skill: its parameters, start page and steps."""
-    from webagent.skills import store
-
     skill = next((s for s in store.load(site) if s.id == skill_id), None)
     if skill is None:
         raise UserError(f"no skill {skill_id!r} for {site} (see `webagent skills list`)")
@@ -76,8 +72,6 @@ def show_command(site, skill_id) -> None:
 @click.argument("skill_id")
 @user_errors
 def remove_command(site, skill_id) -> None:
-    from webagent.skills import store
-
     gone = store.remove(site, skill_id)
     click.echo(f"removed {gone.id} ({gone.name}) from {site}")
 
@@ -87,8 +81,6 @@ def remove_command(site, skill_id) -> None:
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @user_errors
 def export_command(site, file) -> None:
-    from webagent.skills import store
-
     click.echo(f"exported {store.export(site, file)} skills of {site} to {file}")
 
 
@@ -96,9 +88,7 @@ def export_command(site, file) -> None:
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @user_errors
 def import_command(file) -> None:
-    from webagent.skills import store
-
-    kept = store.import_file(file)
+    kept = store.add(store.read_file(file))
     click.echo(f"imported {file}: {len(kept)} skills kept for {', '.join(dict.fromkeys(s.site for s in kept))}")
 
 

@@ -31,8 +31,7 @@ async def run_direct(
     if skill is None:
         raise UserError(f"no skill {skill_id!r} for {site} (see `webagent skills list`)")
     start = url or start_on(skill, f"{urlsplit(skill.start.url).scheme or 'http'}://{site}/")
-    host = urlsplit(start).hostname or ""
-    async with BrowserSession(headed=headed, allowed_domains=[host]) as browser:
+    async with BrowserSession(headed=headed, allowed_domains=[urlsplit(start).hostname or ""]) as browser:
         opened = await browser.open(start)
         if not opened.ok:
             raise UserError(f"cannot open {start}: {opened.error}")

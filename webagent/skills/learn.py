@@ -47,11 +47,9 @@ def site_of(url: str) -> str:
 
 def _sends(step: RecordedStep) -> bool:
     """Whether a step sends its form: a CLICK on a submit button, or a TYPE with Enter."""
-    if step.op == "TYPE" and step.press_enter:
-        return True
-    target = step.target or Fingerprint()
     if step.op != "CLICK":
-        return False
+        return step.op == "TYPE" and step.press_enter
+    target = step.target or Fingerprint()
     if target.tag == "button":
         return (target.attrs.get("type") or "submit").lower() == "submit" and bool(target.form)
     return target.tag == "input" and (target.attrs.get("type") or "").lower() in _SUBMIT_TYPES

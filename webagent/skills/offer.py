@@ -46,8 +46,7 @@ def _first_element(skill: Skill, obs: Observation) -> str | None:
     target = next((s.target for s in skill.steps if s.target is not None), None)
     if target is None:
         return ""
-    found = find(target, obs.raw_html, set(obs.elements))
-    return found.element_id
+    return find(target, obs.raw_html, set(obs.elements)).element_id
 
 
 def _live_options(skill: Skill, obs: Observation, controls: dict[str, Control]) -> dict[str, tuple[str, ...]]:

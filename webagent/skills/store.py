@@ -12,14 +12,13 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from webagent.errors import DataError, UserError
+from webagent.llm.cache import webagent_home
 from webagent.skills.learn import merge
 from webagent.skills.model import VERSION, Skill
 from webagent.trace.workflow import write_json
 
 
 def root() -> Path:
-    from webagent.llm.cache import webagent_home
-
     return webagent_home() / "skills"
 
 
@@ -93,7 +92,3 @@ def export(site: str, path: Path) -> int:
         raise UserError(f"no skills for {site} (see `webagent skills list`)")
     write_file(path, skills)
     return len(skills)
-
-
-def import_file(path: Path) -> list[Skill]:
-    return add(read_file(path))

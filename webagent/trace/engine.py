@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from webagent.browser import Action, ActionResult, Observation
-from webagent.trace.fingerprint import Fingerprint, PageRef, squash, target_of, url_pattern
+from webagent.trace.fingerprint import PageRef, squash, target_of, url_pattern
 from webagent.trace.match import Match, find
 from webagent.trace.record import InnerStep
 from webagent.trace.step import RecordedStep
@@ -42,9 +42,7 @@ class RepairPolicy:
         """What a repair by an ``op`` action means for the recorded ``step``: it took the step's
         place (the same operation), the step is tried again (another operation, where the
         policy allows it), or it is refused."""
-        if op == step.op:
-            return "next"
-        return "again" if self.change_op else "refused"
+        return "next" if op == step.op else ("again" if self.change_op else "refused")
 
 
 # replay: the page checked first, up to 3 model actions, and one may be another operation
@@ -94,8 +92,7 @@ def locate(step: RecordedStep, obs: Observation, policy: RepairPolicy, page: Pag
 @dataclass
 class Executed:
     result: ActionResult
-    target: Fingerprint | None  # the element acted on, as the page showed it before the action
-    step: InnerStep  # what was done, as a run's record keeps a SKILL's or a FILL's step
+    step: InnerStep  # what was done, as a run's record keeps a SKILL's or a FILL's step (its target: before acting)
     execute_s: float
 
 
@@ -129,4 +126,4 @@ async def execute(
         url=obs.url,
         title=obs.title,
     )
-    return Executed(result, target, done, took)
+    return Executed(result, done, took)

@@ -127,11 +127,8 @@ def label_of(el) -> str:
     for parent in el.iterancestors():
         if parent.tag == "label":
             return _cut(_text(parent))
-    own_id = el.get("id")
-    if own_id:
-        found = el.getroottree().xpath("//label[@for=$i]", i=own_id)
-        if found:
-            return _cut(_text(found[0]))
+    if (own_id := el.get("id")) and (found := el.getroottree().xpath("//label[@for=$i]", i=own_id)):
+        return _cut(_text(found[0]))
     return ""
 
 
@@ -149,10 +146,8 @@ def name_of(el, label: str = "") -> str:
         return label
     if tag == "input" and kind in ("submit", "button", "reset") and el.get("value"):
         return _cut(squash(el.get("value")))
-    if tag not in ("input", "select", "textarea"):
-        text = _text(el)
-        if text:
-            return _cut(text)
+    if tag not in ("input", "select", "textarea") and (text := _text(el)):
+        return _cut(text)
     for attr in ("placeholder", "title", "alt"):
         if el.get(attr):
             return _cut(squash(el.get(attr)))
@@ -177,24 +172,16 @@ def url_pattern(url: str) -> str:
 
 
 def _form_of(el) -> dict:
-    for parent in el.iterancestors():
-        if parent.tag == "form":
-            return {
-                k: v
-                for k, v in (
-                    ("action", href_path(parent.get("action"))),
-                    ("id", parent.get("id") or ""),
-                    ("name", parent.get("name") or ""),
-                )
-                if v
-            }
-    return {}
+    form = next((parent for parent in el.iterancestors() if parent.tag == "form"), None)
+    if form is None:
+        return {}
+    found = {"action": href_path(form.get("action")), "id": form.get("id") or "", "name": form.get("name") or ""}
+    return {k: v for k, v in found.items() if v}
 
 
 def _heading_above(el) -> str:
-    found = el.xpath(f"preceding::*[self::{_HEADINGS}][1]")
-    if not found:  # the element may be inside its heading
-        found = el.xpath(f"ancestor::*[self::{_HEADINGS}][1]")
+    # the element may be inside its heading
+    found = el.xpath(f"preceding::*[self::{_HEADINGS}][1]") or el.xpath(f"ancestor::*[self::{_HEADINGS}][1]")
     return _cut(_text(found[0], skip=("script", "style"))) if found else ""
 
 
@@ -204,10 +191,6 @@ def _landmarks(el) -> list[str]:
         if parent.tag in LANDMARK_TAGS or parent.get("role") in ("search", "navigation", "main", "form", "dialog"):
             out.append(parent.get("role") or parent.tag)
     return list(reversed(out))
-
-
-def _similar_key(el) -> tuple:
-    return (el.tag, role_of(el))
 
 
 def describe_element(el) -> Fingerprint:
@@ -234,8 +217,7 @@ def describe_element(el) -> Fingerprint:
 def candidates(raw_html: str, ids=None) -> list:
     """Elements a fingerprint may match: every element with an id (limited to ``ids``,
     the observation's actionable ids, when given)."""
-    tree = parse(raw_html)
-    out = tree.xpath("//*[@backend_node_id]")
+    out = parse(raw_html).xpath("//*[@backend_node_id]")
     if ids is not None:
         out = [el for el in out if el.get("backend_node_id") in ids]
     return [el for el in out if isinstance(el.tag, str) and el.tag not in ("html", "body", "head")]
@@ -244,8 +226,8 @@ def candidates(raw_html: str, ids=None) -> list:
 def place(el, pool: list, name: str) -> Place:
     """``el``'s place among elements like it: its index among those of the same tag and
     role, and among those that also have the same name (the 2nd of 3 "Add to cart")."""
-    key = _similar_key(el)
-    same = [c for c in pool if _similar_key(c) == key]
+    key = (el.tag, role_of(el))
+    same = [c for c in pool if (c.tag, role_of(c)) == key]
     same_name = [c for c in same if name_of(c, label_of(c)) == name]
     return Place(
         of_kind=[same.index(el) if el in same else -1, len(same)],

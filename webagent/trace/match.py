@@ -82,21 +82,9 @@ def _similar(a: str, b: str) -> bool:
 
 
 def _features(fp: Fingerprint) -> dict[str, Any]:
-    out: dict[str, object] = {}
-    for key in ("name", "label", "role", "heading"):
-        if getattr(fp, key):
-            out[key] = getattr(fp, key)
-    for attr, value in fp.attrs.items():
-        out[f"attr:{attr}"] = value
-    if fp.form:
-        out["form"] = fp.form
-    if fp.landmarks:
-        out["landmarks"] = fp.landmarks
-    return out
-
-
-def _form_same(a: dict, b: dict) -> bool:
-    return any(a.get(k) and a.get(k) == b.get(k) for k in ("action", "id", "name"))
+    out: dict[str, Any] = {key: getattr(fp, key) for key in ("name", "label", "role", "heading") if getattr(fp, key)}
+    out |= {f"attr:{attr}": value for attr, value in fp.attrs.items()}
+    return out | {key: getattr(fp, key) for key in ("form", "landmarks") if getattr(fp, key)}
 
 
 def score(recorded: Fingerprint, live: Fingerprint) -> tuple[float, list[str], bool]:
@@ -110,7 +98,9 @@ def score(recorded: Fingerprint, live: Fingerprint) -> tuple[float, list[str], b
             continue
         weight = WEIGHTS.get(key, 0.0)
         if key == "form":
-            hit = weight if _form_same(value, other) else 0.0
+            hit = (
+                weight if any(value.get(k) and value.get(k) == other.get(k) for k in ("action", "id", "name")) else 0.0
+            )
         elif key == "landmarks":
             hit = weight if value == other else 0.0
         elif key in ("name", "label", "heading"):
@@ -131,15 +121,12 @@ def find(recorded: Fingerprint, raw_html: str, ids=None) -> Match:
     scored = []
     tag = recorded.tag
     for el in pool:
-        if el.tag != tag:
-            continue
-        if el.get("is_visible") == "false" and el.tag != "option":
+        if el.tag != tag or (el.get("is_visible") == "false" and el.tag != "option"):
             continue
         live = describe_element(el)
         value, shared, identity = score(recorded, live)
-        if not identity:
-            continue
-        scored.append((value, el, live, shared))
+        if identity:
+            scored.append((value, el, live, shared))
     scored.sort(key=lambda t: -t[0])
     listing = [(el.get("backend_node_id"), value, short(live)) for value, el, live, _ in scored]
     what = short(recorded)

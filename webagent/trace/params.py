@@ -86,11 +86,7 @@ def assign(steps: list[RecordedStep], task: str, declared: dict[str, str] | None
             step.param, step.value = secret, REDACTED
             continue
         hit = next((n for n, v in sorted(declared.items(), key=lambda kv: -len(kv[1])) if v in value), None)
-        if hit:
-            step.param = hit
-            continue
-        known = next((n for n, p in params.items() if p["default"] == value), None)
-        if known:
+        if known := hit or next((n for n, p in params.items() if p["default"] == value), None):
             step.param = known
             continue
         if step.op == "TYPE" and len(value.strip()) >= MIN_INFERRED and value.lower() in lowered:
@@ -115,18 +111,12 @@ def resolve(params: dict[str, dict], given: dict[str, str]) -> dict[str, str]:
             or "none"
         )
         raise UserError(f"unknown --param {', '.join(unknown)}; this workflow's parameters: {known}")
-    values: dict[str, str] = {}
-    for name, spec in params.items():
-        if name in given:
-            values[name] = given[name]
-        elif spec["default"] is None:
-            raise UserError(
-                f"the workflow types a password (parameter {name!r}), which is never stored: "
-                f"give it with --param {name}=..."
-            )
-        else:
-            values[name] = spec["default"]
-    return values
+    if missing := [n for n, spec in params.items() if n not in given and spec["default"] is None]:
+        raise UserError(
+            f"the workflow types a password (parameter {missing[0]!r}), which is never stored: "
+            f"give it with --param {missing[0]}=..."
+        )
+    return {name: given.get(name, spec["default"]) for name, spec in params.items()}
 
 
 def substitution(params: dict[str, dict], values: dict[str, str]) -> dict[str, str]:

@@ -140,10 +140,6 @@ class StepRecord(_Record):
         """The record as written: the keys its writer set, and ``version``."""
         return {"version": self.version, **self.model_dump(mode="json", exclude_unset=True)}
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> StepRecord:
-        return cls.model_validate(data)
-
     @property
     def operation(self) -> str | None:
         return self.action.operation if self.action is not None else None
@@ -222,8 +218,7 @@ def step_record(
     value went into a password field, ``hidden``: the FILL fields that did (written
     ``REDACTED``). ``fields``: the record's other fields by name (an unknown name is an error,
     not a new key)."""
-    unknown = sorted(set(fields) - set(StepRecord.model_fields))
-    if unknown:
+    if unknown := sorted(set(fields) - set(StepRecord.model_fields)):
         raise TypeError(f"a step record has no field {', '.join(unknown)}")
     shown = _shown(action, secret, hidden) if action is not None else None
     acted = ok and not dry_run and obs is not None and action is not None
@@ -261,5 +256,5 @@ def read_steps(path: str | Path) -> list[StepRecord]:
         version = data.get("version", VERSION)
         if version != VERSION:
             raise UserError(f"{path}, line {n}: a step record of version {version!r}; this webagent reads {VERSION}")
-        out.append(StepRecord.from_json(data))
+        out.append(StepRecord.model_validate(data))
     return out

@@ -87,7 +87,7 @@ class TraceWriter:
             data["screenshot"] = name
         with self.steps_path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(data, ensure_ascii=False) + "\n")
-        return StepRecord.from_json(data)
+        return StepRecord.model_validate(data)
 
     def write_run(self, summary: dict) -> None:
         self._rescrub()
