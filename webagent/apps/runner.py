@@ -64,11 +64,6 @@ def results(out: Path) -> ResultsFolder[AppsConfig]:
     return ResultsFolder(out, AppsConfig, key=lambda row: row["task"], what="an apps eval run")
 
 
-def read_rows(out: Path) -> dict[str, dict]:
-    """The last row of each task in ``episodes.jsonl``."""
-    return results(out).rows()  # type: ignore[return-value]
-
-
 class AppsWorker:
     """What one worker holds: the model's client and the instance of the app it serves now
     (started on first use; a serial run serves one app at a time, a Ray worker process keeps

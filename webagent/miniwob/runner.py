@@ -52,11 +52,6 @@ def results(out: Path) -> ResultsFolder[MiniWoBConfig]:
     return ResultsFolder(out, MiniWoBConfig, key=lambda row: (row["task"], row["seed"]), what="a MiniWoB run")
 
 
-def read_rows(out: Path) -> dict[tuple[str, int], dict]:
-    """The last row of each (task, seed) in ``episodes.jsonl``."""
-    return results(out).rows()  # type: ignore[return-value]
-
-
 def merge(shards: list[Path], out: Path) -> int:
     """Join the rows of shard folders (same configuration) into ``out``; returns the row count."""
     return harness.merge(shards, out, results(out))
@@ -164,7 +159,7 @@ async def run_miniwob(
     try:
         return await evaluate(episodes, out, backend(client, cluster, endpoint, concurrency), say=progress)
     except Exception:
-        done = read_rows(out)
+        done = results(out).rows()
         rows = [done[e.key] for e in episodes.plan() if e.key in done]
         if rows:  # the episodes that finished are reported; the caller reports the error
             from webagent.miniwob.report import write_reports
@@ -173,4 +168,4 @@ async def run_miniwob(
         raise
 
 
-__all__ = ["MiniWoBConfig", "MiniWoBEval", "merge", "run_miniwob", "shared_browser", "read_rows"]
+__all__ = ["MiniWoBConfig", "MiniWoBEval", "merge", "run_miniwob", "shared_browser"]
