@@ -167,8 +167,3 @@ def _demonstrated(app: App) -> list:
     if not learned:
         raise UserError(f"app {app.name} has no skills yet: run `webagent apps learn --app {app.name}` first")
     return learned
-
-
-def merge(shards: list[Path], out: Path) -> int:
-    """Join the rows of shard folders (same configuration) into ``out``; returns the row count."""
-    return harness.merge(shards, out, results(out))

@@ -52,11 +52,6 @@ def results(out: Path) -> ResultsFolder[MiniWoBConfig]:
     return ResultsFolder(out, MiniWoBConfig, key=lambda row: (row["task"], row["seed"]), what="a MiniWoB run")
 
 
-def merge(shards: list[Path], out: Path) -> int:
-    """Join the rows of shard folders (same configuration) into ``out``; returns the row count."""
-    return harness.merge(shards, out, results(out))
-
-
 class MiniWoBEval(Evaluator[tuple[str, int], tuple]):
     """The pending episodes (of ``shard`` i/n: every n-th (task, seed) from the i-th). The
     browser of a serial run: attached at ``cdp_url``, else ``browser`` (a shared Playwright
@@ -168,4 +163,4 @@ async def run_miniwob(
         raise
 
 
-__all__ = ["MiniWoBConfig", "MiniWoBEval", "merge", "run_miniwob", "shared_browser"]
+__all__ = ["MiniWoBConfig", "MiniWoBEval", "run_miniwob", "shared_browser"]
