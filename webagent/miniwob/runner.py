@@ -132,8 +132,7 @@ class MiniWoBEval(Evaluator[tuple[str, int], tuple]):
             + (f" ({row['error']})" if row["error"] else "")
         )
 
-    def open_model(self, endpoint):
-        return model_client(endpoint)
+    open_model = staticmethod(model_client)
 
 
 async def run_miniwob(
