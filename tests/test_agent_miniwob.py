@@ -11,7 +11,7 @@ from webagent.agent import AgentOptions
 from webagent.errors import UserError
 from webagent.llm.testing import FunctionBackend, fake_client
 from webagent.miniwob.report import write_reports
-from webagent.miniwob.runner import MiniWoBConfig, MiniWoBEval, read_rows, run_miniwob
+from webagent.miniwob.runner import MiniWoBConfig, MiniWoBEval, results, run_miniwob
 from webagent.miniwob.scripted import SCRIPTED_TASKS, scripted_reply
 
 
@@ -51,9 +51,9 @@ async def test_scripted_model_scores_100_percent_and_resumes(tmp_path):
     calls = client.usage.total.calls
     rows = await _run(client, ["click-button"], 2, tmp_path, config)
     assert [r["seed"] for r in rows] == [0, 1] and client.usage.total.calls == calls + 1
-    assert len(read_rows(tmp_path)) == 7
+    assert len(results(tmp_path).rows()) == 7
 
-    rows = read_rows(tmp_path)
+    rows = results(tmp_path).rows()
     assert rows[("click-button", 1)]["success"]  # the second episode started on the loaded page
 
     with pytest.raises(UserError, match="another configuration"):
@@ -218,7 +218,7 @@ async def test_one_workers_exception_cancels_the_others_before_the_browser_close
         await _run(None, ["click-button"], 3, tmp_path, _config(max_steps=3, screenshots=False), concurrency=2)
     assert asyncio.get_running_loop().time() - started < 10
     assert events == ["episode cancelled", "browser closed"]
-    assert [r["seed"] for r in read_rows(tmp_path).values()] == [0]
+    assert [r["seed"] for r in results(tmp_path).rows().values()] == [0]
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["overall"]["episodes"] == 1 and "| click-button | 0 |" in (tmp_path / "report.md").read_text()
 

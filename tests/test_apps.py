@@ -209,7 +209,8 @@ def test_merge_joins_shards_of_one_configuration_and_refuses_mixed_ones(tmp_path
     from dataclasses import asdict
 
     from webagent.agent.options import AgentOptions
-    from webagent.apps.runner import merge, read_rows
+    from webagent.apps.runner import results
+    from webagent.harness import merge
 
     config = json.dumps({"model": "m", "agent": asdict(AgentOptions()), "stop_at_goal": True}, indent=2)
     shards = []
@@ -221,19 +222,19 @@ def test_merge_joins_shards_of_one_configuration_and_refuses_mixed_ones(tmp_path
         (shard / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         shards.append(shard)
     out = tmp_path / "all"
-    assert merge(shards, out) == 3
-    assert {t: r["success"] for t, r in read_rows(out).items()} == {"a": True, "b": False, "c": True}
+    assert merge(shards, out, results(out)) == 3
+    assert {t: r["success"] for t, r in results(out).rows().items()} == {"a": True, "b": False, "c": True}
     # the configuration as read (a setting added since, skills, at its default)
     assert json.loads((out / "config.json").read_text()) == {**json.loads(config), "skills": False, "online": False}
     (shards[1] / "config.json").write_text(config.replace('"max_steps": 15', '"max_steps": 3'))
     with pytest.raises(UserError, match="one configuration"):
-        merge(shards, tmp_path / "mixed")
+        merge(shards, tmp_path / "mixed", results(tmp_path / "mixed"))
     # A folder written before a setting existed merges with one that has its default.
     (shards[1] / "config.json").write_text(config.replace(',\n  "stop_at_goal": true', ""))
-    assert merge(shards, tmp_path / "older") == 3
+    assert merge(shards, tmp_path / "older", results(tmp_path / "older")) == 3
     (shards[0] / "episodes.jsonl").write_text("not json\n")
     with pytest.raises(UserError, match=r"s0/episodes.jsonl, line 1: not a row of an apps eval run"):
-        read_rows(shards[0])
+        results(shards[0]).rows()
 
 
 def test_an_eval_killed_by_sigterm_leaves_no_app_serving(tmp_path, apps_home):

@@ -85,7 +85,6 @@ def connect(address: str, workers: int | None = None) -> Cluster:
     if address == LOCAL:
         cpus = workers or os.cpu_count() or 1
         ray.init(num_cpus=cpus, **quiet)
-        started_here = True
     else:
         target = _host_port(address)
         if target is not None:
@@ -99,9 +98,8 @@ def connect(address: str, workers: int | None = None) -> Cluster:
         except (ConnectionError, RuntimeError) as exc:
             raise UserError(f"cannot join the Ray cluster at {address}: {first_line(exc)}") from None
         cpus = int(ray.cluster_resources().get("CPU", 1))
-        started_here = False
     node = ray.get_runtime_context().get_node_id()
-    return Cluster(address, workers or cpus, node=node, started_here=started_here)
+    return Cluster(address, workers or cpus, node=node, started_here=address == LOCAL)
 
 
 def _call(evaluator, endpoint, item, trace: str | None, driver_node: str) -> dict:

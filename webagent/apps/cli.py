@@ -223,9 +223,10 @@ async def learn_command(app_names, out, app_dirs) -> None:
 def merge_command(shards, out) -> None:
     """Join shard folders of one `apps eval` into OUT and write its report."""
     from webagent.apps.report import write_report
-    from webagent.apps.runner import merge
+    from webagent.apps.runner import results
+    from webagent.harness import merge
 
-    n = merge([Path(s) for s in shards], Path(out))
+    n = merge([Path(s) for s in shards], Path(out), results(Path(out)))
     click.echo(f"{n} tasks; report: {write_report(Path(out))}")
 
 

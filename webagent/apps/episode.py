@@ -59,11 +59,6 @@ def _refused(step: StepRecord) -> bool:
     return step.problem_kind in REFUSED
 
 
-def _acted_after(steps: list[StepRecord], goal_step: int) -> int:
-    """The actions a run took after the step that reached its goal (a DONE is no action)."""
-    return sum(1 for s in steps if s.step > goal_step and s.operation != "DONE")
-
-
 class AppEpisode:
     """An app task as an episode (``webagent.agent.episode.EpisodeTask``): the instance reset and the
     task's start page opened; after each step the app's check (unless the task asks a question,
@@ -165,7 +160,8 @@ async def run_task(
             refusals=sum(_refused(s) for s in steps),
             problems=dict(Counter(s.problem_kind for s in steps if s.problem_kind)),  # unusable replies, by kind
             goal_step=goal_step,
-            went_on=None if goal_step is None else max(0, _acted_after(steps, goal_step)),
+            # the actions the run took after the step that reached its goal (a DONE is no action)
+            went_on=None if goal_step is None else sum(s.step > goal_step and s.operation != "DONE" for s in steps),
             prompt_tokens=result.usage.get("prompt_tokens", 0),
         )
     except (AppError, UserError) as exc:

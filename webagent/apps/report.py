@@ -9,7 +9,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from webagent.apps.runner import read_rows
+from webagent.apps.runner import results
 from webagent.harness import figure
 
 # How the report groups tasks: (name, heading, the groups of a row: its app, or each of its kinds)
@@ -70,8 +70,8 @@ def _cause_kind(row: dict) -> str:
 def write_report(out: Path, beside: Path | None = None) -> Path:
     """``out``/report.md, summary.json and success.png; ``beside``: a run (the ceiling) to compare."""
     config = json.loads((out / "config.json").read_text()) if (out / "config.json").is_file() else {}
-    rows = list(read_rows(out).values())
-    other = list(read_rows(beside).values()) if beside else []
+    rows = list(results(out).rows().values())
+    other = list(results(beside).rows().values()) if beside else []
     other_by = {r["task"]: r for r in other}
     summary = {"config": config, **summarise(rows)}
     if other:

@@ -64,11 +64,6 @@ def results(out: Path) -> ResultsFolder[AppsConfig]:
     return ResultsFolder(out, AppsConfig, key=lambda row: row["task"], what="an apps eval run")
 
 
-def read_rows(out: Path) -> dict[str, dict]:
-    """The last row of each task in ``episodes.jsonl``."""
-    return results(out).rows()  # type: ignore[return-value]
-
-
 class AppsWorker:
     """What one worker holds: the model's client and the instance of the app it serves now
     (started on first use; a serial run serves one app at a time, a Ray worker process keeps
@@ -172,8 +167,3 @@ def _demonstrated(app: App) -> list:
     if not learned:
         raise UserError(f"app {app.name} has no skills yet: run `webagent apps learn --app {app.name}` first")
     return learned
-
-
-def merge(shards: list[Path], out: Path) -> int:
-    """Join the rows of shard folders (same configuration) into ``out``; returns the row count."""
-    return harness.merge(shards, out, results(out))

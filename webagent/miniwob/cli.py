@@ -139,11 +139,12 @@ async def miniwob_command(
 @user_errors
 def merge_command(shards, out) -> None:
     """Join shard folders of one `miniwob` run into OUT and write its report."""
+    from webagent.harness import merge
     from webagent.miniwob.report import write_reports
-    from webagent.miniwob.runner import merge, read_rows, results
+    from webagent.miniwob.runner import results
 
-    n = merge([Path(s) for s in shards], Path(out))
-    rows = list(read_rows(Path(out)).values())
+    n = merge([Path(s) for s in shards], Path(out), results(Path(out)))
+    rows = list(results(Path(out)).rows().values())
     config = results(Path(out)).stored_config()
     tasks = list(dict.fromkeys(r["task"] for r in rows))
     write_reports(Path(out), rows, tasks, config.model_dump(mode="json") if config else {})

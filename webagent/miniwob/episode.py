@@ -18,22 +18,16 @@ UNJUDGED_RAW_REWARD = -1.0  # MiniWoB's own score for an episode that ends unjud
 
 def model_client(endpoint):
     """The run's model: ``fake:scripted`` (the scripted model of ``miniwob.scripted``), else the endpoint's."""
-    from contextlib import asynccontextmanager
+    from contextlib import nullcontext
 
     from webagent.llm.endpoint import open_client
 
     if endpoint.model == "fake:scripted":
+        from webagent.llm.testing import FunctionBackend, fake_client
+        from webagent.miniwob.scripted import scripted_reply
 
-        @asynccontextmanager
-        async def scripted():
-            from webagent.llm.testing import FunctionBackend, fake_client
-            from webagent.miniwob.scripted import scripted_reply
-
-            yield fake_client(
-                FunctionBackend(scripted_reply, name="fake:scripted", record=False), concurrency=endpoint.concurrency
-            )
-
-        return scripted()
+        scripted = FunctionBackend(scripted_reply, name="fake:scripted", record=False)
+        return nullcontext(fake_client(scripted, concurrency=endpoint.concurrency))
     return open_client(endpoint)
 
 

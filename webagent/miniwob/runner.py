@@ -52,16 +52,6 @@ def results(out: Path) -> ResultsFolder[MiniWoBConfig]:
     return ResultsFolder(out, MiniWoBConfig, key=lambda row: (row["task"], row["seed"]), what="a MiniWoB run")
 
 
-def read_rows(out: Path) -> dict[tuple[str, int], dict]:
-    """The last row of each (task, seed) in ``episodes.jsonl``."""
-    return results(out).rows()  # type: ignore[return-value]
-
-
-def merge(shards: list[Path], out: Path) -> int:
-    """Join the rows of shard folders (same configuration) into ``out``; returns the row count."""
-    return harness.merge(shards, out, results(out))
-
-
 class MiniWoBEval(Evaluator[tuple[str, int], tuple]):
     """The pending episodes (of ``shard`` i/n: every n-th (task, seed) from the i-th). The
     browser of a serial run: attached at ``cdp_url``, else ``browser`` (a shared Playwright
@@ -142,8 +132,7 @@ class MiniWoBEval(Evaluator[tuple[str, int], tuple]):
             + (f" ({row['error']})" if row["error"] else "")
         )
 
-    def open_model(self, endpoint):
-        return model_client(endpoint)
+    open_model = staticmethod(model_client)
 
 
 async def run_miniwob(
@@ -164,7 +153,7 @@ async def run_miniwob(
     try:
         return await evaluate(episodes, out, backend(client, cluster, endpoint, concurrency), say=progress)
     except Exception:
-        done = read_rows(out)
+        done = results(out).rows()
         rows = [done[e.key] for e in episodes.plan() if e.key in done]
         if rows:  # the episodes that finished are reported; the caller reports the error
             from webagent.miniwob.report import write_reports
@@ -173,4 +162,4 @@ async def run_miniwob(
         raise
 
 
-__all__ = ["MiniWoBConfig", "MiniWoBEval", "merge", "run_miniwob", "shared_browser", "read_rows"]
+__all__ = ["MiniWoBConfig", "MiniWoBEval", "run_miniwob", "shared_browser"]
