@@ -20,6 +20,8 @@ from webagent.harness import figure
 
 SPLIT_ORDER = ("test_task", "test_website", "test_domain")
 PERCENTILES = (50, 75, 90, 95, 99, 100)
+# A step row's fields that a StepResult takes (its split is the summary's).
+SCORED = {"annotation_id", "action_uid", "element_correct", "op_f1", "step_success"}
 # Step SR reported by others (cross-task / cross-website / cross-domain), for reference.
 ANCHORS = {
     "ReadAgent-P, PaLM 2-L (Lee et al. 2024, Table 10)": (29.2, 31.1, 33.4),
@@ -50,17 +52,7 @@ def summarise(rows: list[StepRow], manifest: Manifest) -> dict:
             rs = [
                 keyed[(t.annotation_id, uid)] for t in gold for uid in t.action_uids if (t.annotation_id, uid) in keyed
             ]
-            results = [
-                StepResult(
-                    annotation_id=r.annotation_id,
-                    action_uid=r.action_uid,
-                    split=split,
-                    element_correct=r.element_correct,
-                    op_f1=r.op_f1,
-                    step_success=r.step_success,
-                )
-                for r in rs
-            ]
+            results = [StepResult(split=split, **r.model_dump(include=SCORED)) for r in rs]
             m = aggregate(results, tasks=gold)
             m.update(
                 {

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -142,24 +143,13 @@ def step_row(
     return StepRow(
         variant=variant.name,
         **base,
-        element_id=pred.element_id,
-        op=pred.op,
-        value=pred.value,
+        **asdict(pred),  # every field of the prediction is one of the row's
         element_correct=scored.element_correct,
         op_f1=scored.op_f1,
         step_success=scored.step_success,
         full_words=full_words,
-        context_words=pred.context_words,
         compression_rate=round(compression_rate(full_words, pred.context_words), 2),
         num_snippets=len(snippets),
-        gist_memory_words=pred.gist_memory_words,
-        lookups=pred.lookups,
-        lookup_calls=pred.lookup_calls,
-        act_on=pred.act_on,
-        failures=pred.failures,
-        lookup_failures=pred.lookup_failures,
-        endpoint_failed=pred.endpoint_failed,
-        problem=pred.problem,
         **_cost(usage),
         wall_s=wall_s,
     )

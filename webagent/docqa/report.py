@@ -10,6 +10,8 @@ from webagent.docqa.metrics import summarize_method
 from webagent.docqa.runner import CONFIG_FILE, DOCS_FILE, RESULTS_FILE, read_jsonl
 from webagent.harness import figure
 
+BUILD_COUNTS = ("calls", "prompt_words", "reply_words", "failures", "input_failures")  # summed over documents
+
 
 def _fmt(value, suffix: str = "", digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}{suffix}"
@@ -28,21 +30,10 @@ def build_report(out: Path) -> dict:
     build: dict[str, dict] = {}
     for d in docs.values():
         for kind, b in sorted(d["builds"].items()):  # by name: documents finish their builds in any order
-            agg = build.setdefault(
-                kind,
-                {
-                    "documents": 0,
-                    "calls": 0,
-                    "prompt_words": 0,
-                    "reply_words": 0,
-                    "failures": 0,
-                    "input_failures": 0,
-                    "from_cache": 0,
-                },
-            )
+            agg = build.setdefault(kind, dict.fromkeys(("documents", *BUILD_COUNTS, "from_cache"), 0))
             agg["documents"] += 1
             agg["from_cache"] += bool(b.get("from_cache"))
-            for k in ("calls", "prompt_words", "reply_words", "failures", "input_failures"):
+            for k in BUILD_COUNTS:
                 agg[k] += b.get(k, 0)
     for agg in build.values():
         agg["words_per_question"] = round((agg["prompt_words"] + agg["reply_words"]) / max(1, questions), 1)

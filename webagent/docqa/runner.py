@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
@@ -119,13 +120,12 @@ def merge(shards: list[Path], out: Path) -> int:
 
 def select(documents: list[Document], limit: int | None, shard: tuple[int, int]) -> list[Document]:
     """Every n-th document for shard i/n, then the first `limit` questions of those."""
-    chosen, left = [], limit
+    chosen, left = [], sys.maxsize if limit is None else limit
     for doc in harness.shard(documents, *shard):
-        if left is not None and left <= 0:
+        if left <= 0:
             break
-        qs = doc.questions if left is None else doc.questions[:left]
-        if left is not None:
-            left -= len(qs)
+        qs = doc.questions[:left]
+        left -= len(qs)
         chosen.append(Document(doc.doc_id, doc.paragraphs, list(qs)))
     return chosen
 
@@ -253,8 +253,7 @@ class QAOnRay(Evaluator[tuple[Document, list[tuple[Question, Variant]]], tuple])
     async def worker(self, client, remote: bool):
         from webagent.llm.endpoint import open_client
 
-        async with contextlib.AsyncExitStack() as stack:
-            memory = await stack.enter_async_context(open_client(self.memory)) if self.memory is not None else None
+        async with open_client(self.memory) if self.memory is not None else contextlib.nullcontext() as memory:
             yield client, memory
 
     async def run_item(self, worker: tuple, item: DocumentQuestions, trace: Path | None) -> dict:
