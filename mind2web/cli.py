@@ -345,7 +345,7 @@ def merge_command(runs, out) -> None:
     from mind2web.report import summary_lines, write_report
     from mind2web.rows import STEPS_FILE, Manifest, read_manifest, read_rows, write_manifest
     from mind2web.runner import results
-    from webagent.harness import merge
+    from webagent.results_folder import merge
 
     out_dir = Path(out)
     merge([Path(run) for run in runs], out_dir, results(out_dir))  # one configuration, the later shard's row wins
@@ -372,7 +372,7 @@ def report_command(run) -> None:
     from mind2web.report import summary_lines, write_report
     from mind2web.rows import STEPS_FILE, read_manifest, read_rows
     from mind2web.runner import results
-    from webagent.harness import CONFIG_FILE
+    from webagent.results_folder import CONFIG_FILE
 
     folder = Path(run)
     stored = results(folder).stored()

@@ -20,9 +20,9 @@ from webagent.errors import UserError
 from webagent.html import Snippet, render_page
 from webagent.llm.client import LLMClient
 from webagent.memory import word_count
+from webagent.method_registry import Method, Registry
+from webagent.method_registry import Variant as BaseVariant
 from webagent.retrieval import NeuralRanker, bm25_top_k, top_k_in_order
-from webagent.variant import Method, Registry
-from webagent.variant import Variant as BaseVariant
 from webagent.web.action import ActionOutcome, predict_action, visible_ids
 from webagent.web.agent_view import Control
 from webagent.web.typed_action import page_controls

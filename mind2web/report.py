@@ -16,7 +16,7 @@ import numpy as np
 from mind2web.methods import REGISTRY
 from mind2web.metrics import StepResult, aggregate
 from mind2web.rows import Manifest, PlannedTask, StepRow
-from webagent.harness import figure
+from webagent.results_folder import figure
 
 SPLIT_ORDER = ("test_task", "test_website", "test_domain")
 PERCENTILES = (50, 75, 90, 95, 99, 100)

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 
-import webagent.harness as harness
+import webagent.results_folder as results_folder
 from mind2web.data import Step, Task
 from mind2web.methods import StepInput, StepPrediction, Variant, predict
 from mind2web.metrics import StepResult, missing_step, score_step
@@ -35,11 +35,11 @@ from mind2web.rows import (
 )
 from webagent.errors import UserError
 from webagent.evaluation import Evaluator, Item, Progress, backend
-from webagent.harness import ResultsFolder, cut_torn_tail
 from webagent.html import Snippet, split_snippets
 from webagent.llm.client import EndpointUnavailable, LLMClient
 from webagent.memory import compression_rate
 from webagent.prompts import prompt_hash
+from webagent.results_folder import ResultsFolder, cut_torn_tail
 
 # Every prompt file the Mind2Web methods render: their hashes are part of the run's
 # configuration, so editing one refuses to resume into results made with the old text.
@@ -80,7 +80,7 @@ class EvalConfig(BaseModel):
 
 
 def results(out: Path) -> ResultsFolder[EvalConfig]:
-    """A Mind2Web results folder (``webagent.harness``) for its configuration; its rows are
+    """A Mind2Web results folder (``webagent.results_folder``) for its configuration; its rows are
     typed (``mind2web.rows``), one per (task, step, method), with the planned tasks' manifest."""
     return ResultsFolder(
         out,
@@ -250,7 +250,7 @@ async def run_step(client: LLMClient, step: Step, variants: list[Variant], confi
 
 
 def choose_tasks(tasks: list[Task], *, limit: int | None, shard: tuple[int, int]) -> list[Task]:
-    return harness.shard(tasks[:limit] if limit else tasks, *shard)
+    return results_folder.shard(tasks[:limit] if limit else tasks, *shard)
 
 
 async def run_eval(
@@ -315,7 +315,9 @@ async def run_eval(
         with (
             open(steps_path, "a", encoding="utf-8") as sink,
             # the bar on stderr: stdout keeps the summary
-            harness.progress("mind2web eval", total, skipped, "method-steps", say, Console(stderr=True)) as advance,
+            results_folder.progress(
+                "mind2web eval", total, skipped, "method-steps", say, Console(stderr=True)
+            ) as advance,
         ):
 
             def emit(row: StepRow) -> None:

@@ -210,7 +210,7 @@ def test_merge_joins_shards_of_one_configuration_and_refuses_mixed_ones(tmp_path
 
     from webagent.agent.options import AgentOptions
     from webagent.apps.runner import results
-    from webagent.harness import merge
+    from webagent.results_folder import merge
 
     config = json.dumps({"model": "m", "agent": asdict(AgentOptions()), "stop_at_goal": True}, indent=2)
     shards = []

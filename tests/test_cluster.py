@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from webagent.cluster import Cluster, OnRay, connect
 from webagent.errors import UserError
 from webagent.evaluation import Evaluator, Item, evaluate
-from webagent.harness import ResultsFolder
+from webagent.results_folder import ResultsFolder
 
 pytest.importorskip("ray")
 

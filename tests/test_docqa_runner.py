@@ -348,7 +348,7 @@ async def test_a_rating_lost_to_the_endpoint_is_rerun_on_resume_and_the_report_c
 
 
 def test_shards_merge_into_the_whole_run(tmp_path):
-    """qa-eval shards and merges as apps eval and miniwob do (webagent.harness)."""
+    """qa-eval shards and merges as apps eval and miniwob do (webagent.results_folder)."""
     base = ["qa-eval", "--dataset", "qmsum", "--data", str(FIX / "qmsum_val_sample.jsonl"), "--limit", "4"]
     base += ["--no-rater", "--method", "gistmem", "--model", "fake:heuristic"]
     rows = []

@@ -1,5 +1,5 @@
 """Registries instead of parallel tables (issue 35, item 4): each evaluation lists its methods
-once (``webagent.variant.Registry``); the parser, the runner, ``all`` and the docs table read
+once (``webagent.method_registry.Registry``); the parser, the runner, ``all`` and the docs table read
 that list, and an unknown name is one clear line, never another method run in its place."""
 
 from __future__ import annotations

@@ -114,7 +114,7 @@ def _summary_config(s: dict) -> str:
 
 @renderer("methods")
 def render_methods(paths: list[Path], opts: dict[str, str]) -> Table:
-    """The methods of an evaluation, from its ``REGISTRY`` (``webagent.variant.Registry``): PATH is
+    """The methods of an evaluation, from its ``REGISTRY`` (``webagent.method_registry.Registry``): PATH is
     the module that lists them (``webagent/docqa/methods/__init__.py``, ``mind2web/methods.py``)."""
     import importlib
 

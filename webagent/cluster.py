@@ -1,7 +1,7 @@
 """Episodes on Ray (``--ray [ADDRESS]``): ``OnRay``, the Ray backend of
 ``webagent.evaluation.evaluate``, runs each pending item of an evaluation as one Ray task, on
 any node of a cluster (or of a local Ray on this machine), and its row streams back to the
-driver's results folder (``webagent.harness``) as it finishes, in the order items finish; a
+driver's results folder (``webagent.results_folder``) as it finishes, in the order items finish; a
 report, ``merge`` and resume read the folder as they read a serial run's.
 
 * **A lost episode** (its worker process died, its node was lost, or it gave no row within

@@ -3,7 +3,7 @@
 An evaluator (``Evaluator``) says what it runs: its configuration (pinned whole in
 ``OUT/config.json``), ``plan()`` (its keyed items), ``run_item`` (one item's row) and
 ``error_row`` (the row of an item that could not run). ``evaluate`` does the rest, the same
-for every evaluator: it pins the configuration in the results folder (``webagent.harness``),
+for every evaluator: it pins the configuration in the results folder (``webagent.results_folder``),
 skips the items already done (resume), runs the others on a backend, appends each row as it
 comes and says a line per finished item. The backends are interchangeable and run the same
 ``run_item`` on the same items: ``Serial`` in this process (``concurrency`` workers at once),
@@ -25,7 +25,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from pydantic import BaseModel
 
 from webagent.durations import format_duration
-from webagent.harness import ResultsFolder
+from webagent.results_folder import ResultsFolder
 
 T = TypeVar("T")  # what an item holds (an app's task, a task and seed...)
 W = TypeVar("W")  # what one worker holds (a browser, an app's instance, the client)

@@ -31,7 +31,7 @@ from bench.lib.verdict import Targets
 from webagent.agent.options import AgentOptions
 from webagent.errors import first_line
 from webagent.evaluation import Evaluator, Item
-from webagent.harness import ResultsFolder
+from webagent.results_folder import ResultsFolder
 from webagent.trace.record import FILE, read_steps
 
 PHASES = {

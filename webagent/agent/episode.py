@@ -6,7 +6,7 @@ instance's task, a MiniWoB++ episode, the demo shop and any page (``PageEpisode`
 this protocol, and a task's ``cheat`` (the gold path as a model) is the ceiling's perfect model.
 
 The evaluator keeps what is its own: which tasks, the browser it opens, the row it writes
-(``webagent.harness``); ``webagent run`` keeps its browser, trace and report
+(``webagent.results_folder``); ``webagent run`` keeps its browser, trace and report
 (``webagent.api.Agent``)."""
 
 from __future__ import annotations

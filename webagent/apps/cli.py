@@ -224,7 +224,7 @@ def merge_command(shards, out) -> None:
     """Join shard folders of one `apps eval` into OUT and write its report."""
     from webagent.apps.report import write_report
     from webagent.apps.runner import results
-    from webagent.harness import merge
+    from webagent.results_folder import merge
 
     n = merge([Path(s) for s in shards], Path(out), results(Path(out)))
     click.echo(f"{n} tasks; report: {write_report(Path(out))}")

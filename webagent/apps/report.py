@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from webagent.apps.runner import results
-from webagent.harness import figure
+from webagent.results_folder import figure
 
 # How the report groups tasks: (name, heading, the groups of a row: its app, or each of its kinds)
 GROUPINGS = (("app", "By app", lambda r: [r["app"]]), ("kind", "By task kind", lambda r: r["kinds"]))

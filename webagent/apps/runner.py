@@ -27,7 +27,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-import webagent.harness as harness
+import webagent.results_folder as results_folder
 from webagent.agent.options import AgentOptions
 from webagent.apps.ceiling import GoldModel
 from webagent.apps.episode import error_row, run_task
@@ -37,7 +37,7 @@ from webagent.apps.online import for_task
 from webagent.apps.spec import App, Task
 from webagent.errors import UserError
 from webagent.evaluation import Evaluator, Item
-from webagent.harness import ResultsFolder
+from webagent.results_folder import ResultsFolder
 
 
 class AppsConfig(BaseModel):
@@ -56,11 +56,11 @@ def select_tasks(apps: list[App], task_ids: list[str], shard: tuple[int, int]) -
         missing = [t for t in task_ids if t not in known]
         if missing:
             raise UserError(f"unknown task {missing[0]!r} (see `webagent apps list --tasks`)")
-    return harness.shard(chosen, *shard)
+    return results_folder.shard(chosen, *shard)
 
 
 def results(out: Path) -> ResultsFolder[AppsConfig]:
-    """An apps eval results folder (``webagent.harness``): rows keyed by task."""
+    """An apps eval results folder (``webagent.results_folder``): rows keyed by task."""
     return ResultsFolder(out, AppsConfig, key=lambda row: row["task"], what="an apps eval run")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from webagent.docqa.metrics import summarize_method
 from webagent.docqa.runner import CONFIG_FILE, DOCS_FILE, RESULTS_FILE, read_jsonl
-from webagent.harness import figure
+from webagent.results_folder import figure
 
 BUILD_COUNTS = ("calls", "prompt_words", "reply_words", "failures", "input_failures")  # summed over documents
 

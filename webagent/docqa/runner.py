@@ -21,21 +21,21 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 from rich import get_console
 
-import webagent.harness as harness
+import webagent.results_folder as results_folder
 from webagent.docqa.accounting import CountingClient
 from webagent.docqa.data import Document, Question
 from webagent.docqa.methods import MethodOptions, Variant, runner_for
 from webagent.docqa.metrics import rate_answer, rouge
 from webagent.docqa.reading import DocumentState, ReadSettings
 from webagent.evaluation import Evaluator, Item, Progress, backend
-from webagent.harness import ResultsFolder, cut_torn_tail
 from webagent.llm.client import EndpointUnavailable, LLMClient
 from webagent.memory import compression_rate, word_count
 from webagent.prompts import load_prompt, prompt_hash
+from webagent.results_folder import ResultsFolder, cut_torn_tail
 
 RESULTS_FILE = "results.jsonl"
 DOCS_FILE = "documents.jsonl"
-CONFIG_FILE = harness.CONFIG_FILE
+CONFIG_FILE = results_folder.CONFIG_FILE
 
 
 class QAConfig(BaseModel):
@@ -53,7 +53,7 @@ class QAConfig(BaseModel):
 
 
 def results(out: Path) -> ResultsFolder[QAConfig]:
-    """A qa-eval results folder (``webagent.harness``): a row per (method, question), written
+    """A qa-eval results folder (``webagent.results_folder``): a row per (method, question), written
     only when it finished (a question the endpoint failed is left for a resume)."""
     return ResultsFolder(
         out,
@@ -109,7 +109,7 @@ def read_jsonl(path: Path) -> list[dict]:
 def merge(shards: list[Path], out: Path) -> int:
     """Join shard folders of one configuration into ``out`` (their rows, and each document's
     building cost once); returns the row count."""
-    n = harness.merge(shards, out, results(out))
+    n = results_folder.merge(shards, out, results(out))
     documents: dict[str, dict] = {}
     for shard in shards:
         for row in read_jsonl(shard / DOCS_FILE):
@@ -121,7 +121,7 @@ def merge(shards: list[Path], out: Path) -> int:
 def select(documents: list[Document], limit: int | None, shard: tuple[int, int]) -> list[Document]:
     """Every n-th document for shard i/n, then the first `limit` questions of those."""
     chosen, left = [], sys.maxsize if limit is None else limit
-    for doc in harness.shard(documents, *shard):
+    for doc in results_folder.shard(documents, *shard):
         if left <= 0:
             break
         qs = doc.questions[:left]
@@ -320,7 +320,7 @@ async def run_eval(
     folder.rows_path.touch()  # the report reads it even when no question finished
     with (
         open(out / DOCS_FILE, "a", encoding="utf-8") as doc_sink,
-        harness.progress("qa-eval", total, resumed, "method-questions", progress) as advance,
+        results_folder.progress("qa-eval", total, resumed, "method-questions", progress) as advance,
     ):
         finished = [resumed]
 

@@ -139,9 +139,9 @@ async def miniwob_command(
 @user_errors
 def merge_command(shards, out) -> None:
     """Join shard folders of one `miniwob` run into OUT and write its report."""
-    from webagent.harness import merge
     from webagent.miniwob.report import write_reports
     from webagent.miniwob.runner import results
+    from webagent.results_folder import merge
 
     n = merge([Path(s) for s in shards], Path(out), results(Path(out)))
     rows = list(results(Path(out)).rows().values())

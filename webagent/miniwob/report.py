@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from webagent.harness import figure
+from webagent.results_folder import figure
 
 
 def _mean(values: list[float]) -> float:

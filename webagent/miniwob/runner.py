@@ -25,13 +25,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-import webagent.harness as harness
+import webagent.results_folder as results_folder
 from webagent.agent.options import AgentOptions
 from webagent.errors import UserError
 from webagent.evaluation import Evaluator, Item, backend, evaluate
-from webagent.harness import ResultsFolder
 from webagent.miniwob.browser import ReusingEnv, context_session, shared_browser
 from webagent.miniwob.episode import error_row, model_client, run_episode
+from webagent.results_folder import ResultsFolder
 
 
 class MiniWoBConfig(BaseModel):
@@ -48,7 +48,7 @@ Episode = Item[tuple[str, int]]  # a task and seed
 
 
 def results(out: Path) -> ResultsFolder[MiniWoBConfig]:
-    """A MiniWoB++ results folder (``webagent.harness``): rows keyed by task and seed."""
+    """A MiniWoB++ results folder (``webagent.results_folder``): rows keyed by task and seed."""
     return ResultsFolder(out, MiniWoBConfig, key=lambda row: (row["task"], row["seed"]), what="a MiniWoB run")
 
 
@@ -77,7 +77,7 @@ class MiniWoBEval(Evaluator[tuple[str, int], tuple]):
             raise UserError(f"unknown MiniWoB task(s): {', '.join(unknown)}")
         self.config, self.traces, self.cdp_url, self.browser = config, traces, cdp_url, browser
         self.tasks = tasks
-        keys = harness.shard([(t, config.seed + i) for i in range(episodes) for t in tasks], *shard)
+        keys = results_folder.shard([(t, config.seed + i) for i in range(episodes) for t in tasks], *shard)
         self.episodes = [Episode((t, s), f"{t} seed {s}", (t, s), folder=f"{t}-{s}") for t, s in keys]
 
     def __getstate__(self) -> dict:  # a Ray worker gets no browser of the driver's

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from webagent.errors import UserError
-from webagent.variant import Method, Registry
-from webagent.variant import Variant as BaseVariant
+from webagent.method_registry import Method, Registry
+from webagent.method_registry import Variant as BaseVariant
 
 _HERE = "webagent.docqa.methods"
 REGISTRY = Registry(

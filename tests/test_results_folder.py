@@ -1,4 +1,4 @@
-"""One results folder for every evaluator (issue 35, item 1; webagent.harness): the
+"""One results folder for every evaluator (issue 35, item 1; webagent.results_folder): the
 configuration is pinned and another refused naming what differs; rows are appended as items
 finish, an error row runs again, a torn last line (a run killed mid-write) is dropped and a
 damaged line before it is one error; shards of one configuration merge, of two do not. The
@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from webagent.cli import main
 from webagent.errors import UserError
-from webagent.harness import ResultsFolder, merge, shard
+from webagent.results_folder import ResultsFolder, merge, shard
 
 
 class Config(BaseModel):
