@@ -6,7 +6,7 @@ from lxml import etree
 
 from webagent.apps.ceiling import find_control, same_name
 from webagent.apps.spec import GoldStep
-from webagent.trace.fingerprint import name_of
+from webagent.trace.fingerprint import Fingerprint, name_of
 from webagent.trace.match import score
 from webagent.web.agent_view import Control, build_view
 from webagent.web.control_name import visible_name
@@ -50,7 +50,7 @@ def test_the_ceiling_finds_a_name_with_quotes_inside():
 def test_replay_takes_a_name_with_and_without_its_glyph_as_one_name():
     el = etree.fromstring(f'<button ax_name="{GLYPH} Save">{GLYPH} Save</button>')
     assert name_of(el) == "Save"
-    recorded = {"tag": "button", "name": f"{GLYPH} Save", "attrs": {}}
-    live = {"tag": "button", "name": "Save", "attrs": {}}
+    recorded = Fingerprint(tag="button", name=f"{GLYPH} Save")
+    live = Fingerprint(tag="button", name="Save")
     value, shared, _ = score(recorded, live)
     assert "name" in shared and value == 1.0
