@@ -82,6 +82,18 @@ def _step(op, element_id: str, value: str = "") -> RecordedStep:
     return RecordedStep(op=op, value=value, target=fingerprint_of(_obs(SHOWN), element_id), page=page)
 
 
+def _save_skill(*steps: RecordedStep) -> Skill:
+    """A skill "save" on the notes page, of ``steps``, started where it is called."""
+    return Skill(
+        id="save",
+        name="Save",
+        description="",
+        site="127.0.0.1:8000",
+        start=SkillStart(url=URL, pattern=url_pattern(URL)),
+        steps=list(steps),
+    )
+
+
 def _show_form(messages, params, purpose, context):
     """The model's repair of a step whose field is hidden: it clicks "Show form"."""
     assert purpose == "action", purpose
@@ -135,14 +147,7 @@ async def test_replay_lets_a_repair_change_the_operation_and_tries_the_step_agai
 
 @pytest.mark.asyncio
 async def test_a_skill_refuses_a_repair_that_changes_the_operation():
-    skill = Skill(
-        id="save",
-        name="Save",
-        description="",
-        site="127.0.0.1:8000",
-        start=SkillStart(url=URL, pattern=url_pattern(URL)),
-        steps=[_step("TYPE", "4", "Milk"), _step("TYPE", "7", "Ada"), _step("CLICK", "6")],
-    )
+    skill = _save_skill(_step("TYPE", "4", "Milk"), _step("TYPE", "7", "Ada"), _step("CLICK", "6"))
     browser = FakeBrowser()
     asked: list[str] = []
 
@@ -186,14 +191,7 @@ def test_a_page_with_no_view_raises_and_reads_as_empty():
 
 
 def test_the_skill_lifecycle_keeps_a_skill_that_could_not_start_from_the_offers():
-    skill = Skill(
-        id="save",
-        name="Save",
-        description="",
-        site="127.0.0.1:8000",
-        start=SkillStart(url=URL, pattern=url_pattern(URL)),
-        steps=[_step("TYPE", "4", "Milk"), _step("CLICK", "6")],
-    )
+    skill = _save_skill(_step("TYPE", "4", "Milk"), _step("CLICK", "6"))
     life = SkillLifecycle(known=[skill])
     obs = _obs(SHOWN)
     [offer] = life.offer(obs, {}, dialog=False)
