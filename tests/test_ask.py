@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from webagent.docqa.ask import AskOptions, ask
+from webagent.docqa.ask import ask
+from webagent.docqa.options import QAOptions
 from webagent.llm.cache import Cache
 from webagent.llm.testing import FakeOpenAIServer, FunctionBackend, fake_client, heuristic_reply
 
@@ -18,7 +19,7 @@ DOC = Path(__file__).parent.parent / "examples" / "qmsum_remote_control_meeting.
 
 async def test_second_question_reuses_the_gist_memory(tmp_path):
     cache = Cache(tmp_path / "c.sqlite")
-    opts = AskOptions(min_words=150, max_words=300)
+    opts = QAOptions(min_words=150, max_words=300)
     first = fake_client(FunctionBackend(heuristic_reply), cache=cache)
     r1 = await ask(first, DOC, "What about safety?", opts)
     assert r1.num_pages > 5 and not r1.memory_from_cache
@@ -41,7 +42,7 @@ async def test_lookup_pages_are_expanded_for_the_answer(tmp_path):
             return "Because of safety."
         return heuristic_reply(messages, params, purpose)
 
-    result = await ask(fake_client(FunctionBackend(fn)), DOC, "Why?", AskOptions(min_words=150, max_words=300))
+    result = await ask(fake_client(FunctionBackend(fn)), DOC, "Why?", QAOptions(min_words=150, max_words=300))
     assert result.answer == "Because of safety." and result.pages_looked_up == [1]
     prompt = seen["answer_prompt"]
     page1 = prompt.split("<Page 1>\n")[1].split("\n\n<Page 2>")[0]
@@ -116,7 +117,7 @@ def test_cli_bad_input_is_one_clear_line(tmp_path, setup, args, message):
 
 async def test_uniform_pagination_makes_no_pagination_calls_and_conditional_gists_see_the_question(tmp_path):
     backend = FunctionBackend(heuristic_reply)
-    opts = AskOptions(pagination="uniform", max_words=300, min_words=100, conditional_gist=True)
+    opts = QAOptions(pagination="uniform", max_words=300, min_words=100, conditional_gist=True)
     result = await ask(fake_client(backend, cache=Cache(tmp_path / "c.sqlite")), DOC, "Was safety discussed?", opts)
     assert "pagination" not in result.usage["by_purpose"]
     assert result.num_pages == -(-result.document_words // 300)
@@ -127,7 +128,7 @@ async def test_uniform_pagination_makes_no_pagination_calls_and_conditional_gist
 async def test_a_degraded_memory_is_not_cached_and_its_failures_show_on_every_run(tmp_path):
     """A gist that fell back must not be served from the cache as a clean memory."""
     cache = Cache(tmp_path / "c.sqlite")
-    opts = AskOptions(min_words=150, max_words=300)
+    opts = QAOptions(min_words=150, max_words=300)
 
     def empty_gist_for_page_2(messages, params, purpose):
         if purpose == "gist" and "Passage:" in messages[0]["content"] and "child lock" in messages[0]["content"]:
@@ -158,7 +159,7 @@ async def test_looked_up_pages_that_overflow_the_context_go_back_to_gists_last_f
 
     from webagent.docqa.ask import estimate_text_tokens
 
-    opts = AskOptions(min_words=150, max_words=300)
+    opts = QAOptions(min_words=150, max_words=300)
     roomy = await ask(fake_client(FunctionBackend(fn)), DOC, "Why?", opts)
     assert roomy.pages_looked_up == [1, 3, 5] and roomy.pages_dropped_for_context == []
     budget = estimate_text_tokens(seen["prompt"]) - 1  # the three pages no longer fit...
@@ -182,7 +183,7 @@ async def test_an_overflow_reported_by_the_endpoint_drops_another_page_and_never
             return "fine"
         return heuristic_reply(messages, params, purpose)
 
-    result = await ask(fake_client(FunctionBackend(fn)), DOC, "Why?", AskOptions(min_words=150, max_words=300))
+    result = await ask(fake_client(FunctionBackend(fn)), DOC, "Why?", QAOptions(min_words=150, max_words=300))
     assert result.answer == "fine" and result.pages_looked_up == [1] and result.pages_dropped_for_context == [3]
 
 

@@ -208,27 +208,25 @@ async def test_qa_eval_on_ray_answers_as_the_serial_run(cluster, tmp_path):
     """Each document's questions in a worker (the shipped fake model, made there): the same
     answers and scores as in-process, and the workers' model use summed on the driver."""
     from webagent.docqa.data import load
-    from webagent.docqa.methods import MethodOptions, parse_methods
-    from webagent.docqa.reading import ReadSettings
+    from webagent.docqa.methods import parse_methods
+    from webagent.docqa.options import QAOptions
     from webagent.docqa.runner import make_config, read_jsonl, results, run_eval
     from webagent.llm.endpoint import EndpointOptions, open_client
 
     fixture = Path(__file__).parent / "fixtures" / "docqa" / "narrativeqa"
     docs = load("narrativeqa", str(fixture)).documents[:1]  # one document: one worker
-    variants, settings, opts = parse_methods("readagent-p@2,bm25@1"), ReadSettings(), MethodOptions()
+    variants = parse_methods("readagent-p@2,bm25@1")
     endpoint = EndpointOptions(model="fake:heuristic", cache=False)
     rows = {}
     for name, on in (("serial", None), ("ray", cluster)):
         async with open_client(endpoint) as client:
-            config = make_config("narrativeqa", "x", variants, client.model_name, settings, opts)
+            config = make_config("narrativeqa", "x", variants, client.model_name, QAOptions())
             await run_eval(
                 client,
                 docs,
                 variants,
                 tmp_path / name,
                 config,
-                settings,
-                opts,
                 cluster=on,
                 endpoint=endpoint,
             )

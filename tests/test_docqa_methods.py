@@ -1,14 +1,17 @@
 """Each method's control flow with scripted fakes, on the same uniform pages."""
 
+from dataclasses import replace
+
 import pytest
 
 from webagent.docqa.data import Document, Question
-from webagent.docqa.methods import MethodOptions, Variant, parse_methods, runner_for
+from webagent.docqa.methods import Variant, parse_methods, runner_for
 from webagent.docqa.methods.kv_memory import parse_tool
 from webagent.docqa.methods.memwalker import build_tree
 from webagent.docqa.methods.readagent import fit_to_budget
 from webagent.docqa.methods.summary_tree import TreeBuilder, left_size
-from webagent.docqa.reading import DocumentState, ReadSettings
+from webagent.docqa.options import QAOptions
+from webagent.docqa.reading import DocumentState
 from webagent.errors import UserError
 from webagent.llm.client import Reply
 from webagent.llm.testing import FunctionBackend, fake_client
@@ -19,7 +22,7 @@ PARAS = [" ".join([f"topic{i}"] + [f"w{i}x{j}" for j in range(19)]) for i in ran
 DOC = Document("d1", PARAS, [])
 FREE = Question("q", "What about topic5?", references=("topic5 things",))
 MC = Question("m", "Which topic?", ("one", "two", "three", "four"), gold=2)
-SETTINGS = ReadSettings(min_words=10, max_words=20, pagination="uniform", context_words=6000)
+SETTINGS = QAOptions(min_words=10, max_words=20, pagination="uniform", context_words=6000)
 
 
 def gist_of(messages):
@@ -37,10 +40,9 @@ def client_with(fn):
 
 
 async def run(client, variant, question=FREE, opts=None, doc=DOC):
-    opts = opts or MethodOptions()
-    state = DocumentState(client, doc, SETTINGS)
+    state = DocumentState(client, doc, opts or SETTINGS)
     v = Variant.parse(variant)
-    return await runner_for(v.method)(client, state, question, v, opts), client.backend.requests
+    return await runner_for(v.method)(client, state, question, v), client.backend.requests
 
 
 def prompts(requests, purpose):
@@ -94,7 +96,7 @@ async def test_narrativeqa_lookup_by_importance_stops_at_the_budget():
         return "ok"
 
     # Room for the gists and two pages (each page adds 18 words over its gist).
-    opts = MethodOptions(context_words=memory_words + 2 * 18, importance_lookup=True)
+    opts = replace(SETTINGS, context_words=memory_words + 2 * 18, importance_lookup=True)
     result, _ = await run(client_with(fn), "readagent-p@3", opts=opts)
     assert result.lookups == [6, 1] and result.notes["pages_over_budget"] == 1
 
@@ -126,7 +128,7 @@ async def test_gistmem_answers_from_gists_only():
 
 
 async def test_full_is_cut_to_the_context_and_reported_as_cut():
-    opts = MethodOptions(context_words=50)
+    opts = replace(SETTINGS, context_words=50)
     result, requests = await run(client_with(lambda m, p, purpose: "ok"), "full", opts=opts)
     assert result.notes["cut"] is True and result.context_words == 50
     result, _ = await run(client_with(lambda m, p, purpose: "ok"), "full")
@@ -177,7 +179,7 @@ async def test_memwalker_reverts_from_a_wrong_leaf_and_answers_from_another():
             return "Reasoning: found it.\nAction: -2\nAnswer: topic1 things"
         raise AssertionError(purpose)
 
-    result, requests = await run(client_with(fn), "memwalker", opts=MethodOptions(max_children=3))
+    result, requests = await run(client_with(fn), "memwalker", opts=replace(SETTINGS, max_children=3))
     assert result.answer == "topic1 things" and result.notes["reverts"] == 1
     assert result.lookups == [0, 1] and not result.notes["navigation_failed"] and result.failures == 0
     # after the revert, the parent offers only the unexplored children
@@ -191,7 +193,7 @@ async def test_memwalker_unparseable_replies_end_in_no_answer_and_a_counted_fail
     def fn(messages, params, purpose):
         return "a summary" if purpose == "memwalker-tree" else "I would like to think about it."
 
-    result, requests = await run(client_with(fn), "memwalker", opts=MethodOptions(max_children=3))
+    result, requests = await run(client_with(fn), "memwalker", opts=replace(SETTINGS, max_children=3))
     assert result.answer == "no answer" and result.notes["navigation_failed"] and result.failures == 1
     assert len(prompts(requests, "memwalker-triage")) == 2  # asked, re-asked once, given up
 
@@ -204,7 +206,7 @@ async def test_memwalker_multiple_choice_leaf_answer():
             return "Action: 0"
         return "Reasoning: yes\nAction: -2\nAnswer: (C) three"
 
-    result, _ = await run(client_with(fn), "memwalker", question=MC, opts=MethodOptions(max_children=3))
+    result, _ = await run(client_with(fn), "memwalker", question=MC, opts=replace(SETTINGS, max_children=3))
     assert result.option == 2
 
 
@@ -226,9 +228,9 @@ async def test_memwalker_leaf_answer_in_words_is_not_option_a():
             return "Action: 0"
         return next(leaf)
 
-    result, _ = await run(client_with(fn), "memwalker", question=MC, opts=MethodOptions(max_children=3))
+    result, _ = await run(client_with(fn), "memwalker", question=MC, opts=replace(SETTINGS, max_children=3))
     assert result.option == 2
-    result, requests = await run(client_with(fn), "memwalker", question=MC, opts=MethodOptions(max_children=3))
+    result, requests = await run(client_with(fn), "memwalker", question=MC, opts=replace(SETTINGS, max_children=3))
     assert result.option == 2 and len(prompts(requests, "memwalker-leaf")) == 2  # re-asked once, then (C)
 
 
@@ -266,7 +268,7 @@ async def test_summary_tree_refines_the_cut_up_to_the_cap():
             return "Questions: ... INSUFFICIENT DETAIL 1"
         return "ok"
 
-    result, requests = await run(client_with(fn), "summary-tree", opts=MethodOptions(max_refinements=2))
+    result, requests = await run(client_with(fn), "summary-tree", opts=replace(SETTINGS, max_refinements=2))
     assert result.notes["refinements"] == 2 and result.notes["stopped_by_cap"]
     assert result.notes["cut_size"] == 3 and len(prompts(requests, "summary-tree-cut")) == 2
     assert result.failures == 0
@@ -327,7 +329,7 @@ async def test_kv_memory_tool_calls_build_a_store_shared_by_questions():
     client = client_with(fn)
     state = DocumentState(client, DOC, SETTINGS)
     v = Variant.parse("kv-memory")
-    result = await runner_for("kv-memory")(client, state, FREE, v, MethodOptions())
+    result = await runner_for("kv-memory")(client, state, FREE, v)
     store = state.built()["kv-memory"].value["store"]
     assert store == {f"page-{i}": f"notes on chunk {i}" for i in range(1, 9)}
     reads = [r["messages"][0]["content"] for r in client.backend.requests if r["purpose"] == "kv-read"]
@@ -336,7 +338,7 @@ async def test_kv_memory_tool_calls_build_a_store_shared_by_questions():
     answer = [r for r in client.backend.requests if r["purpose"] == "answer"][0]["messages"][0]["content"]
     assert "[page-3]\nnotes on chunk 3" in answer and result.failures == 0 and result.notes["keys"] == 8
     n_reads = len(reads)
-    await runner_for("kv-memory")(client, state, MC, v, MethodOptions())  # a second question reads nothing again
+    await runner_for("kv-memory")(client, state, MC, v)  # a second question reads nothing again
     assert len([r for r in client.backend.requests if r["purpose"] == "kv-read"]) == n_reads
 
 
@@ -399,9 +401,9 @@ def _paging_model(pagination_ok=True, gists_ok=True):
 
 async def _build_every_memory(fn, cache):
     client = fake_client(FunctionBackend(fn), cache=cache)
-    state = DocumentState(client, DOC, ReadSettings(min_words=30, max_words=70, pagination="llm"))
+    state = DocumentState(client, DOC, QAOptions(min_words=30, max_words=70, pagination="llm", max_children=2))
     for method in MEMORIES:
-        await runner_for(method)(client, state, FREE, Variant.parse(method), MethodOptions(max_children=2))
+        await runner_for(method)(client, state, FREE, Variant.parse(method))
     return state
 
 

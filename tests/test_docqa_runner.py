@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from webagent.docqa.data import load
-from webagent.docqa.methods import MethodOptions, parse_methods
-from webagent.docqa.reading import ReadSettings
+from webagent.docqa.methods import parse_methods
+from webagent.docqa.options import QAOptions
 from webagent.docqa.report import write_report
 from webagent.docqa.runner import make_config, run_eval, select
 from webagent.errors import UserError
@@ -18,7 +18,7 @@ from webagent.llm.cache import Cache
 from webagent.llm.testing import FunctionBackend, fake_client, heuristic_reply
 
 FIX = Path(__file__).parent / "fixtures" / "docqa"
-SETTINGS = ReadSettings(min_words=150, max_words=300)
+SETTINGS = QAOptions(min_words=150, max_words=300)
 
 
 def model(messages, params, purpose):
@@ -40,12 +40,11 @@ async def _run(
 ):
     loaded = load(dataset, str(FIX / data))
     variants = parse_methods(methods)
-    opts = MethodOptions()
     backend = FunctionBackend(model)
     client = fake_client(backend, cache=cache)
-    config = make_config(dataset, data, variants, client.model_name, SETTINGS, opts)
+    config = make_config(dataset, data, variants, client.model_name, SETTINGS)
     docs = select(loaded.documents, limit, (0, 1))
-    summary = await run_eval(client, docs, variants, out, config, SETTINGS, opts)
+    summary = await run_eval(client, docs, variants, out, config)
     return summary, backend, client
 
 
@@ -104,15 +103,13 @@ async def test_a_degraded_memory_is_not_cached(tmp_path):
     loaded = load("qmsum", str(FIX / "qmsum_val_sample.jsonl"))
     variants = parse_methods("gistmem")
     client = fake_client(FunctionBackend(failing_gists), cache=cache)
-    config = make_config("qmsum", "x", variants, client.model_name, SETTINGS, MethodOptions())
+    config = make_config("qmsum", "x", variants, client.model_name, SETTINGS)
     await run_eval(
         client,
         select(loaded.documents, 1, (0, 1)),
         variants,
         tmp_path / "r",
         config,
-        SETTINGS,
-        MethodOptions(),
     )
     doc = json.loads((tmp_path / "r" / "documents.jsonl").read_text().splitlines()[0])
     assert doc["builds"]["gists"]["failures"] > 0
@@ -209,17 +206,15 @@ async def test_endpoint_failures_are_left_for_the_resume(tmp_path):
 
     loaded = load("qmsum", str(FIX / "qmsum_val_sample.jsonl"))
     variants = parse_methods("full,gistmem")
-    config = make_config("qmsum", "x", variants, "fake:function", SETTINGS, MethodOptions())
+    config = make_config("qmsum", "x", variants, "fake:function", SETTINGS)
     docs = select(loaded.documents, 2, (0, 1))
     out = tmp_path / "r"
     client = fake_client(FunctionBackend(flaky), max_retries=0)
-    summary = await run_eval(client, docs, variants, out, config, SETTINGS, MethodOptions())
+    summary = await run_eval(client, docs, variants, out, config)
     assert summary["endpoint_failures"] == 4 and summary["ran"] == 0
     assert (out / "results.jsonl").read_text() == ""
     down["on"] = False
-    summary = await run_eval(
-        fake_client(FunctionBackend(flaky)), docs, variants, out, config, SETTINGS, MethodOptions()
-    )
+    summary = await run_eval(fake_client(FunctionBackend(flaky)), docs, variants, out, config)
     assert summary["ran"] == 4 and summary["endpoint_failures"] == 0
 
 
@@ -258,7 +253,7 @@ async def test_memories_on_fallback_pages_are_not_cached_and_say_so(tmp_path):
     loaded = load("qmsum", str(FIX / "qmsum_val_sample.jsonl"))
     variants = parse_methods("gistmem,summary-tree")
     client = fake_client(FunctionBackend(failing_pagination), cache=cache)
-    config = make_config("qmsum", "x", variants, client.model_name, SETTINGS, MethodOptions())
+    config = make_config("qmsum", "x", variants, client.model_name, SETTINGS)
     out = tmp_path / "r"
     await run_eval(
         client,
@@ -266,8 +261,6 @@ async def test_memories_on_fallback_pages_are_not_cached_and_say_so(tmp_path):
         variants,
         out,
         config,
-        SETTINGS,
-        MethodOptions(),
         rate=False,
     )
     doc = json.loads((out / "documents.jsonl").read_text().splitlines()[0])
@@ -319,7 +312,7 @@ async def test_a_rating_lost_to_the_endpoint_is_rerun_on_resume_and_the_report_c
 
     loaded = load("qmsum", str(FIX / "qmsum_val_sample.jsonl"))
     variants = parse_methods("full,gistmem")
-    config = make_config("qmsum", "x", variants, "fake:function", SETTINGS, MethodOptions())
+    config = make_config("qmsum", "x", variants, "fake:function", SETTINGS)
     docs = select(loaded.documents, 2, (0, 1))
     out = tmp_path / "r"
     summary = await run_eval(
@@ -328,16 +321,12 @@ async def test_a_rating_lost_to_the_endpoint_is_rerun_on_resume_and_the_report_c
         variants,
         out,
         config,
-        SETTINGS,
-        MethodOptions(),
     )
     # not written with rating None (which would silently shrink LR-1/LR-2's denominator): left for the resume
     assert summary["endpoint_failures"] == 4 and summary["ran"] == 0
     assert (out / "results.jsonl").read_text() == ""
     down["on"] = False
-    summary = await run_eval(
-        fake_client(FunctionBackend(flaky_rater)), docs, variants, out, config, SETTINGS, MethodOptions()
-    )
+    summary = await run_eval(fake_client(FunctionBackend(flaky_rater)), docs, variants, out, config)
     assert summary["ran"] == 4
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert all(r["rating"] is not None for r in rows)

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from webagent.docqa.ask import AskOptions, ask, memory_key
+from webagent.docqa.ask import ask, memory_key
 from webagent.docqa.data import Document, Question
+from webagent.docqa.options import QAOptions
 from webagent.docqa.progress import ReadingProgress
-from webagent.docqa.reading import DocumentState, ReadSettings
+from webagent.docqa.reading import DocumentState
 from webagent.durations import format_duration
 from webagent.errors import UserError
 from webagent.llm import llama_server, local
@@ -134,7 +135,7 @@ async def test_single_pass_gists_the_pages_it_closes_and_only_gists_the_rest():
         fake_client(FunctionBackend(single_pass_model(calls))),
         DOC,
         "Safety?",
-        AskOptions(min_words=150, max_words=300, single_pass=True),
+        QAOptions(min_words=150, max_words=300, single_pass=True),
     )
     by = result.usage["by_purpose"]
     assert by["gist"]["calls"] == len(pages) - len(with_call) < len(pages)
@@ -144,16 +145,16 @@ async def test_single_pass_gists_the_pages_it_closes_and_only_gists_the_rest():
 async def test_two_pass_stays_the_default_and_keeps_its_cache_key(tmp_path):
     calls = []
     client = fake_client(FunctionBackend(single_pass_model(calls)))
-    result = await ask(client, DOC, "Safety?", AskOptions(min_words=150, max_words=300))
+    result = await ask(client, DOC, "Safety?", QAOptions(min_words=150, max_words=300))
     assert result.usage["by_purpose"]["gist"]["calls"] == result.num_pages and not result.single_pass
-    two = memory_key(client, DOC, AskOptions(), None)
-    one = memory_key(client, DOC, AskOptions(single_pass=True), None)
+    two = memory_key(client, DOC, QAOptions(), None)
+    one = memory_key(client, DOC, QAOptions(single_pass=True), None)
     assert two != one
 
 
 def test_single_pass_needs_llm_pagination():
     with pytest.raises(UserError, match="single-pass"):
-        AskOptions(single_pass=True, pagination="uniform").check()
+        QAOptions(single_pass=True, pagination="uniform")
 
 
 # --- the gist model -------------------------------------------------------------------------------
@@ -164,7 +165,7 @@ async def test_gist_model_paginates_and_gists_the_main_model_looks_up_and_answer
     small, big = FunctionBackend(heuristic_reply, name="small"), FunctionBackend(heuristic_reply, name="big")
     main = fake_client(big, cache=cache)
     memory = fake_client(small, cache=cache, usage=Usage(parent=main.usage))
-    opts = AskOptions(min_words=150, max_words=300)
+    opts = QAOptions(min_words=150, max_words=300)
     r1 = await ask(main, DOC, "Safety?", opts, memory_client=memory)
     assert {q["purpose"] for q in small.requests} == {"pagination", "gist"}
     assert {q["purpose"] for q in big.requests} == {"lookup", "answer"}
@@ -196,19 +197,11 @@ async def test_qa_eval_state_builds_pages_and_gists_with_the_memory_client():
     memory = fake_client(small, usage=Usage(parent=main.usage))
     lines = []
     doc = Document("d", list(iter_paragraphs(DOC)), [Question("q", "Safety?")])
-    state = DocumentState(
-        main, doc, ReadSettings(150, 300, single_pass=True), memory_client=memory, progress=lines.append
-    )
+    state = DocumentState(main, doc, QAOptions(150, 300, single_pass=True), memory_client=memory, progress=lines.append)
     gists = await state.gist_memory()
     assert not big.requests and {q["purpose"] for q in small.requests} == {"pagination", "gist"}
     assert sum(q["purpose"] == "gist" for q in small.requests) < len(gists.value)
     assert any("read page" in line for line in lines) and lines[0].startswith("doc d: ")
-    assert ReadSettings().to_dict() == {
-        "min_words": 280,
-        "max_words": 600,
-        "pagination": "llm",
-        "context_words": 6000,
-    }  # old run folders still resume
 
 
 # --- progress -----------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ from mind2web.data import load_tasks
 from mind2web.methods import expand_variants
 from mind2web.rows import read_rows
 from mind2web.runner import STEPS_FILE, EvalConfig, run_eval
-from webagent.docqa.ask import AskOptions, ask
+from webagent.docqa.ask import ask
+from webagent.docqa.options import QAOptions
 from webagent.llm.client import LLMClient
 from webagent.llm.openai_backend import OpenAIBackend
 from webagent.llm.testing import FakeOpenAIServer, heuristic_reply
@@ -51,7 +52,7 @@ async def flaky():
 
 async def test_ask_finishes_on_a_flaky_endpoint_and_counts_the_retries(flaky):
     client = client_for(flaky)
-    result = await ask(client, DOC, "What did they decide about safety?", AskOptions(min_words=150, max_words=300))
+    result = await ask(client, DOC, "What did they decide about safety?", QAOptions(min_words=150, max_words=300))
     await client.close()
     assert result.answer and result.num_pages > 5
     assert sum(flaky.faults.values()) > 5 and all(n > 0 for n in flaky.faults.values())  # every kind happened

@@ -346,46 +346,36 @@ async def ask(
     question: str,
     *,
     method: str = "readagent-p",
-    max_pages: int = 5,
     model: str | None = None,
     base_url: str | None = None,
     api_key: str | None = None,
     gguf: str | None = None,
     llm: LLMClient | None = None,
     endpoint: EndpointOptions | None = None,
-    context_tokens: int = 8192,
-    single_pass: bool = False,
-    gist_model: str | None = None,
+    **options: Any,
 ):
     """Answer ``question`` about the document at ``path`` (.txt, .md, .html) with a
     reading method: ``readagent-p`` / ``readagent-s`` (gist memory, parallel or
     sequential look-up) or any of ``webagent qa-eval``'s (``full``, ``bm25@k``,
     ``memwalker``, ...). Returns the answer record (``.answer``, pages read, usage).
-    ``single_pass`` and ``gist_model`` are ``webagent ask``'s --single-pass and --gist-model."""
+    ``options`` are ``webagent ask``'s, by their ``QAOptions`` names and with their defaults
+    (``webagent.docqa.options``): ``max_pages``, ``context_tokens``, ``single_pass``,
+    ``gist_model``, ``min_words``, ``max_words``, ``pagination``, ``conditional_gist``."""
     from contextlib import nullcontext
 
-    from webagent.docqa.ask import AskOptions
     from webagent.docqa.ask import ask as ask_gist
-    from webagent.docqa.ask_method import WORDS_PER_TOKEN, ask_method
+    from webagent.docqa.ask_method import ask_method
+    from webagent.docqa.options import QAOptions
     from webagent.llm.endpoint import open_client, open_gist_client
 
-    base, _, k = method.partition("@")
-    options = _endpoint(endpoint, model, base_url, api_key, gguf)
-    opened = nullcontext(llm) if llm is not None else open_client(options)
-    gist = base in ("readagent-p", "readagent-s")
-    opts = AskOptions(
-        lookup="sequential" if base == "readagent-s" else "parallel",
-        max_pages=int(k) if k and gist else max_pages,
-        context_tokens=context_tokens,
-        single_pass=single_pass,
-    )
-    async with opened as client, open_gist_client(options, gist_model, client) as memory_client:
-        if gist:
-            return await ask_gist(client, path, question, opts, memory_client=memory_client)
-        settings = opts.reading(int(context_tokens * WORDS_PER_TOKEN), gist_model)
-        return await ask_method(
-            client, path, question, method, max_pages=max_pages, settings=settings, memory_client=memory_client
-        )
+    opts = QAOptions(**options)
+    readagent = opts.for_readagent(method)
+    endpoint = _endpoint(endpoint, model, base_url, api_key, gguf)
+    opened = nullcontext(llm) if llm is not None else open_client(endpoint)
+    async with opened as client, open_gist_client(endpoint, opts.gist_model, client) as memory_client:
+        if readagent is not None:
+            return await ask_gist(client, path, question, readagent, memory_client=memory_client)
+        return await ask_method(client, path, question, method, options=opts, memory_client=memory_client)
 
 
 def ask_sync(path: str | Path, question: str, **kwargs: Any):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from contextlib import closing
-from dataclasses import fields, replace
+from dataclasses import fields
 from typing import Any
 
 import click
@@ -18,8 +18,9 @@ from webagent.cli_common import (
     threads_option,
     user_errors,
 )
-from webagent.docqa.ask import LOOKUPS, PAGINATIONS, AskOptions, ask
+from webagent.docqa.ask import ask
 from webagent.docqa.cli_qa import gist_model_option, print_answer, qa_eval_command
+from webagent.docqa.options import LOOKUPS, PAGINATIONS, QAOptions
 from webagent.errors import UserError
 from webagent.llm.endpoint import open_client, open_gist_client
 
@@ -36,29 +37,35 @@ def main() -> None:
 @click.option(
     "--lookup",
     type=click.Choice(LOOKUPS),
-    default="parallel",
+    default=QAOptions.lookup,
     show_default=True,
     help="ReadAgent-P (pages chosen in one call) or ReadAgent-S (one page at a time).",
 )
-@click.option("--max-pages", type=click.IntRange(min=1), default=5, show_default=True, help="Most pages to look up.")
+@click.option(
+    "--max-pages",
+    type=click.IntRange(min=1),
+    default=QAOptions.max_pages,
+    show_default=True,
+    help="Most pages to look up.",
+)
 @click.option(
     "--min-words",
     type=click.IntRange(min=1),
-    default=280,
+    default=QAOptions.min_words,
     show_default=True,
     help="Pagination: fewest words before a pause label.",
 )
 @click.option(
     "--max-words",
     type=click.IntRange(min=2),
-    default=600,
+    default=QAOptions.max_words,
     show_default=True,
     help="Pagination: most words offered per step.",
 )
 @click.option(
     "--pagination",
     type=click.Choice(PAGINATIONS),
-    default="llm",
+    default=QAOptions.pagination,
     show_default=True,
     help="llm: the model picks pause points; uniform: fixed pages of --max-words.",
 )
@@ -66,7 +73,7 @@ def main() -> None:
 @click.option(
     "--context-tokens",
     type=click.IntRange(min=512),
-    default=8192,
+    default=QAOptions.context_tokens,
     show_default=True,
     help="The model's context: looked-up pages that would overflow it go back to their gists, last first.",
 )
@@ -84,25 +91,23 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @model_options
 @run_async
-async def ask_command(path, question, gist_model, method, as_json, **kwargs) -> None:
+async def ask_command(path, question, method, as_json, **kwargs) -> None:
     """Answer QUESTION about the document at PATH (.txt, .md, .html)."""
-    opts = AskOptions(**{f.name: kwargs.pop(f.name) for f in fields(AskOptions)})  # the rest: model options
-    opts.check()
+    # the options this command sets (the rest of kwargs: the model's)
+    opts = QAOptions(**{f.name: kwargs.pop(f.name) for f in fields(QAOptions) if f.name in kwargs})
     if not question.strip():
         raise UserError("the question is empty")
     from webagent.text import iter_paragraphs
 
     iter_paragraphs(path)  # checks the file (missing, empty, binary...) before any model is started
-    if method and method.split("@")[0] in ("readagent-p", "readagent-s"):
-        lookup = "parallel" if method.startswith("readagent-p") else "sequential"
-        max_pages = int(method.split("@")[1]) if "@" in method else opts.max_pages
-        opts = replace(opts, lookup=lookup, max_pages=max_pages)
+    if method and (readagent := opts.for_readagent(method)) is not None:
+        opts = readagent
     elif method:
         from webagent.docqa.cli_qa import ask_with_method
 
-        return await ask_with_method(path, question, method, opts, as_json, kwargs, gist_model=gist_model)
+        return await ask_with_method(path, question, method, opts, as_json, kwargs)
     endpoint = endpoint_options(kwargs)
-    async with open_client(endpoint) as client, open_gist_client(endpoint, gist_model, client) as memory_client:
+    async with open_client(endpoint) as client, open_gist_client(endpoint, opts.gist_model, client) as memory_client:
         result = await ask(client, path, question, opts, progress=status, memory_client=memory_client)
         usage_line = client.usage.summary_line()
     print_answer(result, describe_result(result), usage_line, as_json)

@@ -25,8 +25,8 @@ from pathlib import Path
 from bench.lib import ROOT
 from bench.lib.verdict import Targets
 from webagent.docqa.data import load
-from webagent.docqa.methods import MethodOptions, parse_methods
-from webagent.docqa.reading import ReadSettings
+from webagent.docqa.methods import parse_methods
+from webagent.docqa.options import QAOptions
 from webagent.docqa.runner import make_config, read_jsonl, run_eval, select
 from webagent.llm.client import LLMClient
 from webagent.llm.testing import FunctionBackend
@@ -87,22 +87,20 @@ class SlowBackend(FunctionBackend):
 async def measure(data: str, docs: int | None) -> dict:
     loaded = load("qmsum", data)
     documents = loaded.documents[:docs] if docs else loaded.documents
-    settings, opts = ReadSettings(280, 600), MethodOptions()
+    settings = QAOptions(min_words=280, max_words=600)
     variants = parse_methods(METHODS)
     client = LLMClient(
         SlowBackend(fixed_reply, name="fake:fixed", record=False), cache=None, concurrency=16, structured=False
     )
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        config = make_config("qmsum", data, variants, client.model_name, settings, opts)
+        config = make_config("qmsum", data, variants, client.model_name, settings)
         await run_eval(
             client,
             select(documents, None, (0, 1)),
             variants,
             out,
             config,
-            settings,
-            opts,
             rate=False,
             doc_concurrency=4,
         )

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from webagent.docqa.options import QAOptions
 from webagent.docqa.progress import ReadingProgress
-from webagent.docqa.reading import ReadSettings, read_pages
+from webagent.docqa.reading import read_pages
 from webagent.errors import EndpointError, UserError
 from webagent.llm.cache import content_hash
 from webagent.llm.client import ContextOverflow, EndpointUnavailable, LLMClient, ModelCallError
@@ -17,7 +18,6 @@ from webagent.memory import GistMemory, build_memory, compression_rate, lookup_p
 from webagent.prompts import prompt_hash, render_prompt
 from webagent.text import document_hash, iter_paragraphs
 
-LOOKUPS = ("parallel", "sequential")
 # Prose runs at about 4 characters per token in English; 3 errs on the safe side.
 TEXT_CHARS_PER_TOKEN = 3
 ANSWER_RESERVE_TOKENS = 256  # the reply
@@ -27,44 +27,7 @@ def estimate_text_tokens(text: str) -> int:
     return len(text) // TEXT_CHARS_PER_TOKEN + ANSWER_RESERVE_TOKENS
 
 
-PAGINATIONS = ("llm", "uniform")
 Progress = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class AskOptions:
-    lookup: str = "parallel"
-    max_pages: int = 5
-    min_words: int = 280
-    max_words: int = 600
-    pagination: str = "llm"  # "uniform": fixed pages of max_words (the paper's Table 5 ablation)
-    conditional_gist: bool = False  # gist with the question in view (paper Appendix G.1)
-    context_tokens: int = 8192  # the model's context: looked-up pages that would overflow it stay gists
-    single_pass: bool = False  # the pause-point call also writes the gist of the page it closes (issue 23)
-
-    def reading(self, context_words: int = ReadSettings.context_words, gist_model: str | None = None) -> ReadSettings:
-        """How a document is read into pages and gists under these options: the one place they
-        become the reader's settings (``webagent ask``, ``ask --method`` and ``api.ask`` alike)."""
-        return ReadSettings(
-            self.min_words, self.max_words, self.pagination, context_words, self.single_pass, gist_model
-        )
-
-    def check(self) -> None:
-        if self.pagination not in PAGINATIONS:
-            raise UserError(f"--pagination must be one of {', '.join(PAGINATIONS)} (got {self.pagination!r})")
-        if self.lookup not in LOOKUPS:
-            raise UserError(f"--lookup must be one of {', '.join(LOOKUPS)} (got {self.lookup!r})")
-        if self.max_pages < 1:
-            raise UserError(f"--max-pages must be at least 1 (got {self.max_pages})")
-        if self.context_tokens < 512:
-            raise UserError(f"--context-tokens must be at least 512 (got {self.context_tokens})")
-        if not 0 < self.min_words < self.max_words:
-            raise UserError(f"need 0 < --min-words < --max-words (got {self.min_words} and {self.max_words})")
-        if self.single_pass and (self.pagination != "llm" or self.conditional_gist):
-            raise UserError(
-                "--single-pass gists pages while the model paginates them: it needs --pagination llm "
-                "and no --conditional-gist"
-            )
 
 
 @dataclass
@@ -80,7 +43,7 @@ class DocumentMemory:
         return self.pagination_fallbacks > 0 or self.gist_failures > 0
 
 
-def memory_key(client: LLMClient, path: str | Path, opts: AskOptions, task: str | None) -> str:
+def memory_key(client: LLMClient, path: str | Path, opts: QAOptions, task: str | None) -> str:
     """What a document's gist memory depends on: the model that wrote it (the --gist-model's
     when one is given), the file, the pagination settings and the prompt files."""
     gist_prompt = "gist_conditional" if task else "gist"
@@ -102,7 +65,7 @@ def memory_key(client: LLMClient, path: str | Path, opts: AskOptions, task: str 
 async def load_document_memory(
     client: LLMClient,
     path: str | Path,
-    opts: AskOptions,
+    opts: QAOptions,
     progress: Progress = lambda msg: None,
     question: str | None = None,
 ) -> DocumentMemory:
@@ -121,7 +84,7 @@ async def load_document_memory(
     shown = ReadingProgress(progress, client.usage, sum(len(p.split()) for p in paragraphs))
     how = "uniform" if opts.pagination == "uniform" else ("llm, single pass" if opts.single_pass else "llm")
     progress(f"paginating {path} ({how}; {shown.total_words:,} words)")
-    pages, fallbacks = await read_pages(client, paragraphs, opts.reading(), shown)
+    pages, fallbacks = await read_pages(client, paragraphs, opts, shown)
     known = {p.index: p.metadata["gist"] for p in pages if p.metadata.get("gist")}
     if len(known) < len(pages):
         progress(
@@ -190,12 +153,13 @@ async def ask(
     client: LLMClient,
     path: str | Path,
     question: str,
-    opts: AskOptions = AskOptions(),
+    opts: QAOptions | None = None,
     progress: Progress = lambda msg: None,
     memory_client: LLMClient | None = None,
 ) -> AskResult:
-    """`memory_client` (--gist-model) paginates and gists; `client` looks up and answers."""
-    opts.check()
+    """`memory_client` (--gist-model) paginates and gists; `client` looks up and answers
+    (`opts`: the defaults when None)."""
+    opts = opts or QAOptions()
     if not question.strip():
         raise UserError("the question is empty")
     doc = await load_document_memory(memory_client or client, path, opts, progress, question=question)

@@ -8,14 +8,12 @@ from pydantic import BaseModel, ConfigDict
 
 from webagent.docqa.accounting import CountingClient
 from webagent.docqa.data import Document, Question
-from webagent.docqa.methods import MethodOptions, Variant, runner_for
-from webagent.docqa.reading import DocumentState, ReadSettings
+from webagent.docqa.methods import Variant, runner_for
+from webagent.docqa.options import QAOptions
+from webagent.docqa.reading import DocumentState
 from webagent.llm.client import LLMClient
 from webagent.memory import compression_rate
 from webagent.text import iter_paragraphs
-
-# Words per token of English prose, on the safe side: the context budget in words.
-WORDS_PER_TOKEN = 0.6
 
 
 class MethodAskResult(BaseModel):
@@ -42,18 +40,17 @@ async def ask_method(
     question: str,
     method: str,
     *,
-    max_pages: int,
-    settings: ReadSettings,
-    opts: MethodOptions | None = None,
+    options: QAOptions,
     memory_client: LLMClient | None = None,
     progress=None,
 ) -> MethodAskResult:
-    variant = Variant.parse(method, max_pages)
-    opts = opts or MethodOptions(context_words=settings.context_words)
+    """`method` on `options`, its word budget what fits their `context_tokens` (as for ``ask``);
+    `memory_client` (--gist-model) paginates and gists."""
+    variant = Variant.parse(method, options.max_pages)
     doc = Document(str(path), list(iter_paragraphs(path)))
-    state = DocumentState(client, doc, settings, memory_client=memory_client, progress=progress)
+    state = DocumentState(client, doc, options.words_for_context(), memory_client=memory_client, progress=progress)
     counting = CountingClient(client)
-    result = await runner_for(variant.method)(counting, state, Question("q", question), variant, opts)
+    result = await runner_for(variant.method)(counting, state, Question("q", question), variant)
     built = state.built()
     return MethodAskResult(
         answer=result.answer,

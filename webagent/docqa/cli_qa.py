@@ -18,9 +18,8 @@ from webagent.cli_common import (
     user_errors,
 )
 from webagent.docqa.data import DATASETS, DEFAULT_NARRATIVEQA_SPLIT, NARRATIVEQA_SPLITS, load
-from webagent.docqa.methods import MethodOptions, parse_methods
-from webagent.docqa.reading import ReadSettings
-from webagent.errors import UserError
+from webagent.docqa.methods import parse_methods
+from webagent.docqa.options import PAGINATIONS, QAOptions
 
 # The paper's pagination (Appendix C, Table 8) and context budget (6k words) per dataset.
 PAGE_WORDS = {"quality": (280, 600), "qmsum": (280, 600), "narrativeqa": (500, 3000)}
@@ -50,7 +49,7 @@ gist_model_option = click.option(  # also `webagent ask`'s
 @click.option(
     "--max-pages",
     type=click.IntRange(min=1),
-    default=5,
+    default=QAOptions.max_pages,
     show_default=True,
     help="readagent-p/s: most pages to look up (when no @k is given).",
 )
@@ -59,21 +58,25 @@ gist_model_option = click.option(  # also `webagent ask`'s
 @click.option("--out", type=click.Path(file_okay=False), default="runs/qa-eval", show_default=True)
 @click.option("--min-words", type=click.IntRange(min=1), help="Pagination (default: the paper's for the dataset).")
 @click.option("--max-words", type=click.IntRange(min=2), help="Pagination (default: the paper's for the dataset).")
-@click.option("--pagination", type=click.Choice(("llm", "uniform")), default="llm", show_default=True)
+@click.option("--pagination", type=click.Choice(PAGINATIONS), default=QAOptions.pagination, show_default=True)
 @click.option(
     "--context-words",
     type=click.IntRange(min=100),
-    default=6000,
+    default=QAOptions.context_words,
     show_default=True,
     help="Context budget in words (full/truncate cut here; look-ups stop adding pages here).",
 )
 @click.option(
-    "--max-children", type=click.IntRange(min=2), default=8, show_default=True, help="MemWalker: children per node."
+    "--max-children",
+    type=click.IntRange(min=2),
+    default=QAOptions.max_children,
+    show_default=True,
+    help="MemWalker: children per node.",
 )
 @click.option(
     "--max-refinements",
     type=click.IntRange(min=0),
-    default=8,
+    default=QAOptions.max_refinements,
     show_default=True,
     help="summary-tree: most INSUFFICIENT DETAIL refinements per question.",
 )
@@ -129,14 +132,15 @@ async def qa_eval_command(
     variants = parse_methods(methods, max_pages)
     shard_ix = parse_shard(shard)
     lo, hi = PAGE_WORDS[dataset]
-    settings = ReadSettings(min_words or lo, max_words or hi, pagination, context_words, single_pass, gist_model)
-    if not 0 < settings.min_words < settings.max_words:
-        raise UserError(f"need 0 < --min-words < --max-words (got {settings.min_words} and {settings.max_words})")
-    if single_pass and pagination != "llm":
-        raise UserError("--single-pass gists pages while the model paginates them: it needs --pagination llm")
-    opts = MethodOptions(
-        context_words=context_words,
+    options = QAOptions(
+        min_words=min_words or lo,
+        max_words=max_words or hi,
+        pagination=pagination,
+        single_pass=single_pass,
+        gist_model=gist_model,
+        max_pages=max_pages,
         importance_lookup=dataset == "narrativeqa",
+        context_words=context_words,
         max_children=max_children,
         max_refinements=max_refinements,
     )
@@ -158,19 +162,17 @@ async def qa_eval_command(
         f"methods: {', '.join(v.name for v in variants)}"
     )
     data_id = data if data.startswith("hf:") else str(Path(data).resolve())
-    results(out_dir).check(make_config(dataset, data_id, variants, "?", settings, opts, split), ignore=("model",))
+    results(out_dir).check(make_config(dataset, data_id, variants, "?", options, split), ignore=("model",))
     endpoint = endpoint_options(kwargs)
     with open_cluster(ray_address, workers) as cluster:
         async with open_client(endpoint) as client, open_gist_client(endpoint, gist_model, client) as memory_client:
-            config = make_config(dataset, data_id, variants, client.model_name, settings, opts, split)
+            config = make_config(dataset, data_id, variants, client.model_name, options, split)
             summary = await run_eval(
                 client,
                 documents,
                 variants,
                 out_dir,
                 config,
-                settings,
-                opts,
                 doc_concurrency=doc_concurrency,
                 rate=not no_rater,
                 memory_client=memory_client,
@@ -208,27 +210,20 @@ def merge_command(shards, out) -> None:
     click.echo(f"{n} method-questions ({report['questions']} questions); report: {Path(out) / 'report.md'}")
 
 
-async def ask_with_method(
-    path, question: str, method: str, ask_opts, as_json: bool, kwargs: dict, gist_model: str | None = None
-) -> None:
+async def ask_with_method(path, question: str, method: str, options: QAOptions, as_json: bool, kwargs: dict) -> None:
     """`webagent ask --method M` for the methods other than ReadAgent-P/S."""
-    from webagent.docqa.ask_method import WORDS_PER_TOKEN, ask_method
+    from webagent.docqa.ask_method import ask_method
     from webagent.docqa.methods import Variant
     from webagent.llm.endpoint import open_client, open_gist_client
 
     Variant.parse(method)  # a bad name fails before any model starts
-    settings = ask_opts.reading(int(ask_opts.context_tokens * WORDS_PER_TOKEN), gist_model)
     endpoint = endpoint_options(kwargs)
-    async with open_client(endpoint) as client, open_gist_client(endpoint, gist_model, client) as memory_client:
+    async with (
+        open_client(endpoint) as client,
+        open_gist_client(endpoint, options.gist_model, client) as memory_client,
+    ):
         result = await ask_method(
-            client,
-            path,
-            question,
-            method,
-            max_pages=ask_opts.max_pages,
-            settings=settings,
-            memory_client=memory_client,
-            progress=status,
+            client, path, question, method, options=options, memory_client=memory_client, progress=status
         )
         usage_line = client.usage.summary_line()
     lines = [

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
 from webagent.docqa.accounting import CountingClient
 from webagent.docqa.data import Document
+from webagent.docqa.options import QAOptions
 from webagent.docqa.progress import ReadingProgress
 from webagent.llm.cache import content_hash
 from webagent.llm.client import LLMClient
@@ -28,25 +29,8 @@ from webagent.prompts import prompt_hash
 from webagent.text import PaginationStats, iter_pages, paginate_uniform
 
 
-@dataclass(frozen=True)
-class ReadSettings:
-    min_words: int = 280
-    max_words: int = 600
-    pagination: str = "llm"  # or "uniform"
-    context_words: int = 6000  # what fits in the model's context (the paper's 6k words for PaLM 2-L)
-    single_pass: bool = False  # the pause-point call also writes the gist of the page it closes (issue 23)
-    gist_model: str | None = None  # --gist-model: the model that paginates and gists (None: the main model)
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        for name in ("single_pass", "gist_model"):  # unset, a configuration reads as before, so old runs resume
-            if not d[name]:
-                d.pop(name)
-        return d
-
-
 async def read_pages(
-    client: LLMClient, paragraphs: list[str], s: ReadSettings, shown: ReadingProgress | None
+    client: LLMClient, paragraphs: list[str], s: QAOptions, shown: ReadingProgress | None
 ) -> tuple[list[Page], int]:
     """(pages, pagination fallbacks): fixed pages of `s.max_words` (uniform), else the
     model's pause points, each page shown on `shown` as soon as it is decided."""
@@ -91,12 +75,12 @@ class DocumentState:
         self,
         client: LLMClient,
         doc: Document,
-        settings: ReadSettings,
+        options: QAOptions,
         *,
         memory_client: LLMClient | None = None,
         progress: Callable[[str], None] | None = None,
     ):
-        self.doc, self.settings = doc, settings
+        self.doc, self.options = doc, options
         self.client = client
         self.memory_client = memory_client or client
         self.progress = progress
@@ -112,12 +96,12 @@ class DocumentState:
             kind,
             model,
             self.doc.content_hash,
-            self.settings.min_words,
-            self.settings.max_words,
-            self.settings.pagination,
+            self.options.min_words,
+            self.options.max_words,
+            self.options.pagination,
             prompt_hash("pagination"),
         ]
-        if self.settings.single_pass:  # two-pass keys are unchanged, so what was cached before stays valid
+        if self.options.single_pass:  # two-pass keys are unchanged, so what was cached before stays valid
             key += ["single-pass", prompt_hash("pagination_gist")]
         return content_hash(*key, *parts)
 
@@ -172,7 +156,7 @@ class DocumentState:
 
     async def pages_built(self) -> Built[list[Page]]:
         async def build(client: LLMClient) -> tuple[list[Page], int]:
-            return await read_pages(client, self.doc.paragraphs, self.settings, self._progress())
+            return await read_pages(client, self.doc.paragraphs, self.options, self._progress())
 
         return await self.once(
             "pages",

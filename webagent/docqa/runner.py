@@ -15,7 +15,6 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -24,9 +23,10 @@ from rich import get_console
 import webagent.results_folder as results_folder
 from webagent.docqa.accounting import CountingClient
 from webagent.docqa.data import Document, Question
-from webagent.docqa.methods import MethodOptions, Variant, runner_for
+from webagent.docqa.methods import Variant, runner_for
 from webagent.docqa.metrics import rate_answer, rouge
-from webagent.docqa.reading import DocumentState, ReadSettings
+from webagent.docqa.options import QAOptions
+from webagent.docqa.reading import DocumentState
 from webagent.evaluation import Evaluator, Item, Progress, backend
 from webagent.llm.client import EndpointUnavailable, LLMClient
 from webagent.memory import compression_rate, word_count
@@ -46,8 +46,8 @@ class QAConfig(BaseModel):
     data: str
     methods: list[str]
     model: str
-    settings: dict
-    options: dict
+    # every document-QA option, whole (a folder of before they were one model has none: refused as older)
+    reading: QAOptions
     prompts: dict  # prompt file hashes: an edited prompt is another configuration
     split: str | None = None  # NarrativeQA: the split read (valid, test, train)
 
@@ -70,8 +70,7 @@ def make_config(
     data: str,
     variants: list[Variant],
     model: str,
-    settings: ReadSettings,
-    opts: MethodOptions,
+    options: QAOptions,
     split: str | None = None,
 ) -> QAConfig:
     import importlib.resources
@@ -86,8 +85,7 @@ def make_config(
         data=data,
         methods=[v.name for v in variants],
         model=model,
-        settings=settings.to_dict(),
-        options=asdict(opts),
+        reading=options,
         prompts={n: prompt_hash(n) for n in names if load_prompt(n)},
         split=split,
     )
@@ -135,11 +133,10 @@ async def run_question(
     state: DocumentState,
     question: Question,
     variant: Variant,
-    opts: MethodOptions,
     rate: bool = True,
 ) -> dict:
     counting = CountingClient(client)
-    result = await runner_for(variant.method)(counting, state, question, variant, opts)
+    result = await runner_for(variant.method)(counting, state, question, variant)
     full_words = state.doc.words
     row = {
         "method": variant.name,
@@ -196,8 +193,7 @@ async def run_document(
     client: LLMClient,
     doc: Document,
     items: list[tuple[Question, Variant]],
-    settings: ReadSettings,
-    opts: MethodOptions,
+    options: QAOptions,
     rate: bool,
     memory_client: LLMClient | None,
     emit,
@@ -207,13 +203,13 @@ async def run_document(
     """``items`` (a question and a method each) on one document, whose memory they share;
     ``emit`` gets each finished row, ``failed`` the problem of a question the endpoint failed
     (not written: a resume runs it again). Returns the document's row."""
-    state = DocumentState(client, doc, settings, memory_client=memory_client, progress=progress)
+    state = DocumentState(client, doc, options, memory_client=memory_client, progress=progress)
 
     async def one(q: Question, v: Variant) -> None:
         # A call that failed because the endpoint was down (the raters' included) is the
         # endpoint's fault, not the method's.
         try:
-            row = await run_question(client, state, q, v, opts, rate=rate)
+            row = await run_question(client, state, q, v, rate=rate)
             problem = row["problem"]
         except EndpointUnavailable as exc:
             row, problem = None, str(exc)
@@ -240,8 +236,8 @@ class QAOnRay(Evaluator[tuple[Document, list[tuple[Question, Variant]]], tuple])
     noun = "documents"
     traces = False
 
-    def __init__(self, config: QAConfig, todo: list[DocumentQuestions], settings, opts, rate: bool, memory=None):
-        self.config, self.todo, self.settings, self.opts, self.rate = config, todo, settings, opts, rate
+    def __init__(self, config: QAConfig, todo: list[DocumentQuestions], rate: bool, memory=None):
+        self.config, self.todo, self.rate = config, todo, rate  # the options: config.reading
         self.memory = memory  # the --gist-model's endpoint (None: the model's)
 
     results = staticmethod(results)
@@ -263,7 +259,7 @@ class QAOnRay(Evaluator[tuple[Document, list[tuple[Question, Variant]]], tuple])
         rows: list[dict] = []
         failed: list[str] = []
         document = await run_document(
-            client, doc, items, self.settings, self.opts, self.rate, memory_client, rows.append, failed.append
+            client, doc, items, self.config.reading, self.rate, memory_client, rows.append, failed.append
         )
         return with_usage({"rows": rows, "failed": failed, "document": document}, memory_client)
 
@@ -285,8 +281,6 @@ async def run_eval(
     variants: list[Variant],
     out: Path,
     config: QAConfig,
-    settings: ReadSettings,
-    opts: MethodOptions,
     *,
     doc_concurrency: int = 2,
     say: Callable[[str], None] | None = None,
@@ -342,7 +336,7 @@ async def run_eval(
                 return
             async with semaphore:
                 document_done(
-                    await run_document(client, doc, items, settings, opts, rate, memory_client, emit, failed, progress)
+                    await run_document(client, doc, items, config.reading, rate, memory_client, emit, failed, progress)
                 )
 
         if cluster is not None:
@@ -351,7 +345,7 @@ async def run_eval(
 
             memory = worker_endpoint(endpoint, memory_client) if memory_client is not None else None
             pending = [Item(doc.doc_id, f"document {doc.doc_id}", (doc, items)) for doc, items in todo if items]
-            on_ray = QAOnRay(config, pending, settings, opts, rate, memory)
+            on_ray = QAOnRay(config, pending, rate, memory)
             line = Progress(on_ray, len(pending), 0, say)
 
             def keep(item: DocumentQuestions, row: dict) -> None:

@@ -1,6 +1,7 @@
 """Reading methods for document QA, all on the same pages with the same model.
 
-Every method is `async run(client, state, question, variant, opts) -> MethodResult`, listed
+Every method is `async run(client, state, question, variant) -> MethodResult` (the options are
+``state.options``, `webagent.docqa.options`), listed
 once in ``REGISTRY`` below (its name, what the model reads, its @k and default, whether
 `all` runs it, where it runs); the parser, the runner, `all` and docs/docqa.md's table read
 it. A name may carry a number after "@": the most pages to look up (readagent-p/s), pages
@@ -107,15 +108,6 @@ def parse_methods(text: str, max_pages: int | None = None) -> list[Variant]:
 
 
 NO_ANSWER = "no answer"  # what a method says when it has nothing to answer from (never a guess)
-
-
-@dataclass(frozen=True)
-class MethodOptions:
-    context_words: int = 6000  # the context budget, in words
-    importance_lookup: bool = False  # NarrativeQA: look-ups ordered by importance, added while they fit
-    max_children: int = 8  # MemWalker: children per node
-    max_refinements: int = 8  # summary tree: "INSUFFICIENT DETAIL" refinements per question
-    max_tool_calls: int = 6  # kv-memory: tool calls per chunk
 
 
 @dataclass

@@ -6,16 +6,15 @@ import asyncio
 
 from webagent.docqa.answering import answer_question
 from webagent.docqa.data import Question
-from webagent.docqa.methods import MethodOptions, MethodResult, Variant
+from webagent.docqa.methods import MethodResult, Variant
 from webagent.docqa.reading import DocumentState
 from webagent.llm.client import LLMClient
 from webagent.memory import first_words, last_words, word_count
 from webagent.retrieval import NeuralRanker, bm25_top_k
 
 
-async def run(
-    client: LLMClient, state: DocumentState, question: Question, variant: Variant, opts: MethodOptions
-) -> MethodResult:
+async def run(client: LLMClient, state: DocumentState, question: Question, variant: Variant) -> MethodResult:
+    opts = state.options
     notes: dict = {}
     chosen: list[int] = []
     if variant.method in ("bm25", "neural"):

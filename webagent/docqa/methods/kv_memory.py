@@ -21,7 +21,7 @@ import re
 
 from webagent.docqa.answering import answer_question
 from webagent.docqa.data import Question
-from webagent.docqa.methods import NO_ANSWER, MethodOptions, MethodResult, Variant
+from webagent.docqa.methods import NO_ANSWER, MethodResult, Variant
 from webagent.docqa.reading import DocumentState
 from webagent.llm.client import LLMClient, Reply
 from webagent.llm.reask import ReplyTally, ask_until_usable
@@ -145,9 +145,8 @@ async def read_document(client: LLMClient, pages: list[Page], *, prompt: str, ma
     }, failures
 
 
-async def run(
-    client: LLMClient, state: DocumentState, question: Question, variant: Variant, opts: MethodOptions
-) -> MethodResult:
+async def run(client: LLMClient, state: DocumentState, question: Question, variant: Variant) -> MethodResult:
+    opts = state.options
     pages = await state.pages_built()
     prompt = "kv_memory_rolling" if variant.method == "kv-memory-rolling" else "kv_memory_read"
 

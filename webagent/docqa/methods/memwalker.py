@@ -23,7 +23,7 @@ from typing import Any
 
 from webagent.docqa.answering import parse_option
 from webagent.docqa.data import Question
-from webagent.docqa.methods import NO_ANSWER, MethodOptions, MethodResult, Variant
+from webagent.docqa.methods import NO_ANSWER, MethodResult, Variant
 from webagent.docqa.reading import DocumentState
 from webagent.llm.client import LLMClient, ModelCallError, Reply
 from webagent.llm.reask import ReplyTally, ask_until_usable
@@ -130,9 +130,8 @@ def _working_memory(tree: Tree, path: list[int], budget: int) -> str:
     return "Story background information: " + " ".join(words[-budget:]) + "\n"
 
 
-async def run(
-    client: LLMClient, state: DocumentState, question: Question, variant: Variant, opts: MethodOptions
-) -> MethodResult:
+async def run(client: LLMClient, state: DocumentState, question: Question, variant: Variant) -> MethodResult:
+    opts = state.options
     gists = await state.gist_memory()
     memory = gists.value
 

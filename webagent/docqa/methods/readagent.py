@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from webagent.docqa.answering import answer_question
 from webagent.docqa.data import Question
-from webagent.docqa.methods import MethodOptions, MethodResult, Variant
+from webagent.docqa.methods import MethodResult, Variant
 from webagent.docqa.reading import DocumentState
 from webagent.llm.client import LLMClient
 from webagent.memory import GistMemory, lookup_parallel, lookup_sequential
@@ -20,9 +20,8 @@ def fit_to_budget(memory: GistMemory, pages: list[int], budget_words: int) -> li
     return kept
 
 
-async def run(
-    client: LLMClient, state: DocumentState, question: Question, variant: Variant, opts: MethodOptions
-) -> MethodResult:
+async def run(client: LLMClient, state: DocumentState, question: Question, variant: Variant) -> MethodResult:
+    opts = state.options
     memory = await state.memory()
     gist_words = memory.context_words()
     pages: list[int] = []

@@ -21,7 +21,7 @@ from functools import partial
 
 from webagent.docqa.answering import answer_question
 from webagent.docqa.data import Question
-from webagent.docqa.methods import MethodOptions, MethodResult, Variant
+from webagent.docqa.methods import MethodResult, Variant
 from webagent.docqa.reading import DocumentState
 from webagent.llm.cache import content_hash
 from webagent.llm.client import LLMClient, ModelCallError, Reply
@@ -148,9 +148,8 @@ async def refine_cut(
     return cut, refinements, tally, False
 
 
-async def run(
-    client: LLMClient, state: DocumentState, question: Question, variant: Variant, opts: MethodOptions
-) -> MethodResult:
+async def run(client: LLMClient, state: DocumentState, question: Question, variant: Variant) -> MethodResult:
+    opts = state.options
     pages = await state.pages_built()
 
     async def build(c: LLMClient):
