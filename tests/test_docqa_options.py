@@ -102,6 +102,8 @@ def test_readagent_methods_name_the_look_up_and_options_that_cannot_go_together_
     assert opts.for_readagent("readagent-s@2") == QAOptions(lookup="sequential", max_pages=2)
     assert opts.for_readagent("readagent-p") == QAOptions(lookup="parallel", max_pages=4)
     assert opts.for_readagent("bm25@2") is None
+    with pytest.raises(UserError, match="needs a positive k"):  # was a traceback (int("x"))
+        opts.for_readagent("readagent-p@x")
     assert QAOptions(context_tokens=1000).words_for_context().context_words == 600
     with pytest.raises(UserError, match="--conditional-gist"):
         QAOptions(single_pass=True, conditional_gist=True)

@@ -100,7 +100,7 @@ async def ask_command(path, question, method, as_json, **kwargs) -> None:
     from webagent.text import iter_paragraphs
 
     iter_paragraphs(path)  # checks the file (missing, empty, binary...) before any model is started
-    if method and (readagent := opts.for_readagent(method)) is not None:
+    if method and (readagent := opts.for_readagent(method)) is not None:  # a bad name fails here, before any model
         opts = readagent
     elif method:
         from webagent.docqa.cli_qa import ask_with_method

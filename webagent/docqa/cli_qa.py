@@ -213,10 +213,8 @@ def merge_command(shards, out) -> None:
 async def ask_with_method(path, question: str, method: str, options: QAOptions, as_json: bool, kwargs: dict) -> None:
     """`webagent ask --method M` for the methods other than ReadAgent-P/S."""
     from webagent.docqa.ask_method import ask_method
-    from webagent.docqa.methods import Variant
     from webagent.llm.endpoint import open_client, open_gist_client
 
-    Variant.parse(method)  # a bad name fails before any model starts
     endpoint = endpoint_options(kwargs)
     async with (
         open_client(endpoint) as client,

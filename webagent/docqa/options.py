@@ -5,12 +5,16 @@ qa-eval pins it whole in OUT/config.json, so a changed option is named when a re
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal, get_args
 
+from webagent.docqa.methods import Variant
 from webagent.errors import UserError
 
-LOOKUPS = ("parallel", "sequential")  # ReadAgent-P (pages chosen in one call) or -S (one at a time)
-READAGENT = {"readagent-p": "parallel", "readagent-s": "sequential"}  # the methods `ask` runs on its look-up
-PAGINATIONS = ("llm", "uniform")
+Lookup = Literal["parallel", "sequential"]  # ReadAgent-P (pages chosen in one call) or -S (one at a time)
+Pagination = Literal["llm", "uniform"]
+LOOKUPS: tuple[str, ...] = get_args(Lookup)
+PAGINATIONS: tuple[str, ...] = get_args(Pagination)
+READAGENT: dict[str, Lookup] = {"readagent-p": "parallel", "readagent-s": "sequential"}  # `ask`'s own look-ups
 # Words per token of English prose, on the safe side: the context budget in words of a context in tokens.
 WORDS_PER_TOKEN = 0.6
 
@@ -21,12 +25,12 @@ class QAOptions:
     # max_words (the paper's Table 5 ablation)
     min_words: int = 280
     max_words: int = 600
-    pagination: str = "llm"
+    pagination: Pagination = "llm"
     single_pass: bool = False  # the pause-point call also writes the gist of the page it closes (issue 23)
     gist_model: str | None = None  # --gist-model: the model that paginates and gists (None: the main model)
     conditional_gist: bool = False  # gist with the question in view (paper Appendix G.1; `webagent ask`)
     # look-up (ReadAgent): how pages are chosen and the most chosen (a method's @k overrides max_pages)
-    lookup: str = "parallel"
+    lookup: Lookup = "parallel"
     max_pages: int = 5
     importance_lookup: bool = False  # NarrativeQA: look-ups ordered by importance, added while they fit
     # budgets: the model's context (`webagent ask`: looked-up pages that would overflow it stay gists)
@@ -59,11 +63,12 @@ class QAOptions:
 
     def for_readagent(self, method: str) -> QAOptions | None:
         """These options for `method` when it is ReadAgent's own (`webagent ask`'s gist memory):
-        readagent-p / readagent-s name the look-up, an @k the most pages; None for another method."""
-        base, _, k = method.partition("@")
-        if base not in READAGENT:
+        readagent-p / readagent-s name the look-up, an @k the most pages; None for another method
+        (a name the registry does not know, or a bad @k, is one clear line)."""
+        variant = Variant.parse(method, self.max_pages)
+        if variant.method not in READAGENT:
             return None
-        return replace(self, lookup=READAGENT[base], max_pages=int(k) if k else self.max_pages)
+        return replace(self, lookup=READAGENT[variant.method], max_pages=variant.k or self.max_pages)
 
     def words_for_context(self) -> QAOptions:
         """These options with the methods' word budget set to what fits `context_tokens`: `webagent
