@@ -7,6 +7,7 @@ bad input is one line and loses nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import os
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import pytest_asyncio
 from agent_support import demo_policy
 from browser_support import requires_chromium, serve_pages
 from click.testing import CliRunner
@@ -56,16 +58,17 @@ def _client_for(endpoint: EndpointOptions):
     return fake_client(policy) if policy else None  # None: the endpoint's own
 
 
-@pytest.fixture
-def ui(tmp_path):
-    settings = UiSettings(runs_dir=tmp_path / "runs", client_for=_client_for)
+@pytest.fixture(scope="module")
+def ui(tmp_path_factory):
+    """One page server for the module (each test's WEBAGENT_HOME is its own: read at each request)."""
+    settings = UiSettings(runs_dir=tmp_path_factory.mktemp("ui") / "runs", client_for=_client_for)
     server = UiServer(settings).start()
     yield server
     server.stop()
 
 
-@pytest.fixture
-async def page(ui):
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def chromium():
     from playwright.async_api import async_playwright
 
     from webagent.browser import find_chromium
@@ -73,12 +76,26 @@ async def page(ui):
 
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS, headless=True)
-        context = await browser.new_context(viewport={"width": 1200, "height": 900})
-        tab = await context.new_page()
-        await tab.goto(ui.url)  # the printed URL: the token becomes the page's cookie
-        assert tab.url == ui.base + "/run"
-        yield tab
+        yield browser
         await browser.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def page(ui, chromium):
+    """A fresh browser context (no cookie yet) that opened the printed URL."""
+    context = await chromium.new_context(viewport={"width": 1200, "height": 900})
+    tab = await context.new_page()
+    await tab.goto(ui.url)  # the printed URL: the token becomes the page's cookie
+    assert tab.url == ui.base + "/run"
+    yield tab
+    await context.close()
+
+
+def in_browser(test):
+    """A test that drives Chromium, on the module's event loop (that of ``chromium``)."""
+    for mark in (pytest.mark.asyncio(loop_scope="module"), requires_chromium, pytest.mark.browser):
+        test = mark(test)
+    return test
 
 
 async def _start_run(page, ui, *, url="", task="", model="", max_steps="", demo=False):
@@ -92,8 +109,7 @@ async def _start_run(page, ui, *, url="", task="", model="", max_steps="", demo=
     await page.click("#start")
 
 
-@pytest.mark.browser
-@requires_chromium
+@in_browser
 async def test_a_demo_shop_run_shows_its_steps_live_then_opens_from_the_runs_list(ui, page):
     await _start_run(page, ui, demo=True, model=SCRIPTED, max_steps="8")
     assert "/live/" in page.url
@@ -111,41 +127,41 @@ async def test_a_demo_shop_run_shows_its_steps_live_then_opens_from_the_runs_lis
     shot = await page.get_attribute("#shot", "src")
     assert (await page.request.get(ui.base + shot)).headers["content-type"] == "image/png"
 
+    job = ui.desk.get(page.url.rsplit("/", 1)[1])
     await page.click("nav >> text=Runs")
-    row = page.locator("#runs tr[data-run^='agent/']")
+    row = page.locator(f"#runs tr[data-run='agent/{job.trace_dir.name}']")
     assert await row.count() == 1 and "done" in (await row.text_content() or "")
     await row.locator("a.report").click()
     assert "webagent run: done" in (await page.text_content("h1") or "")  # the run's own report.html
 
 
-@pytest.mark.browser
-@requires_chromium
+@in_browser
 async def test_stop_ends_a_run_with_its_trace_kept_and_a_second_run_meanwhile_is_one_line(ui, page, tmp_path):
     base, stop_pages = serve_pages(tmp_path / "pages", {"counter.html": (PAGES / "counter.html").read_text()})
     try:
         await _start_run(page, ui, url=base + "counter.html", task="add one", model=FOREVER, max_steps="200")
         live = page.url
+        jobs = len(ui.desk.jobs)
         await page.wait_for_function("document.querySelectorAll('li.step.ok').length >= 2", timeout=60_000)
 
         other = await page.context.new_page()  # a second run while this one goes on
         await _start_run(other, ui, demo=True, task="buy a book", model=SCRIPTED)
         assert "is going on" in (await other.text_content("#error") or "")
         assert await other.input_value("#task") == "buy a book"  # the form as it was sent
-        assert len(ui.desk.jobs) == 1
+        assert len(ui.desk.jobs) == jobs  # nothing of it was started
 
         await page.click("#stop")
         await page.wait_for_function("document.getElementById('status').textContent === 'stopped'", timeout=60_000)
         assert page.url == live
     finally:
         stop_pages()
-    (job,) = ui.desk.jobs.values()
+    job = ui.desk.get(live.rsplit("/", 1)[1])
     assert (job.trace_dir / "steps.jsonl").read_text().strip() and (job.trace_dir / "report.html").is_file()
     assert json.loads((job.trace_dir / "run.json").read_text())["status"] == "interrupted"
     assert "trace: interrupted" in (await page.text_content("#ended") or "")
 
 
-@pytest.mark.browser
-@requires_chromium
+@in_browser
 async def test_a_skill_removed_on_the_page_is_gone_from_skills_list_and_a_bad_import_loses_nothing(ui, page, tmp_path):
     store.add([skill_of(LOGIN, PARAMS, "trace-a", "demonstration")])
     assert "log_in" in CliRunner().invoke(main, ["skills", "list"]).output
@@ -161,15 +177,24 @@ async def test_a_skill_removed_on_the_page_is_gone_from_skills_list_and_a_bad_im
     assert "old-skills.json" in error and "version 99" in error and "\n" not in error.strip()
     assert [s.id for s in store.every_skill()] == ["log_in"]  # nothing lost
 
+    async with page.expect_download() as downloading:  # the site's skills file, kept before the removal
+        await page.click("a.export")
+    exported = tmp_path / "exported.json"
+    await (await downloading.value).save_as(exported)
+
     await row.locator("button.remove").click()
     assert "removed log_in" in (await page.text_content("#said") or "")
     assert await page.locator("tr[data-skill='log_in']").count() == 0
     listed = CliRunner().invoke(main, ["skills", "list"])
     assert listed.exit_code == 0 and "log_in" not in listed.output
 
+    await page.set_input_files("#import-file", str(exported))  # and back, from the exported file
+    await page.click("#import")
+    assert "imported exported.json: 1 skills kept for 127.0.0.1:8000" in (await page.text_content("#said") or "")
+    assert [s.id for s in store.every_skill()] == ["log_in"]
 
-@pytest.mark.browser
-@requires_chromium
+
+@in_browser
 async def test_no_token_no_page_and_a_cross_origin_post_changes_nothing(ui, page, tmp_path):
     store.add([skill_of(LOGIN, PARAMS, "trace-a", "demonstration")])
     assert httpx.get(ui.base + "/skills").status_code == 403
@@ -200,12 +225,13 @@ async def test_no_token_no_page_and_a_cross_origin_post_changes_nothing(ui, page
 
 
 def test_a_url_that_is_not_http_is_one_line_and_starts_nothing(ui):
+    jobs, folders = len(ui.desk.jobs), sorted(ui.settings.runs_dir.glob("*/*"))
     cookie = {"webagent_ui_token": ui.token}
     sent = httpx.post(ui.base + "/run", cookies=cookie, data={"url": "ftp://example.test/", "task": "x"})
     assert sent.status_code == 400
     page = html.unescape(sent.text)
     assert "'ftp://example.test/' is not an http(s) address" in page and 'value="ftp://example.test/"' in page
-    assert not ui.desk.jobs and not ui.settings.runs_dir.exists()
+    assert len(ui.desk.jobs) == jobs and sorted(ui.settings.runs_dir.glob("*/*")) == folders
 
 
 def test_webagent_ui_prints_a_url_with_a_token_every_request_needs(tmp_path):
@@ -237,3 +263,62 @@ def test_webagent_ui_prints_a_url_with_a_token_every_request_needs(tmp_path):
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=20)
+
+
+@in_browser
+async def test_teach_shows_each_step_as_recorded_and_then_the_skills_learned(ui, page, monkeypatch):
+    from webagent.demo_site import serve_directory
+
+    monkeypatch.setattr(ui.settings, "teach_headless", True)  # the person's window: driven here, as test_skills does
+    base, stop_site = serve_directory(Path(__file__).parent / "fixtures" / "teach_site")
+    try:
+        await page.goto(ui.base + "/teach")
+        await page.fill("#url", base + "index.html")
+        await page.fill("#task", "Log in as ada and save a note titled Milk")
+        await page.click("#start")
+        job = ui.desk.get(page.url.rsplit("/", 1)[1])
+        for _ in range(300):
+            if job.handle is not None or not job.running:
+                break
+            await asyncio.sleep(0.1)
+        assert job.handle is not None, job.events
+
+        async def log_in():  # the person, in the window teach opened
+            window = job.handle.page
+            await window.get_by_role("textbox", name="User name").fill("ada")
+            await window.get_by_label("Password").fill("s3cret-pw")
+            await window.get_by_role("button", name="Log in").click()
+            await window.wait_for_url("**/notes.html*")
+
+        async def save_note():
+            window = job.handle.page
+            await window.get_by_role("textbox", name="Title").fill("Milk")
+            await window.get_by_role("button", name="Save note").click()
+            await window.wait_for_function("document.title.startsWith('Saved')")
+
+        await asyncio.to_thread(job.call, log_in())
+        # the steps show while the recording goes on
+        await page.wait_for_function(
+            "document.querySelectorAll('li.step').length >= 3 && document.getElementById('status').textContent === 'running'",
+            timeout=60_000,
+        )
+        await asyncio.to_thread(job.call, save_note())
+        await page.click("#finish")
+        await page.wait_for_function("document.getElementById('status').textContent !== 'running'", timeout=60_000)
+    finally:
+        stop_site()
+    assert await page.text_content("#status") == "done"
+    steps = " ".join(await page.locator("li.step").all_text_contents())
+    assert '"ada"' in steps and "s3cret-pw" not in steps
+    learned = await page.text_content("#skills") or ""
+    assert 'skill "Log in" (user, password)' in learned and 'skill "Save note" (title)' in learned
+    assert {s.name for s in store.every_skill()} == {"Log in", "Save note"}
+
+
+def test_teach_without_a_display_is_one_line(ui, monkeypatch):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    sent = httpx.post(
+        ui.base + "/teach", cookies={"webagent_ui_token": ui.token}, data={"url": "http://127.0.0.1:9/", "task": "x"}
+    )
+    assert sent.status_code == 400 and "this machine has no display (DISPLAY is not set)" in sent.text

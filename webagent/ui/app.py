@@ -10,7 +10,10 @@ from dataclasses import dataclass, field
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
 
+from webagent.errors import UserError
 from webagent.ui.guard import Guard, new_token
 from webagent.ui.jobs import UiSettings
 from webagent.ui.live import Desk
@@ -23,9 +26,14 @@ def free_port(host: str) -> int:
         return s.getsockname()[1]
 
 
+async def _one_line(request: Request, exc: Exception) -> Response:
+    """A ``UserError`` no page caught (a live job that is not there): one line, not a traceback."""
+    return PlainTextResponse(f"{exc}\n", status_code=404)
+
+
 def create_app(settings: UiSettings, token: str, hosts: set[str], desk: Desk | None = None) -> Guard:
     pages = Pages(settings, desk or Desk())
-    return Guard(Starlette(routes=pages.routes()), token, hosts)
+    return Guard(Starlette(routes=pages.routes(), exception_handlers={UserError: _one_line}), token, hosts)
 
 
 @dataclass

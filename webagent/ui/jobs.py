@@ -36,6 +36,7 @@ class UiSettings:
     endpoint: EndpointOptions = field(default_factory=EndpointOptions)
     secrets: dict[str, str] = field(default_factory=dict)
     headed: bool = False  # runs and replays in a visible window
+    teach_headless: bool = False  # teach without a window (`webagent teach --headless`: a script drives the page)
     client_for: ClientFor | None = None
 
     def client(self, endpoint: EndpointOptions) -> LLMClient | None:
@@ -172,6 +173,7 @@ def teach_job(
     url = web_url(url)
     if not task.strip():
         raise UserError("the task is empty: say what you are going to show")
+    headless = settings.teach_headless
     if not headless and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         raise UserError("teach opens a browser window, and this machine has no display (DISPLAY is not set)")
     folder = settings.runs_dir / "teach" / time.strftime("%Y%m%d-%H%M%S")
@@ -184,6 +186,7 @@ def teach_job(
         async with Teach(url, task, folder, headed=not headless, allowed_domains=allow_domains or None) as teach:
             job.say(f"recording at {url}: do the task in the window, then close it or press Finish here")
             assert teach.recorder is not None
+            job.handle = teach
             shown = 0
             while not teach.recorder.closed.is_set() and not job.finishing.is_set():
                 for n, event in enumerate(teach.recorder.events[shown:], shown + 1):

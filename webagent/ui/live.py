@@ -12,7 +12,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -37,6 +37,7 @@ class LiveJob:
     started: float = field(default_factory=time.time)
     events: list[dict[str, Any]] = field(default_factory=list)  # appended by the job's thread only
     finishing: threading.Event = field(default_factory=threading.Event)  # teach: the person said "finish"
+    handle: Any = None  # what the job works on, for a script to drive (teach: the ``Teach``, whose page it is)
     follow_trace: bool = True  # a step event per record the trace folder gains (teach reports its own)
     _loop: asyncio.AbstractEventLoop | None = None
     _task: asyncio.Future | None = None
@@ -86,6 +87,11 @@ class LiveJob:
             shot = getattr(record, "screenshot", None)
             self.step(record.step, record.action_text, record.result_text, url=record.url, ok=record.ok, shot=shot)
         self._steps_seen = max(self._steps_seen, len(records))
+
+    def call(self, coro: Coroutine[Any, Any, Any], timeout: float = 60) -> Any:
+        """Await ``coro`` on the job's own loop (where its browser lives) from another thread."""
+        assert self._loop is not None, "the job has not started"
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
     def stop(self) -> bool:
         """Cancel the job (False: it had ended already)."""
