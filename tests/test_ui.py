@@ -121,7 +121,8 @@ async def test_a_demo_shop_run_shows_its_steps_live_then_opens_from_the_runs_lis
     assert await page.get_attribute("#shot", "src")  # the latest screenshot, shown beside the steps
     await page.wait_for_function("document.getElementById('status').textContent !== 'running'", timeout=60_000)
     assert await page.text_content("#status") == "done"
-    assert "the shop confirmed the order" in (await page.text_content("#ended") or "")
+    assert "demo check: the shop confirmed the order" in (await page.text_content("#ended") or "")
+    assert await page.is_hidden("#stop")  # nothing left to stop
     steps = await page.locator("li.step").all_text_contents()
     assert len(steps) == 5 and steps[0].startswith("TYPE") and '"Night Trains"' in steps[0]
     shot = await page.get_attribute("#shot", "src")

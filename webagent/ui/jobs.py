@@ -125,10 +125,9 @@ def run_job(form: RunForm, settings: UiSettings) -> LiveJob:
     async def work(job: LiveJob) -> dict[str, Any]:
         result = await agent.run(progress=job.say)
         end = {k: v for k, v in result.to_json().items() if k in ("status", "answer", "steps", "error")}
-        if result.demo_order_placed is not None:
-            end["shop"] = (
-                "the shop confirmed the order" if result.demo_order_placed else f"not placed: {agent.demo_orders}"
-            )
+        if result.demo_order_placed is not None:  # the shop's own record, beside the model's word
+            shop = "the shop confirmed the order" if result.demo_order_placed else f"not placed: {agent.demo_orders}"
+            end["shop"] = f"demo check: {shop}"
         return end
 
     return LiveJob("run", title, folder, work)
