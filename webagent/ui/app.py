@@ -3,9 +3,12 @@ a free port (``UiServer``); ``webagent ui`` runs it until Ctrl-C, a test starts 
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import uvicorn
@@ -33,7 +36,15 @@ async def _one_line(request: Request, exc: Exception) -> Response:
 
 def create_app(settings: UiSettings, token: str, hosts: set[str], desk: Desk | None = None) -> Guard:
     pages = Pages(settings, desk or Desk())
-    return Guard(Starlette(routes=pages.routes(), exception_handlers={UserError: _one_line}), token, hosts)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        # The server stops (Ctrl-C, SIGTERM, a test): a job still running is stopped, its trace kept.
+        await asyncio.to_thread(pages.desk.stop_all)
+
+    app = Starlette(routes=pages.routes(), exception_handlers={UserError: _one_line}, lifespan=lifespan)
+    return Guard(app, token, hosts)
 
 
 @dataclass
@@ -64,11 +75,8 @@ class UiServer:
         return f"{self.base}/?token={self.token}"
 
     def run(self) -> None:
-        """Serve until Ctrl-C; a job still running is stopped (its trace kept)."""
-        try:
-            self.server.run()
-        finally:
-            self._stop_jobs()
+        """Serve until Ctrl-C or SIGTERM; a job still running is stopped (its trace kept)."""
+        self.server.run()
 
     def start(self) -> UiServer:
         """Serve in a thread (for a test, or a program that embeds the page)."""
@@ -81,15 +89,7 @@ class UiServer:
             raise RuntimeError(f"the page server did not start on {self.base}")
         return self
 
-    def _stop_jobs(self) -> None:
-        self.desk.stop_all()
-        for job in self.desk.jobs.values():  # each closes its browser and writes its trace
-            deadline = time.monotonic() + 30
-            while job.running and time.monotonic() < deadline:
-                time.sleep(0.1)
-
     def stop(self) -> None:
-        self._stop_jobs()
-        self.server.should_exit = True
+        self.server.should_exit = True  # the app's shutdown stops the jobs
         if self._thread is not None:
-            self._thread.join(timeout=10)
+            self._thread.join(timeout=60)

@@ -147,6 +147,11 @@ class Desk:
             raise UserError(f"no live job {job_id!r} (the page server was restarted? see the runs list)")
         return job
 
-    def stop_all(self) -> None:
+    def stop_all(self, wait_s: float = 30) -> None:
+        """Stop every job and wait (up to ``wait_s`` each) until each closed its browser and wrote its trace."""
         for job in self.jobs.values():
             job.stop()
+        for job in self.jobs.values():
+            deadline = time.monotonic() + wait_s
+            while job.running and time.monotonic() < deadline:
+                time.sleep(0.1)
