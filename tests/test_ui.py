@@ -259,7 +259,8 @@ def test_webagent_ui_prints_a_url_with_a_token_every_request_needs(tmp_path):
         assert entered.status_code == 303 and entered.headers["location"] == "/"  # the token leaves the address
         assert f"webagent_ui_token={token}" in entered.headers["set-cookie"]
         assert "samesite=strict" in entered.headers["set-cookie"].lower()
-        assert httpx.get(base + "/runs", cookies={"webagent_ui_token": token}).status_code == 200
+        listed = httpx.get(base + "/runs", cookies={"webagent_ui_token": token})
+        assert listed.status_code == 200 and listed.headers["x-frame-options"] == "DENY"
     finally:
         proc.terminate()  # (not SIGINT: a suite run in the background hands its children SIGINT ignored)
         try:

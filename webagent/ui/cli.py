@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from webagent.cli_common import endpoint_options, headed_option, model_options, user_errors
+from webagent.errors import UserError
 
 
 @click.command("ui")
@@ -38,6 +39,8 @@ def ui_command(host, port, runs_dir, secrets, headed, **kwargs) -> None:
     from webagent.ui.app import UiServer
     from webagent.ui.jobs import UiSettings
 
+    if host in ("0.0.0.0", "::", ""):
+        raise UserError(f"--host {host!r} listens on every address: name the one address to serve the page on")
     settings = UiSettings(
         runs_dir=runs_dir, endpoint=endpoint_options(kwargs), secrets=parse_secret_options(secrets), headed=headed
     )

@@ -4,7 +4,7 @@ Every request needs the token: ``?token=...`` once (answered by a redirect that 
 ``SameSite=Strict``, ``HttpOnly`` cookie, so the token leaves the address bar), the cookie after
 that. A request for another Host (DNS rebinding) is refused. A state-changing request (anything
 but GET/HEAD) is refused when the browser says it comes from another origin: an ``Origin``
-other than this server's, or ``Sec-Fetch-Site`` other than ``same-origin``/``none``."""
+other than this server's, or ``Sec-Fetch-Site`` other than ``same-origin``/``none``. No other page may frame this one."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 COOKIE = "webagent_ui_token"
 SAFE_METHODS = ("GET", "HEAD")
@@ -61,4 +61,10 @@ class Guard:
         if response is not None:
             await response(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+
+        async def unframed(message: Message) -> None:  # no other page may frame this one (clickjacking)
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), (b"x-frame-options", b"DENY")]
+            await send(message)
+
+        await self.app(scope, receive, unframed)
