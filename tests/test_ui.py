@@ -27,6 +27,7 @@ from test_skills import LOGIN, PARAMS
 from webagent.cli import main
 from webagent.llm.endpoint import EndpointOptions
 from webagent.llm.testing import fake_client
+from webagent.replay import store as replay_store
 from webagent.skills import store
 from webagent.skills.learn import skill_of
 from webagent.ui.app import UiServer
@@ -97,8 +98,9 @@ def in_browser(test):
     return test
 
 
-async def _start_run(page, ui, *, url="", task="", model="", max_steps="", demo=False):
+async def _start_run(page, ui, *, url="", task="", model="", max_steps="", demo=False, save_as=""):
     await page.goto(ui.base + "/run")
+    await page.fill("#save_as", save_as)
     if demo:
         await page.check("#demo")
     await page.fill("#url", url)
@@ -109,8 +111,8 @@ async def _start_run(page, ui, *, url="", task="", model="", max_steps="", demo=
 
 
 @in_browser
-async def test_a_demo_shop_run_shows_its_steps_live_then_opens_from_the_runs_list(ui, page):
-    await _start_run(page, ui, demo=True, model=SCRIPTED, max_steps="8")
+async def test_a_demo_shop_run_shows_its_steps_live_opens_from_the_runs_list_and_replays(ui, page):
+    await _start_run(page, ui, demo=True, model=SCRIPTED, max_steps="8", save_as="buy-a-book")
     assert "/live/" in page.url
     # three steps on the page while the run is still going: they came as they happened
     await page.wait_for_function(
@@ -120,7 +122,8 @@ async def test_a_demo_shop_run_shows_its_steps_live_then_opens_from_the_runs_lis
     assert await page.get_attribute("#shot", "src")  # the latest screenshot, shown beside the steps
     await page.wait_for_function("document.getElementById('status').textContent !== 'running'", timeout=60_000)
     assert await page.text_content("#status") == "done"
-    assert "demo check: the shop confirmed the order" in (await page.text_content("#ended") or "")
+    ended = await page.text_content("#ended") or ""
+    assert "demo check: the shop confirmed the order" in ended and "saved as workflow 'buy-a-book'" in ended
     assert await page.is_hidden("#stop")  # nothing left to stop
     steps = await page.locator("li.step").all_text_contents()
     assert len(steps) == 5 and steps[0].startswith("TYPE") and '"Night Trains"' in steps[0]
@@ -133,6 +136,18 @@ async def test_a_demo_shop_run_shows_its_steps_live_then_opens_from_the_runs_lis
     assert await row.count() == 1 and "done" in (await row.text_content() or "")
     await row.locator("a.report").click()
     assert "webagent run: done" in (await page.text_content("h1") or "")  # the run's own report.html
+
+    # The saved workflow, replayed from its page with another name, on the demo shop served again.
+    await page.goto(ui.base + "/replay")
+    workflow = page.locator("section[data-workflow='buy-a-book']")
+    await workflow.locator("input[value='Ada Lovelace']").fill("Grace Hopper")
+    await workflow.locator("input[name='demo']").check()
+    await workflow.locator("button").click()
+    await page.wait_for_function("document.getElementById('status').textContent !== 'running'", timeout=60_000)
+    assert await page.text_content("#status") == "done"
+    recorded = len(replay_store.load("buy-a-book").steps)
+    assert f"replayed {recorded}, repaired 0" in (await page.text_content("#ended") or "")  # no model needed
+    assert '"Grace Hopper"' in " ".join(await page.locator("li.step").all_text_contents())
 
 
 @in_browser

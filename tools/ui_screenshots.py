@@ -43,6 +43,7 @@ async def _shoot(server) -> None:
         await page.check("#demo")
         await page.fill("#model", SCRIPTED)
         await page.fill("#max_steps", "8")
+        await page.fill("#save_as", "night-trains-express")
         await page.screenshot(path=str(OUT / "new-run.png"))
         await page.click("#start")
         await page.wait_for_function("document.querySelectorAll('li.step').length >= 3", timeout=120_000)

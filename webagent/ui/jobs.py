@@ -81,6 +81,7 @@ class RunForm:
     allow_domains: list[str] = field(default_factory=list)
     max_steps: int | None = None
     demo: bool = False
+    save_as: str | None = None  # keep the run, when it ends done, as a workflow (``webagent run --save-as``)
 
     @classmethod
     def read(cls, form: dict[str, str]) -> RunForm:
@@ -91,7 +92,13 @@ class RunForm:
         task = form.get("task", "").strip()
         if not task and not demo:
             raise UserError("the task is empty")
+        save_as = form.get("save_as", "").strip() or None
+        if save_as:
+            from webagent.replay.store import check_name
+
+            check_name(save_as)
         return cls(
+            save_as=save_as,
             task=task,
             url=web_url(url) if url else "",
             model=form.get("model", "").strip(),
@@ -120,11 +127,14 @@ def run_job(form: RunForm, settings: UiSettings) -> LiveJob:
         trace_dir=folder,
         headed=settings.headed,
         secrets=settings.secrets,
+        save_as=form.save_as,
     )
 
     async def work(job: LiveJob) -> dict[str, Any]:
         result = await agent.run(progress=job.say)
         end = {k: v for k, v in result.to_json().items() if k in ("status", "answer", "steps", "error")}
+        if form.save_as:
+            end["saved"] = f"saved as workflow {result.saved_as!r}" if result.saved_as else result.save_error
         if result.demo_order_placed is not None:  # the shop's own record, beside the model's word
             shop = "the shop confirmed the order" if result.demo_order_placed else f"not placed: {agent.demo_orders}"
             end["shop"] = f"demo check: {shop}"
@@ -133,7 +143,10 @@ def run_job(form: RunForm, settings: UiSettings) -> LiveJob:
     return LiveJob("run", title, folder, work)
 
 
-def replay_job(name: str, params: dict[str, str], settings: UiSettings, *, url: str = "", model: str = "") -> LiveJob:
+def replay_job(
+    name: str, params: dict[str, str], settings: UiSettings, *, url: str = "", model: str = "", demo: bool = False
+) -> LiveJob:
+    """``webagent replay NAME --param ...`` (``demo``: serve the bundled demo shop, as ``--demo``)."""
     from webagent.replay import store
 
     store.check_name(name)
@@ -152,6 +165,7 @@ def replay_job(name: str, params: dict[str, str], settings: UiSettings, *, url: 
             name,
             params,
             url=start,
+            demo=demo,
             llm=settings.client(endpoint),
             endpoint=endpoint,
             trace_dir=folder,

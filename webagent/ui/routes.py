@@ -254,7 +254,8 @@ class Pages:
         form = {k: str(v) for k, v in (await request.form()).items()}
         params = {k.removeprefix("param:"): v for k, v in form.items() if k.startswith("param:") and v != ""}
         try:
-            job = replay_job(form.get("name", ""), params, self.settings, url=form.get("url", ""))
+            demo = form.get("demo") == "on"
+            job = replay_job(form.get("name", ""), params, self.settings, url=form.get("url", ""), demo=demo)
             return self._begin(job)
         except UserError as exc:
             return self.page(request, "replay.html", self._refused(exc), workflows=self._workflows(), error=str(exc))
