@@ -10,8 +10,8 @@ A private WEBAGENT_HOME and runs folder (temporary) hold the run, the workflow a
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,12 +21,22 @@ OUT = ROOT / "docs" / "img" / "ui"
 SCRIPTED = "scripted:demo-shop"
 
 
-def _slow(messages, params, purpose, context=None):
-    from agent_support import demo_policy
+@functools.cache
+def _demo_policy():
+    """The test suite's scripted model of the demo shop (tests/agent_support.py), loaded by its path."""
+    import importlib.util
 
+    spec = importlib.util.spec_from_file_location("agent_support", ROOT / "tests" / "agent_support.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.demo_policy
+
+
+def _slow(messages, params, purpose, context=None):
     if context is not None:
         time.sleep(1.0)  # a step at a time, for the live page's picture
-    return demo_policy(messages, params, purpose, context)
+    return _demo_policy()(messages, params, purpose, context)
 
 
 async def _shoot(server) -> None:
@@ -97,7 +107,6 @@ async def _teach(page, server) -> None:
 
 
 def main() -> None:
-    sys.path.insert(0, str(ROOT / "tests"))
     tmp = Path(tempfile.mkdtemp(prefix="webagent-ui-shots-"))
     os.environ["WEBAGENT_HOME"] = str(tmp / "home")
     from webagent.api import Agent
