@@ -315,9 +315,11 @@ from webagent.cli_run import run_command  # noqa: E402 - the agent's command liv
 from webagent.cli_teach import teach_command  # noqa: E402 - teach by showing
 from webagent.miniwob.cli import miniwob_command  # noqa: E402
 from webagent.skills.cli import skills_group  # noqa: E402 - skills learned from recordings
+from webagent.ui.cli import ui_command  # noqa: E402 - the local web page
 
 for command in (run_command, teach_command, skills_group, apps_group, miniwob_command, replay_command, workflows_group):
     main.add_command(command)
+main.add_command(ui_command)
 
 
 if __name__ == "__main__":
