@@ -25,6 +25,10 @@ from browser_support import requires_chromium
 
 from webagent.demo_site import DEMO_TASK, DemoShop, serve_directory
 from webagent.llm.testing import FakeOpenAIServer
+from webagent.replay import store
+from webagent.skills import store as skill_store
+from webagent.skills.learn import from_recording
+from webagent.trace import workflow
 
 ROOT = Path(__file__).parent.parent
 TOOLS = {
@@ -43,7 +47,7 @@ TOKEN = "tok-5531-never-shown"
 
 
 def _env(tmp_path: Path, **more: str) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "WEBAGENT_HOME": str(tmp_path / "home"), **more}
+    return {**os.environ, "PYTHONPATH": str(ROOT), **more}  # WEBAGENT_HOME: the test's own (conftest)
 
 
 @asynccontextmanager
@@ -173,6 +177,8 @@ def _site(base: str) -> str:
 async def test_the_tools_and_their_schemas(tmp_path):
     async with mcp_session(tmp_path, "--allow-site", "127.0.0.1:9", "--model", "fake:heuristic") as session:
         listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+        no_docs = await session.call_tool("ask_document", {"path": str(tmp_path / "x.txt"), "question": "what?"})
+    assert no_docs.is_error and "reads no documents" in _text(no_docs)
     assert set(listed) == TOOLS
     run = listed["run_task"]
     schema = run.input_schema
@@ -194,10 +200,18 @@ async def test_the_tools_and_their_schemas(tmp_path):
 
 
 async def test_calls_outside_the_rules_are_refused_with_the_reason(tmp_path):
-    runs = tmp_path / "runs"
+    runs, docs = tmp_path / "runs", tmp_path / "docs"
+    docs.mkdir()
+    (docs / "spec.md").write_text(
+        "# Retries\n\nA client retries a failed request three times, waiting two seconds between tries.\n"
+    )
+    (tmp_path / "private.txt").write_text("not for the assistant")
     env = _env(tmp_path, WEBAGENT_SECRET_API_TOKEN=TOKEN)
     args = ("--allow-site", "127.0.0.1:8123", "--model", "fake:heuristic", "--runs-dir", str(runs))
-    async with mcp_session(tmp_path, *args, env=env) as session:
+    async with mcp_session(tmp_path, *args, "--docs-dir", str(docs), env=env) as session:
+        asked = await session.call_tool(
+            "ask_document", {"path": str(docs / "spec.md"), "question": "How many retries?"}
+        )
         calls = {
             "outside": ("run_task", {"url": "http://example.com/", "task": "look around"}),
             "widen": (
@@ -210,7 +224,7 @@ async def test_calls_outside_the_rules_are_refused_with_the_reason(tmp_path):
             "scheme": ("run_task", {"url": "ftp://127.0.0.1:8123/", "task": "look"}),
             "steps": ("run_task", {"url": "http://127.0.0.1:8123/", "task": "look", "max_steps": 31}),
             "view": ("view_page", {"url": "http://localhost:8123/"}),
-            "docs": ("ask_document", {"path": str(tmp_path / "x.txt"), "question": "what?"}),
+            "docs": ("ask_document", {"path": str(docs / ".." / "private.txt"), "question": "what?"}),
             "run": ("show_run", {"run": "../home"}),
             "skill": ("show_skill", {"site": "127.0.0.1:8123", "skill_id": "s1"}),
         }
@@ -225,10 +239,12 @@ async def test_calls_outside_the_rules_are_refused_with_the_reason(tmp_path):
     assert "not an http(s) or file URL" in reasons["scheme"]
     assert "at most 30 steps" in reasons["steps"]
     assert "outside the allowed sites" in reasons["view"]
-    assert "reads no documents" in reasons["docs"]
+    assert "not under the document folders" in reasons["docs"] and "not for" not in reasons["docs"]
     assert "not a run of" in reasons["run"]
     assert "no skill 's1'" in reasons["skill"]
     assert not runs.exists()  # nothing ran: no trace folder
+    answer = asked.structured_content or {}
+    assert not asked.is_error and answer["num_pages"] >= 1 and answer["method"] == "readagent-p", _text(asked)
     log = (tmp_path / "server.log").read_text()
     assert TOKEN not in log and "Traceback" not in log
 
@@ -285,15 +301,27 @@ async def test_the_demo_order_through_run_task_with_a_progress_notification_per_
 
     try:
         async with mcp_session(tmp_path, *args, "--runs-dir", str(runs)) as session:
-            with anyio.fail_after(240):
+            with anyio.fail_after(300):
                 result = await session.call_tool(
                     "run_task",
                     {"url": demo_shop.base + "index.html", "task": DEMO_TASK, "max_steps": 10},
                     progress_callback=on_progress,
                 )
-                listed = await session.call_tool("list_runs", {})
                 reply = result.structured_content or {}
+                listed = await session.call_tool("list_runs", {})
                 shown = await session.call_tool("show_run", {"run": listed.structured_content["runs"][0]["run"]})
+                # The run kept as a workflow and learned as skills (as `webagent run --save-as` and
+                # `webagent skills learn` would), then replayed and shown through the server.
+                store.save("night-trains", workflow.from_trace(reply["trace_dir"]))
+                skill_store.add(from_recording(reply["trace_dir"]))
+                workflows = await session.call_tool("list_workflows", {})
+                replayed = await session.call_tool("replay_workflow", {"name": "night-trains"})
+                outside = await session.call_tool(
+                    "replay_workflow", {"name": "night-trains", "url": "http://example.com/index.html"}
+                )
+                skills = await session.call_tool("list_skills", {"site": _site(demo_shop.base)})
+                first = skills.structured_content["skills"][0]
+                skill = await session.call_tool("show_skill", {"site": first["site"], "skill_id": first["id"]})
     finally:
         model.stop_thread()
     assert not result.is_error, _text(result)
@@ -311,6 +339,13 @@ async def test_the_demo_order_through_run_task_with_a_progress_notification_per_
     detail = shown.structured_content
     assert detail["status"] == "done" and detail["task"] == DEMO_TASK and detail["trace_dir"] == str(trace)
     assert detail["steps_text"] == reply["steps"]
+    assert [w["name"] for w in workflows.structured_content["workflows"]] == ["night-trains"]
+    again = replayed.structured_content or {}
+    assert not replayed.is_error and again["status"] == "done", _text(replayed)
+    assert again["replayed"] == steps and again["model_calls"] == 0 and len(demo_shop.orders) == 2
+    assert outside.is_error and "outside the allowed sites" in _text(outside)
+    assert not skills.is_error and first["site"] == _site(demo_shop.base)
+    assert skill.structured_content["id"] == first["id"] and skill.structured_content["steps"]
 
 
 @pytest.mark.browser
