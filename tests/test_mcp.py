@@ -116,9 +116,14 @@ def demo_order_model(messages: list[dict], body: dict) -> str:
     if (other := _other_purpose(messages, _purpose(body))) is not None:
         return other
     url, lines = _page(messages)
+    reply: dict[str, str | bool]
     if "index.html" in url:
-        reply = {"operation": "TYPE", "element_id": _id(lines, "search field"), "value": "Night Trains"}
-        reply["press_enter"] = True
+        reply = {
+            "operation": "TYPE",
+            "element_id": _id(lines, "search field"),
+            "value": "Night Trains",
+            "press_enter": True,
+        }
     elif "results.html" in url:
         reply = {"operation": "CLICK", "element_id": _id(lines, 'link "Night Trains"')}
     elif "order.html" in url and _id(lines, 'text field "Your name"') in _ids(lines, " empty"):
