@@ -15,7 +15,7 @@ from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from webagent.errors import UserError, first_line
@@ -153,19 +153,21 @@ def build_server(tools: Tools):
         max_steps: Annotated[
             int | None, Field(ge=1, description=f"Most steps (the server's limit: {policy.max_steps}).")
         ] = None,
-    ) -> RunReply:
-        return await _answer(
-            policy,
-            "run_task",
-            tools.run_task(
-                url,
-                task,
-                allowed_sites,
-                secrets,
-                max_steps,
-                lambda step, total, line: step_progress(ctx, step, total, line),
-                sayer(ctx),
-            ),
+    ) -> Annotated[CallToolResult, RunReply]:
+        return _ended(
+            await _answer(
+                policy,
+                "run_task",
+                tools.run_task(
+                    url,
+                    task,
+                    allowed_sites,
+                    secrets,
+                    max_steps,
+                    lambda step, total, line: step_progress(ctx, step, total, line),
+                    sayer(ctx),
+                ),
+            )
         )
 
     @server.tool(
@@ -182,19 +184,21 @@ def build_server(tools: Tools):
         url: Annotated[str | None, Field(description="Start here instead of the recorded start URL.")] = None,
         allowed_sites: Sites = None,
         secrets: SecretNames = None,
-    ) -> RunReply:
-        return await _answer(
-            policy,
-            "replay_workflow",
-            tools.replay_workflow(
-                name,
-                params,
-                url,
-                allowed_sites,
-                secrets,
-                lambda step, total, line: step_progress(ctx, step, total, line),
-                sayer(ctx),
-            ),
+    ) -> Annotated[CallToolResult, RunReply]:
+        return _ended(
+            await _answer(
+                policy,
+                "replay_workflow",
+                tools.replay_workflow(
+                    name,
+                    params,
+                    url,
+                    allowed_sites,
+                    secrets,
+                    lambda step, total, line: step_progress(ctx, step, total, line),
+                    sayer(ctx),
+                ),
+            )
         )
 
     @server.tool(description="The saved workflows: name, task, steps, parameters, start URL.", annotations=reads)
@@ -250,6 +254,16 @@ def build_server(tools: Tools):
         return await _answer(policy, "show_run", _now_call(tools.show_run, run))
 
     return server
+
+
+def _ended(reply: RunReply) -> CallToolResult:
+    """A run's or a replay's reply, an error reply (``is_error``) when it ended ``error``: a
+    failure never reads as a success, and the assistant still gets the steps and the trace."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=reply.model_dump_json(indent=2))],
+        structured_content=reply.model_dump(mode="json"),
+        is_error=reply.status == "error",
+    )
 
 
 async def _now_call(fn, *args):
