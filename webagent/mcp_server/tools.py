@@ -140,6 +140,11 @@ class ModelClient:
                 self._client = await self._stack.enter_async_context(open_client(self.endpoint))
             return self._client
 
+    @property
+    def opened(self) -> LLMClient | None:
+        """The client when it is open, else None (a replay then opens the model only for a repair)."""
+        return self._client
+
     async def aclose(self) -> None:
         await self._stack.aclose()
         self._client = None
@@ -269,7 +274,8 @@ class Tools:
                 name,
                 values,
                 url=url,
-                llm=await self.model.get(),
+                llm=self.model.opened,  # not opened for a replay that needs no repair
+                endpoint=self.model.endpoint,
                 allow_domains=sites,
                 trace_dir=_trace_dir(self.runs_dir, name, "replay"),
                 options=options,
