@@ -227,7 +227,7 @@ async def test_calls_outside_the_rules_are_refused_with_the_reason(tmp_path):
             "plain": ("run_task", {"url": "http://127.0.0.1:8123/", "task": "log in with the password hunter-22"}),
             "held": ("run_task", {"url": "http://127.0.0.1:8123/", "task": f"use the token {TOKEN}"}),
             "scheme": ("run_task", {"url": "ftp://127.0.0.1:8123/", "task": "look"}),
-            "steps": ("run_task", {"url": "http://127.0.0.1:8123/", "task": "look", "max_steps": 31}),
+            "steps": ("run_task", {"url": "http://127.0.0.1:8123/", "task": "look", "max_steps": 16}),
             "view": ("view_page", {"url": "http://localhost:8123/"}),
             "docs": ("ask_document", {"path": str(docs / ".." / "private.txt"), "question": "what?"}),
             "run": ("show_run", {"run": "../home"}),
@@ -242,7 +242,7 @@ async def test_calls_outside_the_rules_are_refused_with_the_reason(tmp_path):
     assert "password in plain text" in reasons["plain"] and "hunter-22" not in reasons["plain"]
     assert "value of a secret" in reasons["held"]
     assert "not an http(s) or file URL" in reasons["scheme"]
-    assert "at most 30 steps" in reasons["steps"]
+    assert "at most 15 steps" in reasons["steps"]  # webagent run's default, the server's limit
     assert "outside the allowed sites" in reasons["view"]
     assert "not under the document folders" in reasons["docs"] and "not for" not in reasons["docs"]
     assert "not a run of" in reasons["run"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from webagent.agent.options import AgentOptions
 from webagent.cli_common import endpoint_options, model_options, user_errors
 
 
@@ -39,7 +40,11 @@ from webagent.cli_common import endpoint_options, model_options, user_errors
     type=click.Path(file_okay=False, path_type=Path),
     help="Where runs are kept and listed (default: $WEBAGENT_HOME/runs).",
 )
-@click.option("--max-steps", type=click.IntRange(min=1), help="Most steps a run may take (default 30).")
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=1),
+    help=f"Most steps a run may take (default: webagent run's, {AgentOptions().max_steps}).",
+)
 @click.option(
     "--config",
     "config_path",

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from webagent.agent.options import AgentOptions
 from webagent.errors import DataError, UserError
 from webagent.llm.cache import webagent_home
 
-DEFAULT_MAX_STEPS = 30
 _SECRET_NAME = re.compile(r"[A-Za-z0-9_]+")
 
 
@@ -30,7 +30,8 @@ class ServerConfig(BaseModel):
     docs_dirs: list[Path] = Field(default_factory=list)  # folders whose documents the ask tool may read
     secrets_file: Path | None = None  # TOML: NAME = "value" per secret
     runs_dir: Path | None = None  # default: $WEBAGENT_HOME/runs
-    max_steps: int = Field(DEFAULT_MAX_STEPS, ge=1)  # a run's limit, and the most a call may ask for
+    # a run's limit, and the most a call may ask for: by default `webagent run`'s (AgentOptions')
+    max_steps: int = Field(default_factory=lambda: AgentOptions().max_steps, ge=1)
 
     def runs_folder(self) -> Path:
         return self.runs_dir if self.runs_dir is not None else webagent_home() / "runs"

@@ -47,7 +47,7 @@ class Policy:
     sites: list[str]  # the server's allowed sites
     docs_dirs: list[Path] = field(default_factory=list)
     secrets: dict[str, str] = field(default_factory=dict)  # name -> value, held by the server
-    max_steps: int = 30
+    max_steps: int = 15  # (the server's: config.ServerConfig.max_steps)
 
     def sites_for(self, url: str | None, narrowed: list[str] | None = None) -> list[str]:
         """The sites a call may go to: the server's, or ``narrowed`` when every entry of it is
