@@ -12,7 +12,8 @@ import pytest
 
 from webagent.errors import UserError
 from webagent.mcp_server.policy import Policy, Refused
-from webagent.runs_index import find_run, recent_runs, step_lines
+from webagent.mcp_server.tools import step_lines
+from webagent.runs_index import find_run, recent_runs
 
 POLICY = Policy(["example.com", "127.0.0.1:8000"], secrets={"password": "pa55-word!", "token": "t0k3n"}, max_steps=20)
 
@@ -87,7 +88,7 @@ def test_the_step_limit():
         POLICY.steps(21)
 
 
-def test_runs_newest_first_a_running_one_among_them(tmp_path):
+def test_runs_newest_first_an_unfinished_one_among_them(tmp_path):
     old = tmp_path / "agent" / "20260101-100000-old"
     old.mkdir(parents=True)
     (old / "run.json").write_text(json.dumps({"task": "old one", "status": "done", "steps": 2, "answer": "42"}))
@@ -102,13 +103,13 @@ def test_runs_newest_first_a_running_one_among_them(tmp_path):
     (tmp_path / "agent" / "not-a-run").mkdir()
 
     runs = recent_runs(tmp_path)
-    assert [(r.id, r.status, r.steps) for r in runs] == [
-        ("replay/20260102-100000-going", "running", 2),
-        ("agent/20260101-100000-old", "done", 2),
+    assert [(r.id, r.status) for r in runs] == [
+        ("replay/20260102-100000-going", "unfinished"),
+        ("agent/20260101-100000-old", "done"),
     ]
     assert recent_runs(tmp_path, limit=1)[0].kind == "replay" and recent_runs(tmp_path / "none") == []
     found = find_run(tmp_path, "agent/20260101-100000-old")
-    assert (found.task, found.answer, found.report) == ("old one", "42", None)
+    assert (found.task, found.answer, found.steps, found.report) == ("old one", "42", 2, None)
     assert step_lines(found.folder) == ["1. http://x/  CLICK [1] [link] Go  -> ok"]
     for bad in ("../..", "agent/not-a-run", "agent/none", "."):
         with pytest.raises(UserError):

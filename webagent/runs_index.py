@@ -2,8 +2,9 @@
 as ``webagent.api.default_trace_dir`` lays them out), newest first, and one run read back
 (its outcome from ``run.json``, its steps from ``steps.jsonl``, a line each).
 
-A run still going has ``steps.jsonl`` and no ``run.json`` yet: it is listed as ``running``.
-Shared by the front doors that list runs (``webagent mcp``, ``webagent ui``)."""
+A run still going (or one that died before writing it) has ``steps.jsonl`` and no ``run.json``:
+it is listed as ``unfinished``. Shared by the front doors that list runs (``webagent mcp``,
+``webagent ui``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from pathlib import Path
 
 from webagent.errors import UserError
 from webagent.trace.record import FILE as STEPS_FILE
-from webagent.trace.record import read_steps
 
 RUN_FILE = "run.json"
 REPORT_FILE = "report.html"
@@ -27,7 +27,7 @@ class RunEntry:
     folder: Path
     kind: str  # agent | replay | teach | ... (the folder it sits in)
     task: str
-    status: str  # done | max_steps | stuck | error | interrupted | running (no run.json yet)
+    status: str  # done | max_steps | stuck | error | interrupted | unfinished (no run.json yet)
     steps: int
     answer: str | None
     error: str | None
@@ -66,7 +66,7 @@ def _entry(root: Path, folder: Path) -> RunEntry:
         folder=folder,
         kind=folder.parent.name if folder.parent != root else "",
         task=str(run.get("task") or ""),
-        status=str(run.get("status") or "running"),
+        status=str(run.get("status") or "unfinished"),
         steps=steps,
         answer=run.get("answer"),
         error=run.get("error"),
@@ -95,11 +95,3 @@ def find_run(root: str | Path, run_id: str) -> RunEntry:
     if not folder.is_dir() or not _is_run(folder):
         raise UserError(f"run {run_id!r}: no such run in {root} (list them with the runs listing)")
     return _entry(root, folder)
-
-
-def step_lines(folder: str | Path) -> list[str]:
-    """A line per step of the run in ``folder``: its number, page, action and result."""
-    path = Path(folder) / STEPS_FILE
-    if not path.is_file():
-        return []
-    return [f"{r.step}. {r.url}  {r.action_text or '(no action)'}  -> {r.result_text}" for r in read_steps(path)]

@@ -16,7 +16,9 @@ from pydantic import BaseModel, ConfigDict
 
 from webagent.api import default_trace_dir
 from webagent.mcp_server.policy import PLACEHOLDER, Policy, Refused
-from webagent.runs_index import find_run, recent_runs, step_lines
+from webagent.runs_index import find_run, recent_runs
+from webagent.trace.record import FILE as STEPS_FILE
+from webagent.trace.record import read_steps
 
 if TYPE_CHECKING:  # pragma: no cover
     from webagent.llm.client import LLMClient
@@ -174,6 +176,14 @@ class Relay:
         finally:
             self.queue.put_nowait(None)
             await pump
+
+
+def step_lines(folder: str | Path) -> list[str]:
+    """A line per step of the run in ``folder``: its number, page, action and result."""
+    path = Path(folder) / STEPS_FILE
+    if not path.is_file():
+        return []
+    return [f"{r.step}. {r.url}  {r.action_text or '(no action)'}  -> {r.result_text}" for r in read_steps(path)]
 
 
 def _trace_dir(runs_dir: Path, task: str, kind: str) -> Path:
