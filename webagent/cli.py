@@ -313,13 +313,23 @@ from webagent.apps.cli import apps_group  # noqa: E402 - the real-app suite
 from webagent.cli_replay import replay_command, workflows_group  # noqa: E402 - replay and workflows
 from webagent.cli_run import run_command  # noqa: E402 - the agent's command lives in its own module
 from webagent.cli_teach import teach_command  # noqa: E402 - teach by showing
+from webagent.mcp_server.cli import mcp_command  # noqa: E402 - the MCP server
 from webagent.miniwob.cli import miniwob_command  # noqa: E402
 from webagent.skills.cli import skills_group  # noqa: E402 - skills learned from recordings
 from webagent.ui.cli import ui_command  # noqa: E402 - the local web page
 
-for command in (run_command, teach_command, skills_group, apps_group, miniwob_command, replay_command, workflows_group):
+for command in (
+    run_command,
+    teach_command,
+    skills_group,
+    apps_group,
+    miniwob_command,
+    replay_command,
+    workflows_group,
+    ui_command,
+    mcp_command,
+):
     main.add_command(command)
-main.add_command(ui_command)
 
 
 if __name__ == "__main__":
