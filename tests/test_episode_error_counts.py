@@ -1,4 +1,5 @@
-"""An episode that ends in an error keeps its counts (issue 47, item 7): the row of an app task
+"""An episode that ends in an error keeps its counts (issue 47, item 7): the row of an app task (or a
+MiniWoB++ episode)
 whose run raised reports the steps, model calls and prompt tokens its trace holds, not 0 steps
 and 0 tokens. The run is real (Chromium, the counter page); the app's check raises after the
 second step, as a skill's crash did."""
@@ -79,3 +80,20 @@ async def test_a_task_whose_run_raised_keeps_the_steps_calls_and_tokens_of_its_t
     counts = trace_counts(tmp_path / "trace")
     assert (counts.steps, counts.usage["calls"]) == (1, 1) and counts.prompt_tokens > 0
     assert trace_counts(tmp_path / "missing") == trace_counts(None) == TraceCounts()
+
+
+@pytest.mark.asyncio
+async def test_a_miniwob_episode_that_raised_keeps_the_counts_of_its_trace(tmp_path, monkeypatch):
+    from webagent.miniwob import episode as miniwob
+
+    async def crashes(task, browser, client, options, trace_dir):
+        trace_dir.mkdir(parents=True)  # as the loop leaves it when an error goes on
+        run = {"status": "error", "steps": 3, "usage": {"calls": 4, "prompt_tokens": 5100}}
+        (trace_dir / "run.json").write_text(json.dumps(run))
+        raise RuntimeError("the page went away")
+
+    monkeypatch.setattr(miniwob, "episode_run", crashes)
+    options = AgentOptions(max_steps=5, screenshots=False)
+    row = await miniwob.run_episode(None, None, None, "click-button", 1, options, tmp_path / "trace")
+    assert row["error"] == "RuntimeError: the page went away"
+    assert (row["steps"], row["usage"]["calls"], row["usage"]["prompt_tokens"]) == (3, 4, 5100)
