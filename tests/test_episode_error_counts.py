@@ -1,8 +1,7 @@
-"""An episode that ends in an error keeps its counts (issue 47, item 7): the row of an app task (or a
-MiniWoB++ episode)
-whose run raised reports the steps, model calls and prompt tokens its trace holds, not 0 steps
-and 0 tokens. The run is real (Chromium, the counter page); the app's check raises after the
-second step, as a skill's crash did."""
+"""An episode that ends in an error keeps its counts (issue 47, item 7): the row of an app task
+(or of a MiniWoB++ episode) whose run raised reports the steps, model calls and prompt tokens
+its trace holds, not 0 steps and 0 tokens. The app task's run is real (Chromium, the counter
+page); the app's check raises after the second step, as a skill's crash did."""
 
 from __future__ import annotations
 
