@@ -17,6 +17,11 @@ tasks the model ran every covering skill to its end (a SKILL step that came back
 many of those the app confirmed.
 
     .venv/bin/python -m bench.experiments.skills_coverage [--out DIR] [--run RESULTS_DIR ...]
+        [--app NAME ...] [--app-dir FOLDER ...]
+
+``--app-dir`` takes another app folder (webagent/apps/APP_FORMAT.md), as ``apps eval
+--app-dir`` does; ``--app`` names the apps to read (default: every app known, those of
+``--app-dir`` too).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from bench.lib import results_folder
 from bench.lib.results_io import read_result, write_meta
 from webagent.apps.learn import app_site
 from webagent.apps.spec import load_apps
+from webagent.errors import UserError
 from webagent.skills import store
 from webagent.web.control_name import visible_name
 
@@ -122,14 +128,23 @@ def main(argv: list[str] | None = None) -> int:
         "--out", help="folder for coverage.json and coverage.md (default: bench/results/skills/DATE-COMMIT-coverage)"
     )
     parser.add_argument("--run", action="append", default=[], help="an apps eval results folder (repeatable)")
+    parser.add_argument("--app", action="append", default=[], help="an app to read (repeatable; default: every app)")
+    parser.add_argument(
+        "--app-dir", action="append", default=[], help="another app folder (webagent/apps/APP_FORMAT.md; repeatable)"
+    )
     args = parser.parse_args(argv)
+    try:
+        apps = load_apps(args.app or None, extra=args.app_dir)
+    except UserError as exc:  # an unknown app, a folder with no app.toml: one line
+        print(exc, file=sys.stderr)
+        return 2
     rows: list[dict[str, Any]] = []
     by_share: dict[str, str] = {}
     lines = [
         "| task | skills that cover it | one demonstration showed them together | gold steps they do |",
         "|---|---|---|---|",
     ]
-    for app in load_apps(["roundup", "oscar", "helpdesk"]):
+    for app in apps:
         skills = store.load(app_site(app))
         if not skills:
             print(f"{app.name}: no skills kept: run `webagent apps learn --app {app.name}` first", file=sys.stderr)

@@ -91,7 +91,12 @@ async def act(
         executed, inner = filled.result, filled.steps
     elif action.operation == "SKILL":
         ran = await run_skill(
-            browser, obs, state.skills.offers[action.element_id], action.args, lambda v: reveal(v, state.named), repair
+            browser,
+            obs,
+            state.skills.offers[action.element_id],
+            action.args,
+            (lambda v: reveal(v, state.named)) if state.named else None,  # no secret known: a password as itself
+            repair,
         )
         executed, inner = noted(ran.result, f"the skill did {sum(1 for s in ran.steps if s.ok)} steps"), ran.steps
     else:

@@ -5,10 +5,16 @@ description (for the history, the report and Mind2Web's ``action_reprs``), its b
 from __future__ import annotations
 
 from webagent.trace.fingerprint import TEXT_INPUTS, element
+from webagent.web.control_name import names_by_value
 
 # Mind2Web's action_reprs name elements by role-like tags: "[link]  Flights -> CLICK".
 _ROLE = {"a": "link", "select": "combobox", "textarea": "textbox"}
 _LABEL_ATTRS = ("aria_label", "aria-label", "placeholder", "title", "name", "value", "alt", "type")
+
+
+def _label_attrs(el) -> tuple[str, ...]:
+    # A value names only an input drawn as a button; a checkbox's "on" is what its form sends.
+    return _LABEL_ATTRS if names_by_value(el) else tuple(n for n in _LABEL_ATTRS if n != "value")
 
 
 def role(el) -> str:
@@ -20,7 +26,7 @@ def role(el) -> str:
 
 
 def label(el, limit: int = 60) -> str:
-    text = " ".join(" ".join(el.itertext()).split()) or next((el.get(n) for n in _LABEL_ATTRS if el.get(n)), "")
+    text = " ".join(" ".join(el.itertext()).split()) or next((el.get(n) for n in _label_attrs(el) if el.get(n)), "")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -11,9 +11,10 @@ The evaluator keeps what is its own: which tasks, the browser it opens, the row 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
@@ -24,7 +25,7 @@ from webagent.agent.report import write_report
 from webagent.errors import UserError
 from webagent.llm.client import LLMClient
 from webagent.llm.endpoint import EndpointOptions, open_client
-from webagent.trace.record import StepRecord
+from webagent.trace.record import StepRecord, read_steps
 from webagent.trace.writer import TraceWriter
 
 
@@ -140,3 +141,42 @@ async def run_episode(
         if writer is not None:
             write_report(writer.folder)
     return Episode(goal, result, await task.validate(result.answer), writer.steps() if writer is not None else [])
+
+
+@dataclass
+class TraceCounts:
+    """What a run's trace holds of its cost: the steps it took and its model usage
+    (``Usage.to_dict``: calls, prompt and completion tokens, ...)."""
+
+    steps: int = 0
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return int(self.usage.get("prompt_tokens", 0))
+
+
+def trace_counts(folder: str | Path | None) -> TraceCounts:
+    """The counts a trace folder holds, for a run that raised (its row keeps what the run
+    cost, not 0 steps and 0 tokens): ``run.json``'s (the loop writes it as the error goes
+    on), else the sum of the steps written. Nothing readable there: zero."""
+    if folder is None:
+        return TraceCounts()
+    folder = Path(folder)
+    try:
+        steps = read_steps(folder / "steps.jsonl") if (folder / "steps.jsonl").is_file() else []
+    except (UserError, ValueError):
+        steps = []
+    try:
+        run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        run = {}
+    usage = run.get("usage") if isinstance(run, dict) else None
+    if not isinstance(usage, dict) or not usage:
+        usage = {}
+        for step in steps:  # each step's own usage
+            for key, value in step.usage.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    usage[key] = usage.get(key, 0) + value
+    ran = run.get("steps") if isinstance(run, dict) else None
+    return TraceCounts(max(len(steps), ran if isinstance(ran, int) else 0), usage)

@@ -205,16 +205,13 @@ async def eval_command(
 async def learn_command(app_names, out, app_dirs) -> None:
     """Learn an app's skills from its demonstrations alone (demos.json): each is done by its gold
     path in the teach browser on a fresh instance, recorded, and cut into skills."""
-    from webagent.apps.learn import app_site, learn_app
+    from webagent.apps.learn import app_site, learn_app, learned_lines
     from webagent.apps.spec import load_apps
 
     for app in load_apps(list(app_names), extra=app_dirs):
-        recorded, skills, kept = await learn_app(app, out / app.name, say=status)
-        click.echo(
-            f"{app.name}: {recorded} demonstrations, {len(skills)} skills learned, {len(kept)} kept for {app_site(app)}"
-        )
-        for skill in kept:
-            click.echo(f"  {skill.line(skill.id)}")
+        learned = await learn_app(app, out / app.name, say=status)
+        for line in learned_lines(app.name, app_site(app), learned):
+            click.echo(line)
 
 
 @apps_group.command("merge")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from webagent.agent.episode import Verdict, run_episode
+from webagent.agent.episode import Verdict, run_episode, trace_counts
 from webagent.apps.ceiling import GoldModel
 from webagent.apps.instance import AppError, AppInstance
 from webagent.apps.spec import Task
@@ -113,6 +113,12 @@ def error_row(app: str, task: Task, trace_dir: str | None, error: str | None = N
     return row
 
 
+def _spent(trace_dir: Path | None) -> dict:
+    """A raised episode's steps, model usage and prompt tokens, as its trace holds them."""
+    counts = trace_counts(trace_dir)
+    return {"steps": counts.steps, "usage": counts.usage, "prompt_tokens": counts.prompt_tokens}
+
+
 async def run_task(
     instance: AppInstance,
     task: Task,
@@ -165,9 +171,9 @@ async def run_task(
             prompt_tokens=result.usage.get("prompt_tokens", 0),
         )
     except (AppError, UserError) as exc:
-        row.update(error=str(exc), cause="error", ended="error")
+        row.update(error=str(exc), cause="error", ended="error", **_spent(trace_dir))
     except Exception as exc:  # noqa: BLE001 - one broken task must not end the run; it is re-run on resume
-        row.update(error=f"{type(exc).__name__}: {first_line(exc)}", cause="error", ended="error")
+        row.update(error=f"{type(exc).__name__}: {first_line(exc)}", cause="error", ended="error", **_spent(trace_dir))
     row["reset_s"] = round(episode.reset_s, 4)
     if gold is not None:
         row["losses"] = gold.losses

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from webagent.apps.gold import answer_next_dialog, do_step
@@ -18,6 +19,8 @@ from webagent.apps.spec import App, GoldStep
 from webagent.errors import UserError, first_line
 from webagent.skills.learn import from_recording, merge, site_of
 from webagent.skills.model import Skill
+from webagent.trace import workflow as W
+from webagent.trace.fingerprint import short
 from webagent.trace.workflow import read_records
 
 
@@ -69,16 +72,55 @@ def skills_of(folder: Path) -> list[Skill]:
         return []
 
 
-async def learn_app(app: App, out: Path, say: Callable[[str], None] = print) -> tuple[int, list[Skill], list[Skill]]:
+def why_no_skill(folder: Path) -> str:
+    """Why a recording gave no skill, in one line: the recording could not be read as a
+    finished run, or no piece of it holds two steps (skills.learn.cut: one step; clicks each
+    on a page of its own; ...), its steps listed as they were done."""
+    try:
+        steps = [s for s in W.from_trace(folder).steps if s.op in ("CLICK", "TYPE", "SELECT", "GOTO")]
+    except UserError as exc:
+        return first_line(exc)
+    if not steps:
+        return "no step on a page (nothing clicked, typed or chosen)"
+    done = " -> ".join(f"{s.op} {short(s.target) if s.target else s.value} on {s.page.pattern}" for s in steps)
+    if len(steps) == 1:
+        return f"one step ({done}): a skill is two or more"
+    if all(s.op in ("CLICK", "GOTO") for s in steps):
+        return f"clicks only, no piece of two steps ({done})"
+    return f"no piece of two or more steps that fill or send a form ({done})"
+
+
+@dataclass
+class Learned:
+    """What ``apps learn`` did for one app."""
+
+    recorded: int  # demonstrations recorded
+    skills: list[Skill]  # learned from them (merged)
+    kept: list[Skill]  # the app site's skills now
+    replaced: list[Skill]  # skills an earlier learning of these demonstrations kept, gone now
+    no_skill: dict[str, str] = field(default_factory=dict)  # a demonstration that gave none -> why
+
+
+async def learn_app(app: App, out: Path, say: Callable[[str], None] = print) -> Learned:
     """Record ``app``'s demonstrations under ``out``, learn their skills and keep them for the
-    app's site: (demonstrations recorded, skills learned, skills kept for the site)."""
+    app's site in place of what its demonstrations gave before (a changed or removed
+    demonstration's skills go: every recording under ``out``, and every one of a demonstration
+    of the app, is learned again here); says which demonstrations gave no skill and why."""
     from webagent.skills import store
 
     folders = await record_demos(app, out, say=say)
-    # The skills of the recordings, merged (recordings with no skill in them are skipped).
-    learned = merge([s for folder in folders for s in skills_of(folder)])
+    per_demo = {folder.name: skills_of(folder) for folder in folders}
+    learned = merge([s for skills in per_demo.values() for s in skills])
     skills = [s.model_copy(update={"site": app_site(app)}) for s in learned]
-    return len(folders), skills, store.add(skills)
+    demo_ids, here = {d.id for d in app.demos}, out.resolve()
+
+    def relearned(source: str) -> bool:  # a recording of this app's demonstrations, old or new
+        path = Path(source)
+        return path.name in demo_ids or path.resolve().parent == here
+
+    kept, gone = store.replace(app_site(app), relearned, skills)
+    no_skill = {demo: why_no_skill(out / demo) for demo, found in per_demo.items() if not found}
+    return Learned(len(folders), skills, kept, gone, no_skill)
 
 
 def app_site(app: App) -> str:
@@ -91,3 +133,22 @@ def for_instance(skills: list[Skill], base_url: str) -> list[Skill]:
     """An app's skills on the instance serving it now (a parallel shard may get another port)."""
     site = site_of(base_url)
     return [s.model_copy(update={"site": site}) for s in skills]
+
+
+def learned_lines(name: str, site: str, learned: Learned) -> list[str]:
+    """What ``apps learn`` prints for one app: the counts, the skills kept, the skills of an
+    earlier learning that are gone (their demonstration changed or was removed), then each
+    demonstration that gave no skill and why; one line each."""
+    now = {s.signature() for s in learned.kept}
+    gone = [s for s in learned.replaced if s.signature() not in now]
+    replaced = f" (in place of the {len(learned.replaced)} an earlier learning kept)" if learned.replaced else ""
+    return [
+        f"{name}: {learned.recorded} demonstrations, {len(learned.skills)} skills learned, "
+        f"{len(learned.kept)} kept for {site}{replaced}",
+        *(f"  {skill.line(skill.id)}" for skill in learned.kept),
+        *(
+            f"  gone: {s.id} (learned from {', '.join(Path(x).name for x in s.sources)}, changed or removed)"
+            for s in gone
+        ),
+        *(f"  no skill from {demo}: {why}" for demo, why in learned.no_skill.items()),
+    ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from webagent.agent.episode import Verdict
+from webagent.agent.episode import Verdict, trace_counts
 from webagent.agent.episode import run_episode as episode_run
 from webagent.agent.loop import AgentOptions
 from webagent.errors import RuntimeFailure, first_line
@@ -97,7 +97,9 @@ async def run_episode(
         row.update(error=f"episode did not start: {exc}", time_s=round(time.perf_counter() - t0, 3))
         return row
     except Exception as exc:  # noqa: BLE001 - one broken episode must not end the benchmark
+        spent = trace_counts(trace_dir)  # what the run did before it raised, as its trace holds it
         row.update(error=f"{type(exc).__name__}: {first_line(exc)}", time_s=round(time.perf_counter() - t0, 3))
+        row.update(steps=spent.steps, usage=spent.usage)
         return row
     result, verdict = ran.result, ran.verdict
     row["utterance"] = ran.goal

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from webagent.errors import UserError
 from webagent.llm.client import Reply
 from webagent.skills import store
+from webagent.skills.learn import site_of
 from webagent.skills.offer import offers, start_on
 from webagent.skills.run import run_skill
 from webagent.web.agent_view import build_view
@@ -29,7 +30,7 @@ async def run_direct(
 
     skill = next((s for s in store.load(site) if s.id == skill_id), None)
     if skill is None:
-        raise UserError(f"no skill {skill_id!r} for {site} (see `webagent skills list`)")
+        raise UserError(missing(site, skill_id, store.every_skill()))
     start = url or start_on(skill, f"{urlsplit(skill.start.url).scheme or 'http'}://{site}/")
     async with BrowserSession(headed=headed, allowed_domains=[urlsplit(start).hostname or ""]) as browser:
         opened = await browser.open(start)
@@ -39,7 +40,7 @@ async def run_direct(
         controls = build_view(obs.cleaned_html).controls
         offer = next((o for o in offers([skill], obs, controls) if o.skill.id == skill.id), None)
         if offer is None:
-            raise UserError(f"skill {skill_id} does not start on {obs.url} (it starts on {skill.start.pattern})")
+            raise UserError(not_offered(skill, obs.url))
         choices = Choices(controls, skills={offer.label: {p.name: offer.options.get(p.name, ()) for p in skill.params}})
         reply = Reply(text="", data={"operation": "SKILL", "element_id": offer.label, "args": args})
         action, problem = parse_live_action(reply, choices)
@@ -58,3 +59,32 @@ async def run_direct(
         page = await browser.observe()
         say(f'done: now on {page.url} ("{page.title}")')
         return True
+
+
+def _differs(site: str, other: str) -> str:
+    """ "the port differs" (the same host), else "the host and port differ"."""
+    same_host = site.rsplit(":", 1)[0] == other.rsplit(":", 1)[0]
+    return "the port differs" if same_host else "the host and port differ"
+
+
+def not_offered(skill, url: str) -> str:
+    """Why ``skill`` cannot run on ``url``: the page is on another site (skills are kept per
+    host and port: naming both), else it is not the skill's start page."""
+    here = site_of(url)
+    if here != skill.site:
+        return (
+            f"skill {skill.id} is kept for {skill.site}, and {url} is on {here}: "
+            f"{_differs(skill.site, here)} (skills are kept per host and port)"
+        )
+    return f"skill {skill.id} does not start on {url} (it starts on {skill.start.pattern})"
+
+
+def missing(site: str, skill_id: str, kept: list) -> str:
+    """Why no skill ``skill_id`` is kept for ``site``, naming the sites that keep one of that id."""
+    elsewhere = sorted({s.site for s in kept if s.id == skill_id and s.site != site})
+    if not elsewhere:
+        return f"no skill {skill_id!r} for {site} (see `webagent skills list`)"
+    return (
+        f"no skill {skill_id!r} for {site}; it is kept for {', '.join(elsewhere)}: "
+        f"{_differs(elsewhere[0], site)} (skills are kept per host and port)"
+    )

@@ -88,7 +88,9 @@ def describe(steps: list[RecordedStep]) -> str:
     """What a skill does, step by step, each parameter where it goes: ``Username=<username>,
     Password=<password>, clicks "Log in"``. A small model shown only the fields a skill fills
     ("fills Queue, Summary, ...") could not tell which argument went where, and a record's page
-    title ("cs-28: View Ticket") named one record where the skill serves every one."""
+    title ("cs-28: View Ticket") named one record where the skill serves every one. A value that
+    is no parameter is the constant the skill types or picks (``picks "urgent" in Priority``),
+    never ``Priority="urgent"``: a model copied such pairs into its arguments."""
     parts: list[str] = []
     for step in steps:
         name = _label(step.target)
@@ -96,9 +98,13 @@ def describe(steps: list[RecordedStep]) -> str:
             parts.append(f"opens {step.page.pattern or step.value}")
         elif step.op == "CLICK":
             parts.append(f'clicks "{name}"' if name else "clicks")
-        else:
-            value = f"<{step.param}>" if step.param else json.dumps(step.value, ensure_ascii=False)
-            parts.append(f"{name or step.op.lower()}={value}")
+        elif step.param:
+            parts.append(f"{name or step.op.lower()}=<{step.param}>")
+        else:  # a constant: said as what the skill does, never as a name=value a model copies into its args
+            into = f" {'into' if step.op == 'TYPE' else 'in'} {name}" if name else ""
+            parts.append(
+                f"{'types' if step.op == 'TYPE' else 'picks'} {json.dumps(step.value, ensure_ascii=False)}{into}"
+            )
     return ", ".join(parts)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from webagent.browser import REDACTED, Action, ActionResult, Observation
+from webagent.skills.arguments import not_run, refusal
 from webagent.skills.offer import Offer, start_on
 from webagent.trace.engine import SKILL, RepairPolicy, execute, locate
 from webagent.trace.fingerprint import short
@@ -52,6 +53,8 @@ async def run_skill(
 ) -> SkillRun:
     called = obs  # the page the skill was called on: where it goes back to if it cannot start
     skill = offer.skill
+    if (why := refusal(skill, args, reveal)) is not None:  # arguments that cannot be right: nothing done
+        return SkillRun(not_run(skill, why), obs)
     done: list[InnerStep] = []
     steps = list(skill.steps)
     if not offer.here and (not steps or steps[0].op != "GOTO"):

@@ -1,5 +1,6 @@
 """Skills kept per site: ``$WEBAGENT_HOME/skills/<host>_<port>.json`` (a JSON object with the
-version and the site's skills). Learning adds to a site's file (agreeing skills merge);
+version and the site's skills). Learning adds to a site's file (agreeing skills merge), or,
+learning recordings again (``webagent apps learn``), replaces what they gave before;
 ``export`` writes one site's skills to a file, ``import`` reads such a file back, merging.
 A file of another version, or one that is not a skills file, is refused with one line
 naming the file and the record, and the store is left as it was."""
@@ -7,6 +8,7 @@ naming the file and the record, and the store is left as it was."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -75,6 +77,24 @@ def add(skills: list[Skill]) -> list[Skill]:
         write_file(_file(site), merged)
         kept += merged
     return kept
+
+
+def replace(site: str, relearned: Callable[[str], bool], skills: list[Skill]) -> tuple[list[Skill], list[Skill]]:
+    """Keep ``skills`` for ``site`` in place of what the recordings they were learned again
+    from gave before (``relearned``: whether a source is one of those recordings): a stored
+    skill loses those sources, and goes when none is left (a changed or removed recording's
+    skill does not linger). Returns (the site's skills now, the stored skills that went)."""
+    left: list[Skill] = []
+    gone: list[Skill] = []
+    for skill in load(site):
+        sources = [src for src in skill.sources if not relearned(src)]
+        if not sources and skill.sources:
+            gone.append(skill)
+        else:
+            left.append(skill if sources == skill.sources else skill.model_copy(update={"sources": sources}))
+    kept = merge(left + [s for s in skills if s.site == site])
+    write_file(_file(site), kept)
+    return kept, gone
 
 
 def remove(site: str, skill_id: str) -> Skill:

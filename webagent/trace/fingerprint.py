@@ -76,7 +76,9 @@ def _cut(text: str, limit: int = MAX_TEXT) -> str:
 
 @lru_cache(maxsize=8)
 def parse(html: str):
-    return etree.fromstring(html.encode("utf-8"), etree.HTMLParser())
+    # The bytes handed to lxml are UTF-8: say so, or libxml2 reads them as Latin-1
+    # ("José" -> "JosÃ©", an icon glyph -> "ï\x82°").
+    return etree.fromstring(html.encode("utf-8", errors="replace"), etree.HTMLParser(encoding="utf-8"))
 
 
 def element(html: str, element_id: str):

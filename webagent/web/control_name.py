@@ -2,9 +2,9 @@
 capture has one (``ax_name``, from Chromium's accessibility tree; icon-font glyphs dropped),
 else the agent's own rules: its ARIA label, its <label>, its own words or image, else the
 caption beside it (the words before a field, the table header or cell next to its cell,
-the words right after an unnamed checkbox, radio button or switch), and only then its
-title or form name. Mind2Web's pages carry no accessibility tree: they are
-named by the rules alone."""
+the words right after an unnamed checkbox, radio button or switch, else right before it),
+and only then its title or form name; its ``value`` only for an input drawn as a button.
+Mind2Web's pages carry no accessibility tree: they are named by the rules alone."""
 
 from __future__ import annotations
 
@@ -79,15 +79,23 @@ class Names:
                 return cut(alts[0])
         if field and (caption := _text_before(el) or _table_caption(el, self.heads)):
             return cut(caption)
-        if _is_toggle(el) and (caption := _text_after(el)):
+        # A toggle's caption is beside it: after it ("<input> Remember me"), else before it
+        # ("<span>Email notifications</span><label class=switch><input>...</label>").
+        if _is_toggle(el) and (caption := _text_after(el) or _text_before(el, after_control=False)):
             return cut(caption)
-        for key in ("title", "alt", "name") if field else ("value", "title", "alt", "name"):
+        for key in ("title", "alt", "name") if field or not names_by_value(el) else ("value", "title", "alt", "name"):
             if text(el.get(key)):
                 return cut(text(el.get(key)))
         return ""
 
 
-def _text_before(el, levels: int = 2) -> str:
+def names_by_value(el) -> bool:
+    """Whether ``el``'s ``value`` attribute is its name, as the browser takes it: only for an
+    input drawn as a button. A checkbox's value ("on") is what the form sends, not a name."""
+    return tag(el) == "input" and (el.get("type") or "").lower() in ("submit", "button", "reset", "image")
+
+
+def _text_before(el, levels: int = 2, after_control: bool = True) -> str:
     """A field's caption when no label points to it: the few words right before it in its
     parent ("Username <input>", "<span>Username</span><input>"); for a field alone in a
     wrapper, the words before the wrapper (Bootstrap's "<label>Ticket</label><div><input>",
@@ -98,12 +106,21 @@ def _text_before(el, levels: int = 2) -> str:
     parent = el.getparent()
     if previous is not None:  # a control's own words are its name, not the next field's caption
         holds_control = any(control_kind(n) is not None for n in previous.iter(tag=etree.Element))
+        if holds_control and not after_control:
+            return ""  # the words after another checkbox are its caption, not this one's
         caption = text(previous.tail) or ("" if holds_control else words(previous))
     else:
         caption = text(parent.text) if parent is not None else ""
-        alone = parent is not None and not words(parent) and len(parent) == 1 and tag(parent) not in ("td", "th")
+        # Alone in a wordless wrapper: no other control and no words beside it (a switch's
+        # empty slider is drawing, not a caption).
+        alone = (
+            parent is not None
+            and not words(parent)
+            and tag(parent) not in ("td", "th", "body", "form")
+            and not any(n is not el and control_kind(n) is not None for n in parent.iter(tag=etree.Element))
+        )
         if not caption and alone and levels > 0:
-            return _text_before(parent, levels - 1)
+            return _text_before(parent, levels - 1, after_control)
     caption = caption.rstrip(":").strip()
     return caption if caption and len(caption.split()) <= MAX_CAPTION_WORDS else ""
 
