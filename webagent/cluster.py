@@ -14,7 +14,7 @@ report, ``merge`` and resume read the folder as they read a serial run's.
   on another node sends it back packed, and the driver unpacks it where a serial run would
   have written it.
 
-A worker runs the evaluator's own ``run_item`` (the evaluator is shipped as it is, plain
+A worker runs the evaluator's own ``run_rows`` (the evaluator is shipped as it is, plain
 data), on a client it opens itself; every node needs the project installed (its own
 ``make setup``), and the model is an endpoint every node reaches."""
 

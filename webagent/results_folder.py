@@ -130,12 +130,8 @@ class ResultsFolder(Generic[C]):
                 if n == len(lines) and not text.endswith("\n"):
                     break  # the row being written when the run was killed: that item runs again
                 err = exc.errors()[0]
-                where = ".".join(str(part) for part in err["loc"])
-                raise UserError(
-                    f"{self.rows_path}, line {n}: not a row of {self.what} ("
-                    + (f"{where}: {err['msg']}" if where else "the file is damaged")
-                    + ")"
-                ) from None
+                why = f"{'.'.join(map(str, err['loc']))}: {err['msg']}" if err["loc"] else "the file is damaged"
+                raise UserError(f"{self.rows_path}, line {n}: not a row of {self.what} ({why})") from None
             key = self.key(row)
             rows.pop(key, None)  # a re-run's row replaces the old one, and goes last
             rows[key] = row

@@ -90,12 +90,8 @@ class DemoEval(Evaluator[str, Any, DemoRow]):
         try:
             async with BrowserSession(allowed_domains=["127.0.0.1"]) as browser:
                 ran = await run_episode(DemoEpisode(shop, item.of), browser, worker, self.config.agent, trace)
-            row.status, row.confirmed, row.why, row.steps = (
-                ran.result.status,
-                ran.verdict.success,
-                ran.verdict.why,
-                ran.result.steps,
-            )
+            row.status, row.confirmed, row.why = ran.result.status, ran.verdict.success, ran.verdict.why
+            row.steps = ran.result.steps
         except Exception as exc:  # noqa: BLE001 - an error row, run again on resume
             row.error = f"{type(exc).__name__}: {first_line(exc)}"
         finally:
@@ -104,9 +100,7 @@ class DemoEval(Evaluator[str, Any, DemoRow]):
 
     def error_row(self, item: Item[str], trace: Path | None, why: str | None) -> DemoRow:
         row = DemoRow(task=item.of, status="error", confirmed=False, trace_dir=str(trace))
-        if why is not None:
-            row.error = why
-        return row
+        return row if why is None else row.model_copy(update={"error": why})
 
     def outcome(self, row: DemoRow) -> str:
         return f"{'confirmed' if row.confirmed else 'NOT confirmed'} ({row.why or row.error})"

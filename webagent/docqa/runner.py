@@ -28,11 +28,12 @@ from webagent.docqa.data import Document, Question
 from webagent.docqa.methods import MethodOptions, Variant, runner_for
 from webagent.docqa.metrics import rate_answer, rouge
 from webagent.docqa.reading import DocumentState, ReadSettings
+from webagent.docqa.rows import DocumentRow, LeftForResume, QARow
 from webagent.evaluation import Evaluator, Item, backend, evaluate
 from webagent.llm.client import EndpointUnavailable, LLMClient
 from webagent.memory import compression_rate, word_count
 from webagent.prompts import load_prompt, prompt_hash
-from webagent.results_folder import ResultsFolder, Row, cut_torn_tail
+from webagent.results_folder import ResultsFolder, cut_torn_tail
 
 RESULTS_FILE = "results.jsonl"
 DOCS_FILE = "documents.jsonl"
@@ -51,60 +52,6 @@ class QAConfig(BaseModel):
     options: dict
     prompts: dict  # prompt file hashes: an edited prompt is another configuration
     split: str | None = None  # NarrativeQA: the split read (valid, test, train)
-
-
-class QARow(Row):
-    """A method on a question: its answer, its context and cost, and its score (multiple
-    choice: ``option`` to ``correct``; free-form: ``rouge1`` to ``rater_failures``)."""
-
-    method: str
-    doc_id: str
-    qid: str
-    question: str
-    answer: str
-    response_words: int
-    context_words: int
-    full_words: int
-    compression_rate: float
-    lookups: list[int]
-    num_lookups: int
-    failures: int
-    problem: str | None
-    notes: dict
-    calls: int
-    model_calls: int
-    cached_calls: int
-    prompt_words: int
-    reply_words: int
-    prompt_tokens: int
-    completion_tokens: int
-    gold: int | None
-    endpoint_failed: bool  # a call failed because the endpoint was down: not written, run again on resume
-    option: int | None = None
-    difficult: bool = False
-    correct: bool = False
-    rouge1: float = 0.0
-    rouge2: float = 0.0
-    rougeL: float = 0.0
-    references: list[str] = []
-    rating: str | None = None
-    rater_calls: int = 0
-    rater_failures: int = 0
-
-
-class DocumentRow(Row):
-    """A document's line in documents.jsonl: what building its memory cost, by kind."""
-
-    doc_id: str
-    words: int
-    questions: int
-    builds: dict[str, dict]
-
-
-class LeftForResume(BaseModel):
-    """A question the endpoint failed (the raters' calls included): not written, run again on resume."""
-
-    problem: str
 
 
 def results(out: Path) -> ResultsFolder[QAConfig]:
