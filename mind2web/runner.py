@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from mind2web.rows import (
     write_manifest,
 )
 from webagent.errors import UserError
-from webagent.evaluation import Evaluator, Item, Progress, backend
+from webagent.evaluation import Evaluator, Item, backend, evaluate
 from webagent.html import Snippet, split_snippets
 from webagent.llm.client import EndpointUnavailable, LLMClient
 from webagent.memory import compression_rate
@@ -85,9 +85,11 @@ def results(out: Path) -> ResultsFolder[EvalConfig]:
     return ResultsFolder(
         out,
         EvalConfig,
-        key=lambda row: (row["variant"], row["annotation_id"], row["action_uid"]),  # StepRow.key
+        StepRow,
+        key=lambda row: row.key,
         rows_file=STEPS_FILE,
         what="a Mind2Web eval run",
+        finished=lambda row: not row.endpoint_failed,  # a step whose endpoint failed runs again
     )
 
 
@@ -253,6 +255,58 @@ def choose_tasks(tasks: list[Task], *, limit: int | None, shard: tuple[int, int]
     return results_folder.shard(tasks[:limit] if limit else tasks, *shard)
 
 
+TaskSteps = Item[list[tuple[Step, list[Variant]]]]  # a task's method-steps (a step, the methods left on it)
+
+
+class TaskStepsEval(Evaluator[list[tuple[Step, list[Variant]]], LLMClient, StepRow]):
+    """A run's tasks: each task's pending method-steps one item, its steps one after the other,
+    a row per method-step as each step finishes. A serial run stops starting steps once
+    ``down_after`` method-steps in a row failed on the endpoint (it is down, not flaky), and
+    counts what it left in ``not_started``."""
+
+    config: EvalConfig
+    noun = "tasks"
+    traces = False
+
+    def __init__(self, config: EvalConfig, tasks: list[Task], variants: list[Variant], down_after: int):
+        self.config, self.down_after = config, down_after
+        self.tasks = [
+            TaskSteps(task.annotation_id, f"task {task.annotation_id}", [(step, variants) for step in task.steps()])
+            for task in tasks
+        ]
+        self.in_a_row = self.not_started = 0  # endpoint failures in a row; method-steps not started
+
+    results = staticmethod(results)
+
+    def plan(self) -> list[TaskSteps]:
+        return self.tasks
+
+    def pending(self, items: list[TaskSteps], done: set[Hashable]) -> list[TaskSteps]:
+        def left(step: Step, variants: list[Variant]) -> list[Variant]:
+            return [v for v in variants if (v.name, step.annotation_id, step.action_uid) not in done]
+
+        todo = [(item, [(step, left(step, vs)) for step, vs in item.of]) for item in items]
+        return [TaskSteps(item.key, item.label, [(s, vs) for s, vs in steps if vs]) for item, steps in todo]
+
+    async def run_rows(self, worker: LLMClient, item: TaskSteps, trace: Path | None, emit) -> None:
+        for step, variants in item.of:
+            if self.in_a_row >= self.down_after:
+                self.not_started += len(variants)
+                continue
+            await run_step(worker, step, variants, self.config, emit)
+
+    def error_rows(self, item: TaskSteps, trace: Path | None, why: str) -> list[StepRow]:
+        """Scored as wrong, run again on resume (as a down endpoint's)."""
+        return [failed_row(v, _base(step), why, endpoint_failed=True) for step, left in item.of for v in left]
+
+    def item_outcome(self, rows: list[StepRow]) -> str:
+        failed = sum(row.endpoint_failed for row in rows)
+        return f"{len(rows)} method-steps" + (f" ({failed} failed on the endpoint)" if failed else "")
+
+    def failed(self, row: StepRow) -> bool:
+        return row.endpoint_failed
+
+
 async def run_eval(
     client: LLMClient,
     tasks: list[Task],
@@ -275,109 +329,34 @@ async def run_eval(
     worker, on `endpoint` (the run's ``EndpointOptions``). `say` takes the progress lines (the
     command gives ``cli_common.status``); without it the run is quiet, no bar either."""
     chosen = choose_tasks(tasks, limit=limit, shard=shard)
-    steps_path = out / STEPS_FILE
     before = prepare_out_dir(out, config, chosen)
+    evaluator = TaskStepsEval(config, chosen, variants, endpoint_down_after)
     # Kept: every finished step, failures of the model's reply included; re-run: the
     # steps whose endpoint failed.
-    done = {key for key, row in before.items() if not row.endpoint_failed}
-    todo: list[tuple[Step, list[Variant]]] = []
-    total = skipped = retried = 0
-    for task in chosen:
-        for step in task.steps():
-            keys = {v: (v.name, step.annotation_id, step.action_uid) for v in variants}
-            left = [v for v in variants if keys[v] not in done]
-            retried += sum(1 for v in left if keys[v] in before)  # their endpoint failed last time
-            total += len(variants)
-            skipped += len(variants) - len(left)
-            if left:
-                todo.append((step, left))
+    pending = evaluator.pending(evaluator.plan(), {key for key, row in before.items() if not row.endpoint_failed})
+    left = [(step, v) for item in pending for step, vs in item.of for v in vs]
+    total = sum(len(vs) for item in evaluator.plan() for _, vs in item.of)
+    skipped = total - len(left)
+    retried = sum((v.name, step.annotation_id, step.action_uid) in before for step, v in left)  # endpoint failed
     endpoint_failures = [0]
-    not_started = [0]
-    if cluster is not None:
-        # Each task's pending method-steps as one Ray task (``TaskSteps``), its rows appended as they come back.
-        by_task: dict[str, list[tuple[Step, list[Variant]]]] = {}
-        for step, left in todo:
-            by_task.setdefault(step.annotation_id, []).append((step, left))
-        evaluator = TaskStepsEval(config, [TaskSteps(task, f"task {task}", steps) for task, steps in by_task.items()])
-        line = Progress(evaluator, len(by_task), 0, say)
+    with results_folder.progress(  # the bar on stderr (stdout keeps the summary); a Ray run says a line per task
+        "mind2web eval", total, skipped, "method-steps", None if cluster else say, Console(stderr=True)
+    ) as advance:
 
-        def keep(item: TaskSteps, row: dict) -> None:
-            with open(steps_path, "a", encoding="utf-8") as sink:
-                sink.writelines(row["lines"])
-            endpoint_failures[0] += sum(StepRow.model_validate_json(line).endpoint_failed for line in row["lines"])
-            line(item, row)
+        def on_row(row: StepRow) -> bool:
+            endpoint_failures[0] += row.endpoint_failed
+            evaluator.in_a_row = evaluator.in_a_row + 1 if row.endpoint_failed else 0
+            advance()
+            return True
 
-        on = backend(client, cluster, endpoint)
-        await on.run(evaluator, evaluator.plan(), lambda item: None, keep, say or (lambda line: None))
-    else:
-        semaphore = asyncio.Semaphore(step_concurrency)
-        in_a_row = [0]
-        with (
-            open(steps_path, "a", encoding="utf-8") as sink,
-            # the bar on stderr: stdout keeps the summary
-            results_folder.progress(
-                "mind2web eval", total, skipped, "method-steps", say, Console(stderr=True)
-            ) as advance,
-        ):
-
-            def emit(row: StepRow) -> None:
-                sink.write(row.to_line())
-                sink.flush()
-                endpoint_failures[0] += row.endpoint_failed
-                in_a_row[0] = in_a_row[0] + 1 if row.endpoint_failed else 0
-                advance()
-
-            async def guarded(step: Step, left: list[Variant]) -> None:
-                async with semaphore:
-                    if in_a_row[0] >= endpoint_down_after:
-                        not_started[0] += len(left)
-                        return
-                    await run_step(client, step, left, config, emit)
-
-            await asyncio.gather(*(guarded(s, v) for s, v in todo))
+        on = backend(client, cluster, endpoint, concurrency=step_concurrency)
+        await evaluate(evaluator, out, on, say=say if cluster is not None else None, on_row=on_row)
     return {
-        "steps_file": str(steps_path),
+        "steps_file": str(out / STEPS_FILE),
         "planned": total,
         "resumed": skipped,
-        "ran": total - skipped - not_started[0],
+        "ran": total - skipped - evaluator.not_started,
         "retried_endpoint_failures": retried,
         "endpoint_failures": endpoint_failures[0],
-        "not_started": not_started[0],
+        "not_started": evaluator.not_started,
     }
-
-
-TaskSteps = Item[list[tuple[Step, list[Variant]]]]  # a task's pending method-steps (a step, the methods left on it)
-
-
-class TaskStepsEval(Evaluator[list[tuple[Step, list[Variant]]], LLMClient]):
-    """A Ray run's tasks (``run_eval`` runs the steps of a serial run itself, all tasks' at once):
-    an item's row is its rows as lines of ``steps.jsonl``, which the driver appends."""
-
-    config: EvalConfig
-    noun = "tasks"
-    traces = False
-
-    def __init__(self, config: EvalConfig, tasks: list[TaskSteps]):
-        self.config, self.tasks = config, tasks
-
-    results = staticmethod(results)
-
-    def plan(self) -> list[TaskSteps]:
-        return self.tasks
-
-    async def run_item(self, worker: LLMClient, item: TaskSteps, trace: Path | None) -> dict:
-        lines: list[str] = []
-        for step, variants in item.of:
-            await run_step(worker, step, variants, self.config, lambda row: lines.append(row.to_line()))
-        return {"lines": lines}
-
-    def error_row(self, item: TaskSteps, trace: Path | None, why: str) -> dict:
-        """Scored as wrong, run again on resume (as a down endpoint's)."""
-        rows = [failed_row(v, _base(step), why, endpoint_failed=True) for step, left in item.of for v in left]
-        return {"lines": [r.to_line() for r in rows], "error": why}
-
-    def outcome(self, row: dict) -> str:
-        return f"{len(row['lines'])} method-steps" + (f" ({row['error']})" if row.get("error") else "")
-
-    def failed(self, row: dict) -> bool:
-        return bool(row.get("error"))

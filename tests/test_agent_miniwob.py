@@ -31,13 +31,13 @@ async def test_scripted_model_scores_100_percent_and_resumes(tmp_path):
     tasks = [*SCRIPTED_TASKS, "book-flight"]
     config = _config(screenshots=False, form_check=False)  # one call per step
     rows = await _run(client, tasks, 1, tmp_path, config, concurrency=2, traces=True)
-    by_task = {r["task"]: r for r in rows}
+    by_task = {r.task: r for r in rows}
     for task in SCRIPTED_TASKS:
-        assert by_task[task]["success"] and by_task[task]["raw_reward"] > 0, by_task[task]
-        assert by_task[task]["status"] == "done" and by_task[task]["usage"]["calls"] == by_task[task]["steps"]
+        assert by_task[task].success and by_task[task].raw_reward > 0, by_task[task]
+        assert by_task[task].status == "done" and by_task[task].usage["calls"] == by_task[task].steps
     # the scripted model does not know book-flight: it ends without the task judging it, scored -1 as a timeout
-    assert not by_task["book-flight"]["success"] and by_task["book-flight"]["raw_reward"] == -1
-    assert not by_task["book-flight"]["judged"] and all(by_task[t]["judged"] for t in SCRIPTED_TASKS)
+    assert not by_task["book-flight"].success and by_task["book-flight"].raw_reward == -1
+    assert not by_task["book-flight"].judged and all(by_task[t].judged for t in SCRIPTED_TASKS)
     assert (tmp_path / "traces" / "login-user-0" / "report.html").is_file()
 
     summary = write_reports(tmp_path, rows, tasks, config.model_dump(mode="json"))
@@ -50,11 +50,11 @@ async def test_scripted_model_scores_100_percent_and_resumes(tmp_path):
     # Resume: nothing runs again (a model call would be counted), and a second seed is added.
     calls = client.usage.total.calls
     rows = await _run(client, ["click-button"], 2, tmp_path, config)
-    assert [r["seed"] for r in rows] == [0, 1] and client.usage.total.calls == calls + 1
+    assert [r.seed for r in rows] == [0, 1] and client.usage.total.calls == calls + 1
     assert len(results(tmp_path).rows()) == 7
 
     rows = results(tmp_path).rows()
-    assert rows[("click-button", 1)]["success"]  # the second episode started on the loaded page
+    assert rows[("click-button", 1)].success  # the second episode started on the loaded page
 
     with pytest.raises(UserError, match="another configuration"):
         await _run(client, ["click-button"], 1, tmp_path, _config(max_steps=3))
@@ -171,13 +171,13 @@ async def test_an_episode_the_task_never_judged_is_unjudged_and_scored_minus_one
     tasks = list(judged)
     config = _config(max_steps=3, screenshots=False)
     rows = await _run(None, tasks, 1, tmp_path, config)
-    by_task = {r["task"]: r for r in rows}
-    assert by_task["click-button"]["judged"] and by_task["click-button"]["raw_reward"] == 1.0
-    assert by_task["choose-list"]["judged"] and by_task["choose-list"]["raw_reward"] == -1.0
+    by_task = {r.task: r for r in rows}
+    assert by_task["click-button"].judged and by_task["click-button"].raw_reward == 1.0
+    assert by_task["choose-list"].judged and by_task["choose-list"].raw_reward == -1.0
     for task in ("enter-text", "login-user"):
         row = by_task[task]
-        assert not row["judged"] and row["raw_reward"] == -1.0 and row["reward"] == -1.0 and not row["success"]
-        assert "unjudged" in row["reason"]
+        assert not row.judged and row.raw_reward == -1.0 and row.reward == -1.0 and not row.success
+        assert "unjudged" in row.reason
     summary = write_reports(tmp_path, rows, tasks, config.model_dump(mode="json"))
     assert summary["overall"]["mean_raw_reward"] == pytest.approx((1 - 1 - 1 - 1) / 4)
     assert summary["overall"]["success_rate"] == pytest.approx(1 / 4)
@@ -218,7 +218,7 @@ async def test_one_workers_exception_cancels_the_others_before_the_browser_close
         await _run(None, ["click-button"], 3, tmp_path, _config(max_steps=3, screenshots=False), concurrency=2)
     assert asyncio.get_running_loop().time() - started < 10
     assert events == ["episode cancelled", "browser closed"]
-    assert [r["seed"] for r in results(tmp_path).rows().values()] == [0]
+    assert [r.seed for r in results(tmp_path).rows().values()] == [0]
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["overall"]["episodes"] == 1 and "| click-button | 0 |" in (tmp_path / "report.md").read_text()
 

@@ -149,17 +149,17 @@ async def test_ceiling_run_resumes_and_reports(tmp_path, apps_home):
     config = AppsConfig(model="ceiling (gold path)", agent=options)
     said: list[str] = []
     rows = await _ceiling([app], ["notes-count"], out, config, say=said.append)
-    assert [r["success"] for r in rows] == [True]
-    assert rows[0]["answer"] == "2" and rows[0]["steps"] == 4
+    assert [r.success for r in rows] == [True]
+    assert rows[0].answer == "2" and rows[0].steps == 4
     rows = await _ceiling([app], [], out, config, say=said.append)
     assert "2 tasks, 1 already in " + str(out / "episodes.jsonl") in said
     # a line per step while a task runs, then the task's line
     steps = [line for line in said if line.startswith("notes-create-pinned step ")]
     assert len(steps) == 8 and steps[0].startswith("notes-create-pinned step 1: http://127.0.0.1:")
     assert said.index(steps[-1]) < next(i for i, line in enumerate(said) if "] notes-create-pinned: success" in line)
-    assert {r["task"]: r["success"] for r in rows} == {"notes-count": True, "notes-create-pinned": True}
-    create = next(r for r in rows if r["task"] == "notes-create-pinned")
-    assert create["steps"] == 8 and create["answer"].startswith("the app's database shows the task done")
+    assert {r.task: r.success for r in rows} == {"notes-count": True, "notes-create-pinned": True}
+    create = next(r for r in rows if r.task == "notes-create-pinned")
+    assert create.steps == 8 and create.answer.startswith("the app's database shows the task done")
     report = write_report(out).read_text()
     assert "2/2 tasks succeeded" in report and (out / "success.png").stat().st_size > 1000
     with pytest.raises(UserError, match="another configuration"):
@@ -181,8 +181,8 @@ async def test_without_stop_at_goal_the_run_goes_on_and_the_goal_step_is_recorde
     [row] = await _ceiling([app], ["notes-create-pinned"], out, config)
     # The check first passes after the 8th action (Save note); the run then goes on to the
     # perfect model's DONE instead of ending there, and the note still stands at the end.
-    assert (row["goal_step"], row["steps"], row["went_on"], row["success"]) == (8, 9, 0, True)
-    assert row["status"] == "done" and not (row["answer"] or "").startswith("the app's database")
+    assert (row.goal_step, row.steps, row.went_on, row.success) == (8, 9, 0, True)
+    assert row.status == "done" and not (row.answer or "").startswith("the app's database")
     assert "1 reached the goal, 0 acted after it, 0 no longer passed at the end" in write_report(out).read_text()
 
 
@@ -209,6 +209,7 @@ def test_merge_joins_shards_of_one_configuration_and_refuses_mixed_ones(tmp_path
     from dataclasses import asdict
 
     from webagent.agent.options import AgentOptions
+    from webagent.apps.episode import AppsRow
     from webagent.apps.runner import results
     from webagent.results_folder import merge
 
@@ -218,12 +219,16 @@ def test_merge_joins_shards_of_one_configuration_and_refuses_mixed_ones(tmp_path
         shard = tmp_path / f"s{i}"
         shard.mkdir()
         (shard / "config.json").write_text(config)
-        rows = [{"task": t, "success": t != "b", "status": "done"} for t in tasks]
-        (shard / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        rows = [
+            AppsRow(app="notes", task=t, kinds=["read"], gold_steps=1, success=t != "b", status="done", steps=1,
+                    cause=None, check="", answer=None, error=None, usage={}, trace_dir=None)
+            for t in tasks
+        ]  # fmt: skip
+        (shard / "episodes.jsonl").write_text("".join(r.to_line() for r in rows))
         shards.append(shard)
     out = tmp_path / "all"
     assert merge(shards, out, results(out)) == 3
-    assert {t: r["success"] for t, r in results(out).rows().items()} == {"a": True, "b": False, "c": True}
+    assert {t: r.success for t, r in results(out).rows().items()} == {"a": True, "b": False, "c": True}
     # the configuration as read (a setting added since, skills, at its default)
     assert json.loads((out / "config.json").read_text()) == {**json.loads(config), "skills": False, "online": False}
     (shards[1] / "config.json").write_text(config.replace('"max_steps": 15', '"max_steps": 3'))

@@ -95,7 +95,7 @@ async def test_a_model_that_calls_the_skills_finishes_a_task_the_app_confirms(tm
     [row] = await evaluate(
         AppsEval([app], ["notes-count"], config), tmp_path / "run", Serial(fake_client(FunctionBackend(model)))
     )
-    assert row["success"] and row["steps"] == 2, row
+    assert row.success and row.steps == 2, row
     steps = [
         json.loads(line)
         for line in (tmp_path / "run" / "traces" / "notes-count" / "steps.jsonl").read_text().splitlines()
@@ -119,7 +119,7 @@ async def test_the_ceiling_finishes_every_task_with_the_skills_offered(tmp_path,
     options = AgentOptions(max_steps=12, screenshots=False, skills=True)
     config = AppsConfig(model="ceiling (gold path)", agent=options, skills=True)
     rows = await evaluate(AppsEval([app], [], config, ceiling=True), tmp_path / "ceiling", Serial())
-    assert [r["success"] for r in rows] == [True, True]
+    assert [r.success for r in rows] == [True, True]
     prompts = (tmp_path / "ceiling" / "traces" / "notes-create-pinned" / "steps.jsonl").read_text()
     assert 'skill \\"Log in\\"' in prompts  # offered beside the controls, and not needed
 

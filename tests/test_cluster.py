@@ -18,8 +18,8 @@ from pydantic import BaseModel
 
 from webagent.cluster import Cluster, OnRay, connect
 from webagent.errors import UserError
-from webagent.evaluation import Evaluator, Item, evaluate
-from webagent.results_folder import ResultsFolder
+from webagent.evaluation import Evaluator, Item, Serial, evaluate
+from webagent.results_folder import ResultsFolder, Row
 
 pytest.importorskip("ray")
 
@@ -41,6 +41,15 @@ class _Config(BaseModel):
     model: str = "m"
 
 
+class _Row(Row):
+    key: str
+    status: str
+    pid: int | None = None
+    error: str | None = None
+    trace_dir: str | None = None
+    retried: str | None = None
+
+
 def _item(key: str, mode: str = "ok") -> Item[str]:
     return Item(key, key, mode)
 
@@ -55,12 +64,12 @@ class _Episodes(Evaluator):
 
     @staticmethod
     def results(out: Path) -> ResultsFolder:
-        return ResultsFolder(out, _Config, key=lambda row: row["key"])
+        return ResultsFolder(out, _Config, _Row, key=lambda row: row.key)
 
     def plan(self) -> list[Item[str]]:
         return self.items
 
-    async def run_item(self, worker, item: Item[str], trace: Path | None) -> dict:
+    async def run_item(self, worker, item: Item[str], trace: Path | None) -> _Row:
         first = not os.path.exists(f"{self.marker}-{item.key}")
         if item.of.endswith("-once") and first:
             Path(f"{self.marker}-{item.key}").write_text("once")
@@ -74,16 +83,75 @@ class _Episodes(Evaluator):
             trace.mkdir(parents=True, exist_ok=True)
             (trace / "steps.jsonl").write_text("{}\n")
             (trace / "run.json").write_text(json.dumps({"trace_dir": str(trace), "status": "done"}))
-        return {"key": item.key, "status": "done", "pid": os.getpid()}
+        return _Row(key=item.key, status="done", pid=os.getpid())
 
-    def error_row(self, item: Item[str], trace: Path | None, why: str) -> dict:
-        return {"key": item.key, "status": "error", "error": why}
+    def error_row(self, item: Item[str], trace: Path | None, why: str) -> _Row:
+        return _Row(key=item.key, status="error", error=why)
 
-    def outcome(self, row: dict) -> str:
-        return row["status"]
+    def outcome(self, row: _Row) -> str:
+        return row.status
 
-    def failed(self, row: dict) -> bool:
-        return row["status"] != "done"
+    def failed(self, row: _Row) -> bool:
+        return row.status != "done"
+
+
+class _Part(Row):
+    doc: str
+    part: int
+    seen: list[int]  # the parts of its document already in the rows file when this one was emitted
+
+
+class _Documents(Evaluator):
+    """Several rows per item: a document's parts, each a row as it finishes; resumed by part."""
+
+    config = _Config()
+    traces = False
+    noun = "documents"
+
+    def __init__(self, parts: dict[str, int], out: Path):
+        self.parts, self.out = parts, out
+
+    @staticmethod
+    def results(out: Path) -> ResultsFolder:
+        return ResultsFolder(out, _Config, _Part, key=lambda row: (row.doc, row.part), finished=lambda row: True)
+
+    def plan(self) -> list[Item[list[int]]]:
+        return [Item(doc, doc, list(range(n))) for doc, n in self.parts.items()]
+
+    def pending(self, items, done):
+        left = [Item(i.key, i.label, [p for p in i.of if (i.key, p) not in done]) for i in items]
+        return [item for item in left if item.of]
+
+    async def run_rows(self, worker, item: Item[list[int]], trace: Path | None, emit) -> None:
+        for part in item.of:
+            rows = self.out / "episodes.jsonl"
+            lines = rows.read_text().splitlines() if rows.is_file() else []
+            emit(
+                _Part(doc=item.key, part=part, seen=[r["part"] for r in map(json.loads, lines) if r["doc"] == item.key])
+            )
+            await asyncio.sleep(0)
+
+    def item_outcome(self, rows: list[_Part]) -> str:
+        return f"{len(rows)} parts"
+
+    def failed(self, row: _Part) -> bool:
+        return False
+
+
+def test_an_item_of_several_rows_streams_them_resumes_by_row_and_runs_alike_on_ray(cluster, tmp_path):
+    """Serially each row is written as it comes (the next part sees it in the file); a resume runs
+    only the rows not in the folder; on Ray the same rows come back, each once."""
+    serial, lines = tmp_path / "serial", []
+    _Documents.results(serial).append(_Part(doc="d1", part=0, seen=[]))  # done before: not run again
+    asyncio.run(evaluate(_Documents({"d1": 3, "d2": 2}, serial), serial, Serial(), say=lines.append))
+    rows = [json.loads(line) for line in (serial / "episodes.jsonl").read_text().splitlines()]
+    assert [(r["doc"], r["part"]) for r in rows] == [("d1", 0), ("d1", 1), ("d1", 2), ("d2", 0), ("d2", 1)]
+    assert [r["seen"] for r in rows[1:]] == [[0], [0, 1], [], [0]]  # each row on disk before the next part ran
+    assert len(lines) == 2 and lines[0].startswith("[1/2] d1: 2 parts;") and lines[1].startswith("[2/2] d2: 2 parts;")
+    on_ray = tmp_path / "ray"
+    asyncio.run(evaluate(_Documents({"d1": 3, "d2": 2}, tmp_path / "elsewhere"), on_ray, OnRay(cluster), say=None))
+    keys = [(r["doc"], r["part"]) for r in map(json.loads, (on_ray / "episodes.jsonl").read_text().splitlines())]
+    assert sorted(keys) == [("d1", 0), ("d1", 1), ("d1", 2), ("d2", 0), ("d2", 1)]
 
 
 def _run(on: OnRay, out: Path, episodes: _Episodes, lines: list[str]) -> ResultsFolder:
@@ -102,8 +170,8 @@ def test_a_worker_killed_mid_episode_runs_it_again_once_and_every_episode_is_in_
     keys = _keys(folder.rows_path)
     assert sorted(keys) == ["e1", "e2", "e3", "e4", "e5"]  # each exactly once
     rows = folder.rows()
-    assert rows["e3"]["status"] == "done" and rows["e3"]["retried"] == "run again after its worker was lost"
-    assert not any("retried" in rows[k] for k in ("e1", "e2", "e4", "e5"))
+    assert rows["e3"].status == "done" and rows["e3"].retried == "run again after its worker was lost"
+    assert not any("retried" in rows[k].model_fields_set for k in ("e1", "e2", "e4", "e5"))
     assert any("e3: its worker was lost (WorkerCrashedError" in line for line in lines)
     assert lines[-1].startswith("[5/5] ") and "0 failed so far" in lines[-1]
 
@@ -118,10 +186,10 @@ def test_a_hung_worker_is_ended_and_run_again_then_recorded_as_failed_and_the_ru
     assert time.perf_counter() - t0 < 300  # not the 600 s a hung worker sleeps
     rows = folder.rows()
     assert sorted(_keys(folder.rows_path)) == ["h1", "h2", "ok"]
-    assert rows["h1"]["status"] == "done" and rows["h1"]["retried"] == "run again after its worker was lost"
-    assert rows["h2"]["status"] == "error"
-    assert rows["h2"]["error"] == "worker lost twice (no row after 45 s: its worker hung)"
-    assert rows["ok"]["status"] == "done" and "retried" not in rows["ok"]
+    assert rows["h1"].status == "done" and rows["h1"].retried == "run again after its worker was lost"
+    assert rows["h2"].status == "error"
+    assert rows["h2"].error == "worker lost twice (no row after 45 s: its worker hung)"
+    assert rows["ok"].status == "done" and "retried" not in rows["ok"].model_fields_set
     assert "h1: its worker was lost (no row after 45 s: its worker hung); running it again" in lines
     assert lines[-1].startswith("[3/3] ") and "1 failed so far" in lines[-1]
     assert folder.done() == {"h1", "ok"}  # the error row runs again on resume
@@ -131,7 +199,7 @@ def test_an_episode_that_raises_is_an_error_row_a_resume_runs_again(cluster, tmp
     lines: list[str] = []
     folder = _run(OnRay(cluster), tmp_path / "out", _Episodes([_item("bad", "raise")]), lines)
     row = folder.rows()["bad"]
-    assert row["status"] == "error" and row["error"] == "ValueError: the episode's own bug"
+    assert row.status == "error" and row.error == "ValueError: the episode's own bug"
     assert folder.done() == set()  # not finished: a resume runs it again
     assert "1 failed so far" in lines[-1]
 
@@ -143,7 +211,13 @@ def test_a_trace_from_another_node_comes_back_where_a_serial_run_writes_it(clust
     assert (trace / "steps.jsonl").read_text() == "{}\n"
     assert json.loads((trace / "run.json").read_text())["trace_dir"] == str(trace)  # not the worker's temporary folder
     row = folder.rows()["t1"]
-    assert row["trace_dir"] == str(trace) and "_trace" not in row
+    assert row.trace_dir == str(trace)
+    assert json.loads(folder.rows_path.read_text()) == {
+        "key": "t1",
+        "status": "done",
+        "pid": row.pid,
+        "trace_dir": str(trace),
+    }
 
 
 def test_an_address_that_cannot_be_reached_is_one_line_before_anything_starts():
@@ -210,7 +284,7 @@ async def test_qa_eval_on_ray_answers_as_the_serial_run(cluster, tmp_path):
     from webagent.docqa.data import load
     from webagent.docqa.methods import parse_methods
     from webagent.docqa.options import QAOptions
-    from webagent.docqa.runner import make_config, read_jsonl, results, run_eval
+    from webagent.docqa.runner import make_config, results, run_eval
     from webagent.llm.endpoint import EndpointOptions, open_client
 
     fixture = Path(__file__).parent / "fixtures" / "docqa" / "narrativeqa"
@@ -230,7 +304,7 @@ async def test_qa_eval_on_ray_answers_as_the_serial_run(cluster, tmp_path):
                 cluster=on,
                 endpoint=endpoint,
             )
-        rows[name] = read_jsonl(results(tmp_path / name).rows_path)
+        rows[name] = [r.model_dump() for r in results(tmp_path / name).rows().values()]
     _same(
         rows["serial"], rows["ray"], lambda r: (r["method"], r["qid"]), ("answer", "rouge1", "rating", "context_words")
     )

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from webagent.cli import main
 from webagent.errors import UserError
-from webagent.results_folder import ResultsFolder, merge, shard
+from webagent.results_folder import ResultsFolder, Row, merge, shard
 
 
 class Config(BaseModel):
@@ -23,8 +23,13 @@ class Config(BaseModel):
     steps: int = 15
 
 
+class _Row(Row):
+    task: str
+    status: str
+
+
 def _folder(path) -> ResultsFolder[Config]:
-    return ResultsFolder(path, Config, key=lambda row: row["task"], what="a test run")
+    return ResultsFolder(path, Config, _Row, key=lambda row: row.task, what="a test run")
 
 
 def test_the_configuration_is_pinned_and_another_refused(tmp_path):
@@ -39,18 +44,21 @@ def test_the_configuration_is_pinned_and_another_refused(tmp_path):
 
 def test_rows_resume_an_error_runs_again_and_a_torn_tail_is_dropped(tmp_path):
     folder = _folder(tmp_path)
-    folder.append({"task": "a", "status": "done"})
-    folder.append({"task": "b", "status": "error"})
+    folder.append(_Row(task="a", status="done"))
+    folder.append(_Row(task="b", status="error"))
     assert folder.done() == {"a"}
-    folder.append({"task": "b", "status": "done"})  # run again: the last row counts
+    folder.append(_Row(task="b", status="done"))  # run again: the last row counts
     assert folder.done() == {"a", "b"}
     with open(folder.rows_path, "a") as f:
         f.write('{"task": "c", "sta')  # killed mid-write
     assert set(folder.rows()) == {"a", "b"}
-    folder.append({"task": "c", "status": "done"})  # the torn line is cut before the next row
+    folder.append(_Row(task="c", status="done"))  # the torn line is cut before the next row
     assert [json.loads(line)["task"] for line in folder.rows_path.read_text().splitlines()] == ["a", "b", "b", "c"]
     folder.rows_path.write_text('not json\n{"task": "a", "status": "done"}\n')
     with pytest.raises(UserError, match=r"episodes.jsonl, line 1: not a row of a test run"):
+        folder.rows()
+    folder.rows_path.write_text('{"task": "a", "status": "done", "stauts": "done"}\n')  # typed: a field it lacks
+    with pytest.raises(UserError, match=r"line 1: not a row of a test run \(stauts: Extra inputs are not permitted\)"):
         folder.rows()
 
 
@@ -62,7 +70,7 @@ def test_shards_of_one_configuration_merge_and_of_two_do_not(tmp_path):
         part = _folder(tmp_path / f"s{i}")
         part.pin(Config(model="m"))
         for task in shard(items, i, 2):
-            part.append({"task": task, "status": "done"})
+            part.append(_Row(task=task, status="done"))
         parts.append(part.out)
     assert merge(parts, tmp_path / "all", _folder(tmp_path / "all")) == 7
     assert set(_folder(tmp_path / "all").rows()) == set(items)

@@ -14,7 +14,7 @@ report, ``merge`` and resume read the folder as they read a serial run's.
   on another node sends it back packed, and the driver unpacks it where a serial run would
   have written it.
 
-A worker runs the evaluator's own ``run_item`` (the evaluator is shipped as it is, plain
+A worker runs the evaluator's own ``run_rows`` (the evaluator is shipped as it is, plain
 data), on a client it opens itself; every node needs the project installed (its own
 ``make setup``), and the model is an endpoint every node reaches."""
 
@@ -37,8 +37,6 @@ from webagent.llm.usage import Usage
 
 LOCAL = "local"  # ``--ray`` without an address: a Ray started here for the run
 CONNECT_TIMEOUT_S = 5.0
-TRACE_KEY = "_trace"  # a row's packed trace folder, from a worker on another node
-USAGE_KEY = "_usage"  # a row's worker's model use, by purpose (``with_usage``)
 EPISODE_LIMIT_S = 3600.0  # an item with no row after this long is lost: its worker hangs
 
 
@@ -102,9 +100,20 @@ def connect(address: str, workers: int | None = None) -> Cluster:
     return Cluster(address, workers or cpus, node=node, started_here=address == LOCAL)
 
 
-def _call(evaluator, endpoint, item, trace: str | None, driver_node: str) -> dict:
+@dataclass
+class Shipped:
+    """What a worker sends back for an item: its rows, the model use of its clients (by
+    purpose), which the driver sums into ``Cluster.usage`` (the driver's own client makes none
+    of a Ray run's calls), and its trace folder packed when written on another node."""
+
+    rows: list
+    usage: dict[str, dict]
+    trace: bytes | None = None
+
+
+def _call(evaluator, endpoint, item, trace: str | None, driver_node: str) -> Shipped:
     """In the worker: run the item; a trace written on another node than the driver's goes
-    back packed in the row."""
+    back packed."""
     import ray
 
     if trace is None or ray.get_runtime_context().get_node_id() == driver_node:
@@ -113,19 +122,20 @@ def _call(evaluator, endpoint, item, trace: str | None, driver_node: str) -> dic
 
     with tempfile.TemporaryDirectory(prefix="webagent-trace-") as tmp:
         folder = Path(tmp) / "trace"
-        row = _run_item(evaluator, endpoint, item, str(folder))
+        shipped = _run_item(evaluator, endpoint, item, str(folder))
         if folder.is_dir():
-            row[TRACE_KEY] = pack(folder)
-        return row
+            shipped.trace = pack(folder)
+        return shipped
 
 
-def _run_item(evaluator, endpoint, item, trace: str | None) -> dict:
-    """``evaluator.run_item`` in a worker of its own, on the model it opens for ``endpoint``."""
+def _run_item(evaluator, endpoint, item, trace: str | None) -> Shipped:
+    """``evaluator.run_rows`` in a worker of its own, on the model it opens for ``endpoint``."""
 
-    async def run() -> dict:
+    async def run() -> Shipped:
+        rows: list = []
         async with evaluator.open_model(endpoint) as client, evaluator.worker(client, remote=True) as held:
-            row = await evaluator.run_item(held, item, Path(trace) if trace else None)
-            return with_usage(row, client)
+            await evaluator.run_rows(held, item, Path(trace) if trace else None, rows.append)
+            return Shipped(rows, usage_of(client, *evaluator.clients(held)))
 
     return asyncio.run(run())
 
@@ -175,24 +185,28 @@ class OnRay:
     endpoint: Any = None
     limit_s: float = EPISODE_LIMIT_S
 
-    async def run(self, evaluator, items: list, trace_of: Callable, keep: Callable, say: Callable) -> None:
+    async def run(
+        self, evaluator, items: list, trace_of: Callable, keep: Callable, finish: Callable, say: Callable
+    ) -> None:
         import ray
 
         lost_errors = _lost_errors()
         remote = ray.remote(num_cpus=1, max_retries=0)(_call)
-        shipped = ray.put(evaluator)  # sent to the object store once, not with every item
+        evaluator_ref = ray.put(evaluator)  # sent to the object store once, not with every item
         queue = list(items)
         flying: dict[Any, tuple[Any, int, float]] = {}  # ref -> (item, attempt, when it started)
 
         def submit(item, attempt: int) -> None:
             trace = trace_of(item)
-            ref = remote.remote(shipped, self.endpoint, item, None if trace is None else str(trace), self.cluster.node)
+            ref = remote.remote(
+                evaluator_ref, self.endpoint, item, None if trace is None else str(trace), self.cluster.node
+            )
             flying[ref] = (item, attempt, time.monotonic())
 
-        def lost(item, attempt: int, why: str) -> dict | None:
-            """Run a lost item again (None), or its error row when it was lost twice."""
+        def lost(item, attempt: int, why: str) -> list | None:
+            """Run a lost item again (None), or its error rows when it was lost twice."""
             if attempt > 1:
-                return evaluator.error_row(item, trace_of(item), f"worker lost twice ({why})")
+                return evaluator.error_rows(item, trace_of(item), f"worker lost twice ({why})")
             say(f"{item.label}: its worker was lost ({why}); running it again")
             submit(item, 2)
             return None
@@ -206,28 +220,32 @@ class OnRay:
             if not ready:  # the oldest item is past its limit: its worker hangs, and is ended
                 ray.cancel(oldest, force=True)
                 item, attempt, _ = flying.pop(oldest)
-                row = lost(item, attempt, f"no row after {self.limit_s:g} s: its worker hung")
+                rows = lost(item, attempt, f"no row after {self.limit_s:g} s: its worker hung")
             else:
                 ref = ready[0]
                 item, attempt, _ = flying.pop(ref)
                 try:
-                    row = ray.get(ref)
+                    shipped: Shipped = ray.get(ref)
+                    rows = shipped.rows
                 except lost_errors as exc:
-                    row = lost(item, attempt, f"{type(exc).__name__}: {first_line(exc)}")
+                    rows = lost(item, attempt, f"{type(exc).__name__}: {first_line(exc)}")
                 except ray.exceptions.RayTaskError as exc:  # the item's code raised: an error row, run again on resume
                     cause = exc.cause if isinstance(getattr(exc, "cause", None), BaseException) else exc
-                    row = evaluator.error_row(item, trace_of(item), f"{type(cause).__name__}: {first_line(cause)}")
-            if row is None:
+                    rows = evaluator.error_rows(item, trace_of(item), f"{type(cause).__name__}: {first_line(cause)}")
+                else:
+                    for purpose, counts in shipped.usage.items():
+                        self.cluster.usage.record(purpose, **counts)
+                    if shipped.trace is not None and (trace := trace_of(item)) is not None:
+                        unpack(shipped.trace, trace)
+                        for row in rows:
+                            row.trace_dir = str(trace)  # where a serial run's row has it
+            if rows is None:
                 continue
-            if attempt > 1:
-                row["retried"] = "run again after its worker was lost"
-            for purpose, counts in row.pop(USAGE_KEY, {}).items():
-                self.cluster.usage.record(purpose, **counts)
-            packed, trace = row.pop(TRACE_KEY, None), trace_of(item)
-            if packed is not None and trace is not None:
-                unpack(packed, trace)
-                row["trace_dir"] = str(trace)  # where a serial run's row has it
-            keep(item, row)
+            for row in rows:
+                if attempt > 1 and "retried" in type(row).model_fields:
+                    row.retried = "run again after its worker was lost"
+                keep(item, row)
+            finish(item)
 
 
 def worker_endpoint(endpoint, client):
@@ -243,15 +261,11 @@ def worker_endpoint(endpoint, client):
     return replace(endpoint.resolved(), base_url=backend.base_url, model=backend.model, gguf=None, embedded=None)
 
 
-def with_usage(row: dict, *clients) -> dict:
-    """``row`` carrying its worker's model use (by purpose), which the driver sums into
-    ``Cluster.usage``: the driver's own client makes none of a Ray run's calls."""
+def usage_of(*clients) -> dict[str, dict]:
+    """The model use of ``clients`` (None ones aside), summed by purpose."""
     usage = Usage()
-    for purpose, counts in row.get(USAGE_KEY, {}).items():  # what the row carries already
-        usage.record(purpose, **counts)
     for client in clients:
         if client is not None:
             for purpose, counter in client.usage.by_purpose.items():
                 usage.record(purpose, **counter.to_dict())
-    row[USAGE_KEY] = {purpose: counter.to_dict() for purpose, counter in usage.by_purpose.items()}
-    return row
+    return {purpose: counter.to_dict() for purpose, counter in usage.by_purpose.items()}

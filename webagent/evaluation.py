@@ -6,14 +6,20 @@ An evaluator (``Evaluator``) says what it runs: its configuration (pinned whole 
 for every evaluator: it pins the configuration in the results folder (``webagent.results_folder``),
 skips the items already done (resume), runs the others on a backend, appends each row as it
 comes and says a line per finished item. The backends are interchangeable and run the same
-``run_item`` on the same items: ``Serial`` in this process (``concurrency`` workers at once),
+``run_rows`` on the same items: ``Serial`` in this process (``concurrency`` workers at once),
 ``webagent.cluster.OnRay`` one Ray task per item.
+
+An item gives one typed row (``run_item``: an app's task, a MiniWoB++ episode) or several
+(``run_rows``: a document's questions, a Mind2Web task's steps), each written as it comes
+(on Ray, when the item is back); such an evaluator resumes row by row (``pending`` keeps of
+each item what is not done yet).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable
@@ -29,6 +35,7 @@ from webagent.results_folder import ResultsFolder
 
 T = TypeVar("T")  # what an item holds (an app's task, a task and seed...)
 W = TypeVar("W")  # what one worker holds (a browser, an app's instance, the client)
+R = TypeVar("R", bound=BaseModel)  # one row of the results (typed: an evaluator's own row model)
 
 
 @dataclass(frozen=True)
@@ -42,7 +49,7 @@ class Item(Generic[T]):
     folder: str = ""
 
 
-class Evaluator(ABC, Generic[T, W]):
+class Evaluator(ABC, Generic[T, W, R]):
     """What one evaluation runs (see the module docstring). An evaluator is sent to Ray
     workers as it is: it holds plain data, never the driver's client or browser."""
 
@@ -55,25 +62,50 @@ class Evaluator(ABC, Generic[T, W]):
     def plan(self) -> list[Item[T]]:
         """Every item of the run (done ones too), in the order of the rows ``evaluate`` returns."""
 
-    @abstractmethod
-    async def run_item(self, worker: W, item: Item[T], trace: Path | None) -> dict:
+    def pending(self, items: list[Item[T]], done: set[Hashable]) -> list[Item[T]]:
+        """What is left to run of ``items``, given the keys of the rows ``done``: the items whose
+        key is not done (an evaluator of several rows per item keeps each item's undone part)."""
+        return [item for item in items if item.key not in done]
+
+    async def run_item(self, worker: W, item: Item[T], trace: Path | None) -> R:
         """One item's row (an item that fails is an error row, never an exception)."""
+        raise NotImplementedError
 
-    @abstractmethod
-    def error_row(self, item: Item[T], trace: Path | None, why: str) -> dict:
+    async def run_rows(self, worker: W, item: Item[T], trace: Path | None, emit: Callable[[R], None]) -> None:
+        """Run ``item``, ``emit`` each of its rows as it finishes (default: its one row, ``run_item``)."""
+        emit(await self.run_item(worker, item, trace))
+
+    def error_row(self, item: Item[T], trace: Path | None, why: str) -> R:
         """The row of an item that could not run (its worker lost): run again on resume."""
+        raise NotImplementedError
 
-    @abstractmethod
-    def outcome(self, row: dict) -> str:
-        """A finished item's progress line, after its label."""
+    def error_rows(self, item: Item[T], trace: Path | None, why: str) -> list[R]:
+        """The rows of an item that could not run (default: its one ``error_row``)."""
+        return [self.error_row(item, trace, why)]
 
-    def failed(self, row: dict) -> bool:
-        return not row.get("success")
+    def outcome(self, row: R) -> str:
+        """A finished item's progress line, after its label (from its row)."""
+        raise NotImplementedError
+
+    def failed(self, row: R) -> bool:
+        return not getattr(row, "success", False)
+
+    def item_outcome(self, rows: list[R]) -> str:
+        """A finished item's progress line from all its rows (default: its one row's ``outcome``)."""
+        return self.outcome(rows[-1]) if rows else "no rows"
+
+    def item_failed(self, rows: list[R]) -> bool:
+        return any(self.failed(row) for row in rows)
 
     def worker(self, client: Any, remote: bool) -> AbstractAsyncContextManager[W]:
         """What one worker holds for its items (default: the model's client); ``remote``: in a
         Ray worker process, with the client it opened."""
         return contextlib.nullcontext(client)
+
+    def clients(self, held: W) -> tuple:
+        """A worker's clients besides the model's, whose use a Ray worker reports (qa-eval: the
+        --gist-model's)."""
+        return ()
 
     def serving(self) -> AbstractAsyncContextManager[Any]:
         """What a serial run's workers share (MiniWoB++: one browser), entered once."""
@@ -94,9 +126,16 @@ class Evaluator(ABC, Generic[T, W]):
 
 class Backend(Protocol):
     async def run(
-        self, evaluator: Evaluator, items: list, trace_of: Callable, keep: Callable, say: Callable[[str], None]
+        self,
+        evaluator: Evaluator,
+        items: list,
+        trace_of: Callable,
+        keep: Callable,
+        finish: Callable,
+        say: Callable[[str], None],
     ) -> None:
-        """Run ``items``; ``keep(item, row)`` as each finishes; ``say`` gets what the backend has to tell."""
+        """Run ``items``; ``keep(item, row)`` as each row comes, ``finish(item)`` when an item has
+        all its rows; ``say`` gets what the backend has to tell."""
 
 
 @dataclass
@@ -108,7 +147,13 @@ class Serial:
     concurrency: int = 1
 
     async def run(
-        self, evaluator: Evaluator, items: list, trace_of: Callable, keep: Callable, say: Callable[[str], None]
+        self,
+        evaluator: Evaluator,
+        items: list,
+        trace_of: Callable,
+        keep: Callable,
+        finish: Callable,
+        say: Callable[[str], None],
     ) -> None:
         pending = list(items)
 
@@ -125,7 +170,8 @@ class Serial:
                 return
             async with evaluator.worker(self.client, remote=False) as held:
                 while item is not None:
-                    keep(item, await evaluator.run_item(held, item, trace_of(item)))
+                    await evaluator.run_rows(held, item, trace_of(item), functools.partial(keep, item))
+                    finish(item)
                     item = take(item)
 
         async with evaluator.serving():
@@ -159,41 +205,51 @@ class Progress:
         self.finished = self.failures = 0
         self.started = time.perf_counter()
 
-    def __call__(self, item: Item, row: dict) -> None:
+    def __call__(self, item: Item, rows: list) -> None:
         self.finished += 1
-        self.failures += self.evaluator.failed(row)
+        self.failures += self.evaluator.item_failed(rows)
         if self.say is None:
             return
         left = self.total - self.done_before - self.finished
         pace = (time.perf_counter() - self.started) / self.finished
         self.say(
-            f"[{self.done_before + self.finished}/{self.total}] {item.label}: {self.evaluator.outcome(row)}; "
+            f"[{self.done_before + self.finished}/{self.total}] {item.label}: {self.evaluator.item_outcome(rows)}; "
             f"{self.failures} failed so far; ~{format_duration(pace * left)} left"
         )
 
 
 async def evaluate(
-    evaluator: Evaluator, out: Path, backend: Backend, say: Callable[[str], None] | None = print
-) -> list[dict]:
-    """Run the items of ``evaluator.plan()`` not yet done in ``out`` on ``backend``; returns the
-    rows of every planned item that has one, in plan order (see the module docstring)."""
+    evaluator: Evaluator,
+    out: Path,
+    backend: Backend,
+    say: Callable[[str], None] | None = print,
+    on_row: Callable[[Any], bool] | None = None,
+) -> list:
+    """Run what ``evaluator.pending`` leaves of ``evaluator.plan()`` in ``out`` on ``backend``;
+    returns the rows of every planned item that has one, in plan order (see the module
+    docstring). ``on_row``: the driver's own use of each row as it comes (a bar, counts),
+    before it is written; False keeps it out of the rows file (a row of another file)."""
     folder = evaluator.results(out)
     folder.pin(evaluator.config)
     items = evaluator.plan()
     rows = folder.rows()
-    done = folder.done(rows)
-    pending = [item for item in items if item.key not in done]
+    pending = evaluator.pending(items, folder.done(rows))
     if say is not None and len(pending) < len(items):
         say(f"{len(items)} {evaluator.noun}, {len(items) - len(pending)} already in {folder.rows_path}")
     progress = Progress(evaluator, len(items), len(items) - len(pending), say)
+    of_item: dict[Hashable, list] = {}  # an item's rows so far, for its progress line
 
     def trace_of(item: Item) -> Path | None:
         return out / "traces" / (item.folder or item.label) if evaluator.traces else None
 
-    def keep(item: Item, row: dict) -> None:
-        rows[item.key] = row
-        folder.append(row)
-        progress(item, row)
+    def keep(item: Item, row: Any) -> None:
+        of_item.setdefault(item.key, []).append(row)
+        if on_row is None or on_row(row):
+            rows[folder.key(row)] = row
+            folder.append(row)
 
-    await backend.run(evaluator, pending, trace_of, keep, say or (lambda line: None))
+    def finish(item: Item) -> None:
+        progress(item, of_item.pop(item.key, []))
+
+    await backend.run(evaluator, pending, trace_of, keep, finish, say or (lambda line: None))
     return [rows[item.key] for item in items if item.key in rows]

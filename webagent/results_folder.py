@@ -5,8 +5,8 @@ the item in flight and a rerun resumes (an ``error`` row is run again; a torn la
 run killed mid-write, is dropped); ``shard`` takes every n-th item, and ``merge`` joins the
 folders of shards run with one configuration; ``figure`` draws a report's chart.
 
-Each evaluator names its configuration model (pydantic), its rows file and the key of a row
-(apps: the task; MiniWoB++: task and seed)."""
+Each evaluator names its configuration model (pydantic), its row model (``Row``), its rows
+file and the key of a row (apps: the task; MiniWoB++: task and seed)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,24 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from webagent.errors import UserError
 
 C = TypeVar("C", bound=BaseModel)
 T = TypeVar("T")
 CONFIG_FILE = "config.json"
+
+
+class Row(BaseModel):
+    """One line of a rows file: the fields set, in the model's order (a field a row never had,
+    as ``goal_step`` of a task that failed to start, stays out of its line), as JSON with
+    ``", "`` and ``": "`` between items."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def to_line(self) -> str:
+        return json.dumps(self.model_dump(mode="json", exclude_unset=True), ensure_ascii=False) + "\n"
 
 
 def shard(items: Sequence[T], i: int, n: int) -> list[T]:
@@ -38,17 +49,18 @@ class ResultsFolder(Generic[C]):
         self,
         out: Path,
         config_type: type[C],
-        key: Callable[[dict], Hashable],
+        row_type: type[Any],
+        key: Callable[[Any], Hashable],
         *,
         rows_file: str = "episodes.jsonl",
         what: str = "an evaluation",
-        finished: Callable[[dict], bool] | None = None,
+        finished: Callable[[Any], bool] | None = None,
     ):
-        self.out, self.config_type, self.key = Path(out), config_type, key
+        self.out, self.config_type, self.row_type, self.key = Path(out), config_type, row_type, key
         self.rows_path = self.out / rows_file
         self.what = what  # "an apps eval run": how a refusal names what the folder holds
         # whether a row's item is done (default: its status is not "error"; an undone item runs again)
-        self.finished = finished or (lambda row: row.get("status", "error") != "error")
+        self.finished = finished or (lambda row: getattr(row, "status", "error") != "error")
 
     def stored(self) -> dict | None:
         """``config.json`` as written (``None`` when nothing is pinned yet)."""
@@ -101,10 +113,10 @@ class ResultsFolder(Generic[C]):
             self.out.mkdir(parents=True, exist_ok=True)
             (self.out / CONFIG_FILE).write_text(json.dumps(config.model_dump(mode="json"), indent=2))
 
-    def rows(self) -> dict[Hashable, dict]:
-        """The last row of each key; a torn last line (killed mid-write) is dropped, a damaged
-        line before it is one error naming the file and the line."""
-        rows: dict[Hashable, dict] = {}
+    def rows(self) -> dict[Hashable, Any]:
+        """The last row of each key (a ``row_type``); a torn last line (killed mid-write) is
+        dropped, a damaged line before it is one error naming the file, the line and the field."""
+        rows: dict[Hashable, Any] = {}
         if not self.rows_path.is_file():
             return rows
         text = self.rows_path.read_text(encoding="utf-8")
@@ -113,17 +125,19 @@ class ResultsFolder(Generic[C]):
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
-                key = self.key(row)
-                rows.pop(key, None)  # a re-run's row replaces the old one, and goes last
-                rows[key] = row
-            except (json.JSONDecodeError, KeyError, TypeError):
+                row = self.row_type.model_validate_json(line)
+            except ValidationError as exc:
                 if n == len(lines) and not text.endswith("\n"):
                     break  # the row being written when the run was killed: that item runs again
-                raise UserError(f"{self.rows_path}, line {n}: not a row of {self.what} (the file is damaged)") from None
+                err = exc.errors()[0]
+                why = f"{'.'.join(map(str, err['loc']))}: {err['msg']}" if err["loc"] else "the file is damaged"
+                raise UserError(f"{self.rows_path}, line {n}: not a row of {self.what} ({why})") from None
+            key = self.key(row)
+            rows.pop(key, None)  # a re-run's row replaces the old one, and goes last
+            rows[key] = row
         return rows
 
-    def done(self, rows: Mapping[Any, dict] | None = None) -> set[Hashable]:
+    def done(self, rows: Mapping[Any, Any] | None = None) -> set[Hashable]:
         """The keys whose last row is finished (an error row is run again); ``rows``: the
         folder's rows when the caller has read them already."""
         return {k for k, row in (self.rows() if rows is None else rows).items() if self.finished(row)}
@@ -131,15 +145,21 @@ class ResultsFolder(Generic[C]):
     def at(self, out: Path) -> ResultsFolder[C]:
         """A folder of the same kind at ``out`` (a shard, a merge's target)."""
         return ResultsFolder(
-            out, self.config_type, self.key, rows_file=self.rows_path.name, what=self.what, finished=self.finished
+            out,
+            self.config_type,
+            self.row_type,
+            self.key,
+            rows_file=self.rows_path.name,
+            what=self.what,
+            finished=self.finished,
         )
 
-    def append(self, row: dict) -> None:
+    def append(self, row: Any) -> None:
         """One row, written at once (a torn tail left by a killed run is cut first)."""
         self.out.mkdir(parents=True, exist_ok=True)
         cut_torn_tail(self.rows_path)
         with open(self.rows_path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.write(row.to_line())
 
 
 def differences(config: BaseModel, stored: dict) -> list[tuple[str, str]]:
@@ -196,12 +216,12 @@ def merge(shards: Sequence[Path], out: Path, like: ResultsFolder) -> int:
                 f"{folder.out} has another configuration than {folders[0].out} ({'; '.join(d for _, d in diff)}): "
                 "merge only shards of one configuration"
             )
-    rows: dict[Hashable, dict] = {}
+    rows: dict[Hashable, Any] = {}
     for folder in folders:
         rows.update(folder.rows())
     target = like.at(out)
     target.pin(configs[0])
-    target.rows_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows.values()))
+    target.rows_path.write_text("".join(r.to_line() for r in rows.values()))
     return len(rows)
 
 

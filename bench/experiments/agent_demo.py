@@ -31,7 +31,7 @@ from bench.lib.verdict import Targets
 from webagent.agent.options import AgentOptions
 from webagent.errors import first_line
 from webagent.evaluation import Evaluator, Item
-from webagent.results_folder import ResultsFolder
+from webagent.results_folder import ResultsFolder, Row
 from webagent.trace.record import FILE, read_steps
 
 PHASES = {
@@ -50,7 +50,20 @@ class DemoConfig(BaseModel):
     agent: AgentOptions
 
 
-class DemoEval(Evaluator[str, Any]):
+class DemoRow(Row):
+    """A task's row in OUT/episodes.jsonl (``why`` and ``steps`` once it ran)."""
+
+    task: str
+    status: str
+    confirmed: bool
+    trace_dir: str
+    error: str | None = None
+    why: str | None = None
+    steps: int = 0
+    retried: str | None = None
+
+
+class DemoEval(Evaluator[str, Any, DemoRow]):
     """Each task an episode on a fresh shop (``DemoEpisode`` through ``run_episode``)."""
 
     config: DemoConfig
@@ -61,12 +74,12 @@ class DemoEval(Evaluator[str, Any]):
 
     @staticmethod
     def results(out: Path) -> ResultsFolder:
-        return ResultsFolder(out, DemoConfig, key=lambda row: row["task"], what="a demo bench run")
+        return ResultsFolder(out, DemoConfig, DemoRow, key=lambda row: row.task, what="a demo bench run")
 
     def plan(self) -> list[Item[str]]:
         return [Item(task, task, task, folder=f"task{i}") for i, task in enumerate(self.tasks)]
 
-    async def run_item(self, worker: Any, item: Item[str], trace: Path | None) -> dict:
+    async def run_item(self, worker: Any, item: Item[str], trace: Path | None) -> DemoRow:
         from webagent.agent.demo_episode import DemoEpisode
         from webagent.agent.episode import run_episode
         from webagent.browser import BrowserSession
@@ -77,27 +90,26 @@ class DemoEval(Evaluator[str, Any]):
         try:
             async with BrowserSession(allowed_domains=["127.0.0.1"]) as browser:
                 ran = await run_episode(DemoEpisode(shop, item.of), browser, worker, self.config.agent, trace)
-            row.update(
-                status=ran.result.status, confirmed=ran.verdict.success, why=ran.verdict.why, steps=ran.result.steps
-            )
+            row.status, row.confirmed, row.why = ran.result.status, ran.verdict.success, ran.verdict.why
+            row.steps = ran.result.steps
         except Exception as exc:  # noqa: BLE001 - an error row, run again on resume
-            row["error"] = f"{type(exc).__name__}: {first_line(exc)}"
+            row.error = f"{type(exc).__name__}: {first_line(exc)}"
         finally:
             shop.stop()
         return row
 
-    def error_row(self, item: Item[str], trace: Path | None, why: str | None) -> dict:
-        row = {"task": item.of, "status": "error", "confirmed": False, "trace_dir": str(trace)}
-        return row if why is None else {**row, "error": why}
+    def error_row(self, item: Item[str], trace: Path | None, why: str | None) -> DemoRow:
+        row = DemoRow(task=item.of, status="error", confirmed=False, trace_dir=str(trace))
+        return row if why is None else row.model_copy(update={"error": why})
 
-    def outcome(self, row: dict) -> str:
-        return f"{'confirmed' if row['confirmed'] else 'NOT confirmed'} ({row.get('why') or row.get('error')})"
+    def outcome(self, row: DemoRow) -> str:
+        return f"{'confirmed' if row.confirmed else 'NOT confirmed'} ({row.why or row.error})"
 
-    def failed(self, row: dict) -> bool:
-        return not row["confirmed"]
+    def failed(self, row: DemoRow) -> bool:
+        return not row.confirmed
 
 
-async def run_tasks(tasks: list[str], args, out: Path) -> dict[str, dict]:
+async def run_tasks(tasks: list[str], args, out: Path) -> dict[str, DemoRow]:
     """Each task not yet in ``out`` as an episode on a fresh shop (``webagent.evaluation``), its
     row appended at once; returns every task's row."""
     from webagent.evaluation import Serial, evaluate
@@ -112,7 +124,7 @@ async def run_tasks(tasks: list[str], args, out: Path) -> dict[str, dict]:
     async with open_client(endpoint) as client:
         config = DemoConfig(model=client.model_name, agent=AgentOptions(max_steps=args.max_steps))
         rows = await evaluate(DemoEval(tasks, config), out, Serial(client))
-    return {row["task"]: row for row in rows}
+    return {row.task: row for row in rows}
 
 
 def phases(folder: Path) -> dict:
@@ -159,13 +171,13 @@ def main() -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         for task, row in finished.items():
-            folder = Path(row["trace_dir"])
+            folder = Path(row.trace_dir)
             info = (
                 phases(folder)
                 if (folder / FILE).is_file()
                 else {"steps": 0, "seconds": {k: 0.0 for k in PHASES}, "prompt_tokens": 0, "median_step_s": 0.0}
             )
-            rows.append((task, info, bool(row["confirmed"])))
+            rows.append((task, info, row.confirmed))
         print(f"results: {out} (resumed by --out {out})")
     print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
     print(

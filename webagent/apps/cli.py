@@ -140,6 +140,7 @@ async def eval_command(
     **kwargs,
 ) -> None:
     """Run the agent on the suite's tasks; write episodes.jsonl, traces and the report."""
+    from webagent.apps.episode import AppsRow
     from webagent.apps.online import learn_from_pass, summary_line
     from webagent.apps.report import write_report
     from webagent.apps.runner import AppsConfig, AppsEval, select_tasks
@@ -160,7 +161,7 @@ async def eval_command(
         config = AppsConfig(model=model, agent=options, stop_at_goal=stop_at_goal, skills=skills)
         on = backend(client, cluster, endpoint)
 
-        async def run(folder: Path, config: AppsConfig, online=None) -> list[dict]:
+        async def run(folder: Path, config: AppsConfig, online=None) -> list[AppsRow]:
             tasks = AppsEval(apps, list(task_ids), config, ceiling=ceiling, shard=shard_of, online=online, say=status)
             return await evaluate(tasks, folder, on, say=status)
 

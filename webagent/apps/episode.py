@@ -18,6 +18,7 @@ from webagent.apps.instance import AppError, AppInstance
 from webagent.apps.spec import Task
 from webagent.errors import UserError, first_line
 from webagent.problems import CALL_FAILED, REFUSED
+from webagent.results_folder import Row
 from webagent.trace.record import StepRecord
 
 Ending = Literal["site_confirmed", "said_done", "stuck", "step_limit", "model_error", "error", "interrupted"]
@@ -91,25 +92,57 @@ class AppEpisode:
         return Verdict(ok, why)
 
 
-def error_row(app: str, task: Task, trace_dir: str | None, error: str | None = None) -> dict:
+class AppsRow(Row):
+    """A task's row in ``episodes.jsonl``; the fields after ``trace_dir`` are there once the task
+    ran (``ended`` with an error too; ``losses`` to ``loss``: the ceiling's)."""
+
+    app: str
+    task: str
+    kinds: list[str]
+    gold_steps: int
+    success: bool
+    status: str
+    steps: int
+    cause: str | None
+    check: str
+    answer: str | None
+    error: str | None
+    usage: dict
+    trace_dir: str | None
+    ended: Ending | None = None
+    refusals: int = 0
+    problems: dict[str, int] = {}  # unusable replies, by kind
+    goal_step: int | None = None
+    went_on: int | None = None  # the actions the run took after the step that reached its goal (a DONE is no action)
+    prompt_tokens: int = 0
+    reset_s: float = 0
+    losses: list[dict] = []
+    naming: list[dict] = []
+    found_by: dict[str, int] = {}
+    loss: str | None = None  # how the agent kept the gold step (ceiling.LossKind)
+    time_s: float = 0  # 0 (not 0.0) in a report of a row without it, as before rows were typed
+    retried: str | None = None  # run again after its worker was lost (``webagent.cluster``)
+
+
+def error_row(app: str, task: Task, trace_dir: str | None, error: str | None = None) -> AppsRow:
     """A task's row before it ran: an error, run again on resume (until it is filled)."""
-    row = {
-        "app": app,
-        "task": task.id,
-        "kinds": task.kinds,
-        "gold_steps": len(task.gold),
-        "success": False,
-        "status": "error",
-        "steps": 0,
-        "cause": None,
-        "check": "",
-        "answer": None,
-        "error": error,
-        "usage": {},
-        "trace_dir": trace_dir,
-    }
+    row = AppsRow(
+        app=app,
+        task=task.id,
+        kinds=task.kinds,
+        gold_steps=len(task.gold),
+        success=False,
+        status="error",
+        steps=0,
+        cause=None,
+        check="",
+        answer=None,
+        error=error,
+        usage={},
+        trace_dir=trace_dir,
+    )
     if error is not None:
-        row.update(cause="error", ended="error")
+        row.cause, row.ended = "error", "error"
     return row
 
 
@@ -129,7 +162,7 @@ async def run_task(
     stop_at_goal: bool = True,
     say: Callable[[str], None] | None = None,
     skills: list | None = None,
-) -> dict:
+) -> AppsRow:
     """One task on a reset instance (``AppEpisode`` through ``webagent.agent.episode.run_episode``);
     the row for ``episodes.jsonl``. ``say`` gets a line per step; ``skills`` are offered to the
     model (None: none)."""
@@ -153,37 +186,36 @@ async def run_task(
             )
         result, ok, steps = ran.result, ran.verdict.success, ran.steps
         goal_step = episode.goal_step
-        row.update(
-            success=ok,
-            status=result.status,
-            steps=result.steps,
-            check=ran.verdict.why,
-            answer=result.answer,
-            error=result.error,
-            usage=result.usage,
-            ended=ending(result.status, ok, steps),
-            cause=failure_cause(result.status, ok, steps),
-            refusals=sum(_refused(s) for s in steps),
-            problems=dict(Counter(s.problem_kind for s in steps if s.problem_kind)),  # unusable replies, by kind
-            goal_step=goal_step,
-            # the actions the run took after the step that reached its goal (a DONE is no action)
-            went_on=None if goal_step is None else sum(s.step > goal_step and s.operation != "DONE" for s in steps),
-            prompt_tokens=result.usage.get("prompt_tokens", 0),
+        row = row.model_copy(
+            update=dict(
+                success=ok,
+                status=result.status,
+                steps=result.steps,
+                check=ran.verdict.why,
+                answer=result.answer,
+                error=result.error,
+                usage=result.usage,
+                ended=ending(result.status, ok, steps),
+                cause=failure_cause(result.status, ok, steps),
+                refusals=sum(_refused(s) for s in steps),
+                problems=dict(Counter(s.problem_kind for s in steps if s.problem_kind)),
+                goal_step=goal_step,
+                went_on=None if goal_step is None else sum(s.step > goal_step and s.operation != "DONE" for s in steps),
+                prompt_tokens=result.usage.get("prompt_tokens", 0),
+            )
         )
     except (AppError, UserError) as exc:
-        row.update(error=str(exc), cause="error", ended="error", **_spent(trace_dir))
+        row = row.model_copy(update=dict(error=str(exc), cause="error", ended="error", **_spent(trace_dir)))
     except Exception as exc:  # noqa: BLE001 - one broken task must not end the run; it is re-run on resume
-        row.update(error=f"{type(exc).__name__}: {first_line(exc)}", cause="error", ended="error", **_spent(trace_dir))
-    row["reset_s"] = round(episode.reset_s, 4)
+        why = f"{type(exc).__name__}: {first_line(exc)}"
+        row = row.model_copy(update=dict(error=why, cause="error", ended="error", **_spent(trace_dir)))
+    row.reset_s = round(episode.reset_s, 4)
     if gold is not None:
-        row["losses"] = gold.losses
-        row["naming"] = gold.naming
-        row["found_by"] = gold.found
-        if not row["success"] and row["cause"] != "error":
+        row.losses, row.naming, row.found_by = gold.losses, gold.naming, gold.found
+        if not row.success and row.cause != "error":
             first = gold.losses[0] if gold.losses else None
-            row["cause"] = (
-                f"gold step {first['gold_step']} ({first['step']}): {first['message']}" if first else row["cause"]
-            )
-            row["loss"] = first["kind"] if first else None  # how the agent kept the gold step (ceiling.LossKind)
-    row["time_s"] = round(time.perf_counter() - t0, 2)
+            if first:
+                row.cause = f"gold step {first['gold_step']} ({first['step']}): {first['message']}"
+            row.loss = first["kind"] if first else None
+    row.time_s = round(time.perf_counter() - t0, 2)
     return row

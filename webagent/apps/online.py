@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from webagent.apps.episode import AppsRow
 from webagent.apps.learn import skills_of
 from webagent.skills.learn import merge
 from webagent.skills.model import Skill
@@ -20,16 +21,16 @@ from webagent.skills.store import write_file
 ONLINE_FILE = "online_skills.json"
 
 
-def learn_from_pass(first: Path, rows: list[dict]) -> dict[str, list[Skill]]:
+def learn_from_pass(first: Path, rows: list[AppsRow]) -> dict[str, list[Skill]]:
     """Per app, the skills of the first pass's confirmed runs (unmerged: each keeps the run it
     came from in ``sources``), also written to ``first/online_skills.json``."""
     learned: dict[str, list[Skill]] = {}
     for row in rows:
-        folder = Path(row.get("trace_dir") or "")
-        if not row.get("success") or not (folder / "run.json").is_file():
+        folder = Path(row.trace_dir or "")
+        if not row.success or not (folder / "run.json").is_file():
             continue
         skills = skills_of(folder)  # none from a confirmed run of one click or an answer read off a page
-        learned.setdefault(row["app"], []).extend(s.model_copy(update={"sources": [str(folder)]}) for s in skills)
+        learned.setdefault(row.app, []).extend(s.model_copy(update={"sources": [str(folder)]}) for s in skills)
     write_file(first / ONLINE_FILE, [s for skills in learned.values() for s in skills])
     return learned
 
@@ -41,6 +42,6 @@ def for_task(demonstrated: list[Skill], online: list[Skill], task_id: str) -> li
     return merge([*demonstrated, *others]) if others else demonstrated
 
 
-def summary_line(label: str, rows: list[dict]) -> str:
-    done = sum(1 for r in rows if r.get("success"))
+def summary_line(label: str, rows: list[AppsRow]) -> str:
+    done = sum(1 for r in rows if r.success)
     return f"{label}: {done}/{len(rows)} tasks" + (f" ({done / len(rows):.0%})" if rows else "")

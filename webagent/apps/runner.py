@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict
 import webagent.results_folder as results_folder
 from webagent.agent.options import AgentOptions
 from webagent.apps.ceiling import GoldModel
-from webagent.apps.episode import error_row, run_task
+from webagent.apps.episode import AppsRow, error_row, run_task
 from webagent.apps.instance import AppInstance, free_port, stable_port
 from webagent.apps.learn import for_instance
 from webagent.apps.online import for_task
@@ -61,7 +61,7 @@ def select_tasks(apps: list[App], task_ids: list[str], shard: tuple[int, int]) -
 
 def results(out: Path) -> ResultsFolder[AppsConfig]:
     """An apps eval results folder (``webagent.results_folder``): rows keyed by task."""
-    return ResultsFolder(out, AppsConfig, key=lambda row: row["task"], what="an apps eval run")
+    return ResultsFolder(out, AppsConfig, AppsRow, key=lambda row: row.task, what="an apps eval run")
 
 
 class AppsWorker:
@@ -97,7 +97,7 @@ class AppsWorker:
             self.serving = None
 
 
-class AppsEval(Evaluator[tuple[App, Task], AppsWorker]):
+class AppsEval(Evaluator[tuple[App, Task], AppsWorker, AppsRow]):
     """``apps eval`` (see the module docstring): ``online``, per app, skills learned from a first
     pass's runs (``apps.online``), offered to every task but the one each was learned from."""
 
@@ -134,7 +134,7 @@ class AppsEval(Evaluator[tuple[App, Task], AppsWorker]):
         finally:
             held.close()
 
-    async def run_item(self, worker: AppsWorker, item: Item[tuple[App, Task]], trace: Path | None) -> dict:
+    async def run_item(self, worker: AppsWorker, item: Item[tuple[App, Task]], trace: Path | None) -> AppsRow:
         from webagent.llm.testing import fake_client
 
         app, task = item.of
@@ -148,13 +148,13 @@ class AppsEval(Evaluator[tuple[App, Task], AppsWorker]):
             instance, task, client, self.config.agent, trace, gold, self.config.stop_at_goal, worker.say, skills
         )
 
-    def error_row(self, item: Item[tuple[App, Task]], trace: Path | None, why: str) -> dict:
+    def error_row(self, item: Item[tuple[App, Task]], trace: Path | None, why: str) -> AppsRow:
         app, task = item.of
         return error_row(app.name, task, None if trace is None else str(trace), why)
 
-    def outcome(self, row: dict) -> str:
-        verdict = "success" if row["success"] else f"failed: {row['cause']}"
-        return f"{verdict}; {row['steps']} steps, {row['time_s']:.0f} s, {row.get('prompt_tokens', 0)} prompt tokens"
+    def outcome(self, row: AppsRow) -> str:
+        verdict = "success" if row.success else f"failed: {row.cause}"
+        return f"{verdict}; {row.steps} steps, {row.time_s:.0f} s, {row.prompt_tokens} prompt tokens"
 
 
 def _demonstrated(app: App) -> list:

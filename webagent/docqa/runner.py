@@ -14,8 +14,9 @@ import asyncio
 import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from rich import get_console
@@ -27,7 +28,8 @@ from webagent.docqa.methods import Variant, runner_for
 from webagent.docqa.metrics import rate_answer, rouge
 from webagent.docqa.options import QAOptions
 from webagent.docqa.reading import DocumentState
-from webagent.evaluation import Evaluator, Item, Progress, backend
+from webagent.docqa.rows import DocumentRow, LeftForResume, QARow
+from webagent.evaluation import Evaluator, Item, backend, evaluate
 from webagent.llm.client import EndpointUnavailable, LLMClient
 from webagent.memory import compression_rate, word_count
 from webagent.prompts import load_prompt, prompt_hash
@@ -58,7 +60,8 @@ def results(out: Path) -> ResultsFolder[QAConfig]:
     return ResultsFolder(
         out,
         QAConfig,
-        key=lambda row: (row["method"], row["qid"]),
+        QARow,
+        key=lambda row: (row.method, row.qid),
         rows_file=RESULTS_FILE,
         what="a qa-eval run",
         finished=lambda row: True,
@@ -134,145 +137,132 @@ async def run_question(
     question: Question,
     variant: Variant,
     rate: bool = True,
-) -> dict:
+) -> QARow:
     counting = CountingClient(client)
     result = await runner_for(variant.method)(counting, state, question, variant)
     full_words = state.doc.words
-    row = {
-        "method": variant.name,
-        "doc_id": state.doc.doc_id,
-        "qid": question.qid,
-        "question": question.text,
-        "answer": result.answer,
-        "response_words": word_count(result.answer),
-        "context_words": result.context_words,
-        "full_words": full_words,
-        "compression_rate": round(compression_rate(full_words, result.context_words), 2),
-        "lookups": result.lookups,
-        "num_lookups": len(result.lookups),
-        "failures": result.failures,
-        "problem": result.problem,
-        "notes": result.notes,
+    row = QARow(
+        method=variant.name,
+        doc_id=state.doc.doc_id,
+        qid=question.qid,
+        question=question.text,
+        answer=result.answer,
+        response_words=word_count(result.answer),
+        context_words=result.context_words,
+        full_words=full_words,
+        compression_rate=round(compression_rate(full_words, result.context_words), 2),
+        lookups=result.lookups,
+        num_lookups=len(result.lookups),
+        failures=result.failures,
+        problem=result.problem,
+        notes=result.notes,
         **counting.counts(),
-        "gold": question.gold,
-        "endpoint_failed": counting.endpoint_failed,
-    }
+        gold=question.gold,
+        endpoint_failed=counting.endpoint_failed,
+    )
     if question.multiple_choice:
-        row.update(
-            option=result.option,
-            difficult=question.difficult,
-            correct=result.option is not None and result.option == question.gold,
-        )
+        row.option, row.difficult = result.option, question.difficult
+        row.correct = result.option is not None and result.option == question.gold
     else:
-        row.update(rouge(result.answer, question.references))
-        row["references"] = list(question.references)
+        for name, value in rouge(result.answer, question.references).items():
+            setattr(row, name, value)
+        row.references = list(question.references)
         if rate:
             rating = await rate_answer(client.scoped(), question.text, result.answer, question.references)
-            row.update(
-                rating=rating.rating,
-                rater_calls=rating.calls,
-                rater_failures=rating.failures,
-                endpoint_failed=row["endpoint_failed"] or rating.endpoint_failed,
-            )
+            row.rating, row.rater_calls, row.rater_failures = rating.rating, rating.calls, rating.failures
+            row.endpoint_failed = row.endpoint_failed or rating.endpoint_failed
     return row
 
 
-def _document_row(state: DocumentState) -> dict:
-    return {
-        "doc_id": state.doc.doc_id,
-        "words": state.doc.words,
-        "questions": len(state.doc.questions),
-        "builds": {
+def _document_row(state: DocumentState) -> DocumentRow:
+    return DocumentRow(
+        doc_id=state.doc.doc_id,
+        words=state.doc.words,
+        questions=len(state.doc.questions),
+        builds={
             k: {"failures": b.failures, "input_failures": b.input_failures, "from_cache": b.from_cache, **b.usage}
             for k, b in state.built().items()
         },
-    }
+    )
 
 
-async def run_document(
-    client: LLMClient,
-    doc: Document,
-    items: list[tuple[Question, Variant]],
-    options: QAOptions,
-    rate: bool,
-    memory_client: LLMClient | None,
-    emit,
-    failed,
-    progress=None,
-) -> dict:
-    """``items`` (a question and a method each) on one document, whose memory they share;
-    ``emit`` gets each finished row, ``failed`` the problem of a question the endpoint failed
-    (not written: a resume runs it again). Returns the document's row."""
-    state = DocumentState(client, doc, options, memory_client=memory_client, progress=progress)
-
-    async def one(q: Question, v: Variant) -> None:
-        # A call that failed because the endpoint was down (the raters' included) is the
-        # endpoint's fault, not the method's.
-        try:
-            row = await run_question(client, state, q, v, rate=rate)
-            problem = row["problem"]
-        except EndpointUnavailable as exc:
-            row, problem = None, str(exc)
-        if row is not None and not row["endpoint_failed"]:
-            emit(row)
-        else:
-            failed(problem)
-
-    await asyncio.gather(*(one(q, v) for q, v in items))
-    return _document_row(state)
+QARows = QARow | DocumentRow | LeftForResume  # what a document gives, as its questions finish
+DocumentQuestions = Item[tuple[Document, list[tuple[Question, Variant]]]]  # a document's questions (pending ones)
 
 
-DocumentQuestions = Item[tuple[Document, list[tuple[Question, Variant]]]]  # a document's pending questions
-
-
-class QAOnRay(Evaluator[tuple[Document, list[tuple[Question, Variant]]], tuple]):
-    """qa-eval's documents on Ray (``webagent.cluster.OnRay``): each document's pending
-    questions one item, in a worker that builds its memory once for them (as a serial run
-    builds it), on the endpoints every worker reaches; the row is the questions' rows, the
-    problems of those the endpoint failed (left for a resume) and the document's row, which
-    the driver writes."""
+class QAEval(Evaluator[tuple[Document, list[tuple[Question, Variant]]], tuple, QARows]):
+    """qa-eval's documents: each document's pending questions one item, in a worker that builds
+    its memory once for them (``DocumentState``), sharing it by all its questions and methods;
+    its rows are the questions' rows as each finishes, a ``LeftForResume`` for each question the
+    endpoint failed, and last the document's row (for documents.jsonl). On Ray the workers open
+    the --gist-model's endpoint (``memory``) themselves."""
 
     config: QAConfig
     noun = "documents"
     traces = False
 
-    def __init__(self, config: QAConfig, todo: list[DocumentQuestions], rate: bool, memory=None):
-        self.config, self.todo, self.rate = config, todo, rate  # the options: config.reading
-        self.memory = memory  # the --gist-model's endpoint (None: the model's)
+    def __init__(self, config: QAConfig, documents: list[Document], variants: list[Variant], rate: bool):
+        self.config, self.rate = config, rate  # the options: config.reading
+        self.documents = [
+            Item(d.doc_id, f"document {d.doc_id}", (d, [(q, v) for q in d.questions for v in variants]))
+            for d in documents
+        ]
+        self.memory: Any = None  # the --gist-model's endpoint for a Ray worker (None: the model's)
+        self.memory_client: LLMClient | None = None  # a serial run's --gist-model client
+        self.progress: Callable[[str], None] | None = None  # a serial run's lines on building documents
+
+    def __getstate__(self) -> dict:  # a Ray worker gets none of the driver's clients
+        return {**self.__dict__, "memory_client": None, "progress": None}
 
     results = staticmethod(results)
 
     def plan(self) -> list[DocumentQuestions]:
-        return self.todo
+        return self.documents
+
+    def pending(self, items: list[DocumentQuestions], done: set[Hashable]) -> list[DocumentQuestions]:
+        left = [(item, [(q, v) for q, v in item.of[1] if (v.name, q.qid) not in done]) for item in items]
+        return [Item(item.key, item.label, (item.of[0], todo)) for item, todo in left if todo]
 
     @contextlib.asynccontextmanager
     async def worker(self, client, remote: bool):
         from webagent.llm.endpoint import open_client
 
+        if not remote:
+            yield client, self.memory_client
+            return
         async with open_client(self.memory) if self.memory is not None else contextlib.nullcontext() as memory:
             yield client, memory
 
-    async def run_item(self, worker: tuple, item: DocumentQuestions, trace: Path | None) -> dict:
-        from webagent.cluster import with_usage
+    def clients(self, held: tuple) -> tuple:
+        return held[1:]
 
-        (client, memory_client), (doc, items) = worker, item.of
-        rows: list[dict] = []
-        failed: list[str] = []
-        document = await run_document(
-            client, doc, items, self.config.reading, self.rate, memory_client, rows.append, failed.append
-        )
-        return with_usage({"rows": rows, "failed": failed, "document": document}, memory_client)
+    async def run_rows(self, worker: tuple, item: DocumentQuestions, trace: Path | None, emit) -> None:
+        (client, memory_client), (doc, todo) = worker, item.of
+        state = DocumentState(client, doc, self.config.reading, memory_client=memory_client, progress=self.progress)
 
-    def error_row(self, item: DocumentQuestions, trace: Path | None, why: str) -> dict:
-        return {"rows": [], "failed": [why] * len(item.of[1]), "document": None}
+        async def one(q: Question, v: Variant) -> None:
+            # A call that failed because the endpoint was down (the raters' included) is the
+            # endpoint's fault, not the method's.
+            try:
+                row = await run_question(client, state, q, v, rate=self.rate)
+            except EndpointUnavailable as exc:
+                emit(LeftForResume(problem=str(exc)))
+                return
+            emit(row if not row.endpoint_failed else LeftForResume(problem=str(row.problem)))
 
-    def outcome(self, row: dict) -> str:
-        return f"{len(row['rows'])} questions answered" + (
-            f", {len(row['failed'])} left for a resume" if row["failed"] else ""
-        )
+        await asyncio.gather(*(one(q, v) for q, v in todo))
+        emit(_document_row(state))
 
-    def failed(self, row: dict) -> bool:
-        return bool(row["failed"])
+    def error_rows(self, item: DocumentQuestions, trace: Path | None, why: str) -> list[QARows]:
+        return [LeftForResume(problem=why) for _ in item.of[1]]
+
+    def item_outcome(self, rows: list[QARows]) -> str:
+        left = sum(isinstance(r, LeftForResume) for r in rows)
+        answered = sum(isinstance(r, QARow) for r in rows)
+        return f"{answered} questions answered" + (f", {left} left for a resume" if left else "")
+
+    def item_failed(self, rows: list[QARows]) -> bool:
+        return any(isinstance(r, LeftForResume) for r in rows)
 
 
 async def run_eval(
@@ -291,76 +281,52 @@ async def run_eval(
 ) -> dict:
     """`memory_client` (--gist-model) builds every document's pages and gists. `cluster`: a
     connected Ray (``webagent.cluster``) runs each document's pending questions instead, in a
-    worker (``QAOnRay``), on `endpoint` (the run's ``EndpointOptions``). `say` takes the Ray
-    driver's progress lines (the command gives ``cli_common.status``); without it the run is
-    quiet, no bar either."""
+    worker, on `endpoint` (the run's ``EndpointOptions``). `say` takes the Ray driver's progress
+    lines (the command gives ``cli_common.status``); without it the run is quiet, no bar either."""
+    evaluator = QAEval(config, documents, variants, rate)
     folder = results(out)
     folder.pin(config)
     cut_torn_tail(out / DOCS_FILE)
     done = folder.done()
-    todo = [
-        (doc, [(q, v) for q in doc.questions for v in variants if (v.name, q.qid) not in done]) for doc in documents
-    ]
     total = sum(len(doc.questions) * len(variants) for doc in documents)
-    resumed = total - sum(len(items) for _, items in todo)
-    semaphore = asyncio.Semaphore(doc_concurrency)
+    resumed = total - sum(len(item.of[1]) for item in evaluator.pending(evaluator.plan(), done))
     console = get_console()  # the bar's (stdout): its lines and the documents' progress go there too
 
     def print_here(line: str) -> None:
         console.print(f"… {line}")
 
-    progress = None if say is None else print_here
+    if cluster is None:
+        evaluator.memory_client, evaluator.progress = memory_client, None if say is None else print_here
+    elif memory_client is not None:
+        from webagent.cluster import worker_endpoint
+
+        evaluator.memory = worker_endpoint(endpoint, memory_client)
     endpoint_failures = [0]
     folder.rows_path.touch()  # the report reads it even when no question finished
     with (
         open(out / DOCS_FILE, "a", encoding="utf-8") as doc_sink,
-        results_folder.progress("qa-eval", total, resumed, "method-questions", progress) as advance,
+        results_folder.progress(
+            "qa-eval", total, resumed, "method-questions", None if say is None else print_here
+        ) as advance,
     ):
         finished = [resumed]
 
-        def emit(row: dict) -> None:
-            folder.append(row)
-            finished[0] = advance()
+        def on_row(row: QARows) -> bool:
+            """A question's row is written (the bar advances); a document's goes to documents.jsonl."""
+            if isinstance(row, QARow):
+                finished[0] = advance()
+                return True
+            if isinstance(row, DocumentRow):
+                doc_sink.write(row.to_line())
+                doc_sink.flush()
+            else:
+                endpoint_failures[0] += 1
+                if endpoint_failures[0] == 1:
+                    print_here(f"endpoint failure, question left for a resume: {row.problem}")
+            return False
 
-        def failed(problem: str) -> None:
-            endpoint_failures[0] += 1
-            if endpoint_failures[0] == 1:
-                print_here(f"endpoint failure, question left for a resume: {problem}")
-
-        def document_done(document: dict) -> None:
-            doc_sink.write(json.dumps(document, ensure_ascii=False) + "\n")
-            doc_sink.flush()
-
-        async def document(doc: Document, items) -> None:
-            if not items:
-                return
-            async with semaphore:
-                document_done(
-                    await run_document(client, doc, items, config.reading, rate, memory_client, emit, failed, progress)
-                )
-
-        if cluster is not None:
-            # Each document's pending questions as one Ray task (``QAOnRay``), its rows written as they come back.
-            from webagent.cluster import worker_endpoint
-
-            memory = worker_endpoint(endpoint, memory_client) if memory_client is not None else None
-            pending = [Item(doc.doc_id, f"document {doc.doc_id}", (doc, items)) for doc, items in todo if items]
-            on_ray = QAOnRay(config, pending, rate, memory)
-            line = Progress(on_ray, len(pending), 0, say)
-
-            def keep(item: DocumentQuestions, row: dict) -> None:
-                for r in row["rows"]:
-                    emit(r)
-                for problem in row["failed"]:
-                    failed(problem)
-                if row["document"]:
-                    document_done(row["document"])
-                line(item, row)
-
-            on = backend(client, cluster, endpoint)
-            await on.run(on_ray, pending, lambda item: None, keep, say or (lambda line: None))
-        else:
-            await asyncio.gather(*(document(d, items) for d, items in todo))
+        on = backend(client, cluster, endpoint, concurrency=doc_concurrency)
+        await evaluate(evaluator, out, on, say=say if cluster is not None else None, on_row=on_row)
     return {
         "planned": total,
         "resumed": resumed,

@@ -146,6 +146,6 @@ def merge_command(shards, out) -> None:
     n = merge([Path(s) for s in shards], Path(out), results(Path(out)))
     rows = list(results(Path(out)).rows().values())
     config = results(Path(out)).stored_config()
-    tasks = list(dict.fromkeys(r["task"] for r in rows))
+    tasks = list(dict.fromkeys(r.task for r in rows))
     write_reports(Path(out), rows, tasks, config.model_dump(mode="json") if config else {})
     click.echo(f"{n} episodes; report: {Path(out) / 'report.md'}")

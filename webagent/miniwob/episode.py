@@ -12,6 +12,7 @@ from webagent.agent.episode import Verdict, trace_counts
 from webagent.agent.episode import run_episode as episode_run
 from webagent.agent.loop import AgentOptions
 from webagent.errors import RuntimeFailure, first_line
+from webagent.results_folder import Row
 
 UNJUDGED_RAW_REWARD = -1.0  # MiniWoB's own score for an episode that ends unjudged (its timeout)
 
@@ -64,29 +65,50 @@ class EpisodeNotStarted(RuntimeFailure):
     pass
 
 
-def error_row(task: str, seed: int, trace_dir: str | None, error: str | None = None) -> dict:
+class MiniWoBRow(Row):
+    """An episode's row in ``episodes.jsonl``."""
+
+    task: str
+    seed: int
+    status: str
+    success: bool
+    raw_reward: float
+    reward: float
+    reason: str | None
+    judged: bool = True  # False: the task never judged the episode (scored -1)
+    steps: int
+    failed_steps: int
+    utterance: str | None
+    error: str | None
+    usage: dict
+    trace_dir: str | None
+    time_s: float = 0.0
+    retried: str | None = None  # run again after its worker was lost (``webagent.cluster``)
+
+
+def error_row(task: str, seed: int, trace_dir: str | None, error: str | None = None) -> MiniWoBRow:
     """An episode's row before it ran: an error, run again on resume (until it is filled)."""
-    return {
-        "task": task,
-        "seed": seed,
-        "status": "error",
-        "success": False,
-        "raw_reward": 0.0,
-        "reward": 0.0,
-        "reason": None,
-        "judged": False,
-        "steps": 0,
-        "failed_steps": 0,
-        "utterance": None,
-        "error": error,
-        "usage": {},
-        "trace_dir": trace_dir,
-    }
+    return MiniWoBRow(
+        task=task,
+        seed=seed,
+        status="error",
+        success=False,
+        raw_reward=0.0,
+        reward=0.0,
+        reason=None,
+        judged=False,
+        steps=0,
+        failed_steps=0,
+        utterance=None,
+        error=error,
+        usage={},
+        trace_dir=trace_dir,
+    )
 
 
 async def run_episode(
     browser, env, client, task: str, seed: int, options: AgentOptions, trace_dir: Path | None
-) -> dict:
+) -> MiniWoBRow:
     """One seed of ``task`` (``MiniWoBEpisode`` through ``webagent.agent.episode.run_episode``); the
     row for ``episodes.jsonl``."""
     t0 = time.perf_counter()
@@ -94,34 +116,31 @@ async def run_episode(
     try:
         ran = await episode_run(MiniWoBEpisode(env, task, seed), browser, client, options, trace_dir)
     except EpisodeNotStarted as exc:  # an error row, run again on resume
-        row.update(error=f"episode did not start: {exc}", time_s=round(time.perf_counter() - t0, 3))
+        row.error, row.time_s = f"episode did not start: {exc}", round(time.perf_counter() - t0, 3)
         return row
     except Exception as exc:  # noqa: BLE001 - one broken episode must not end the benchmark
         spent = trace_counts(trace_dir)  # what the run did before it raised, as its trace holds it
-        row.update(error=f"{type(exc).__name__}: {first_line(exc)}", time_s=round(time.perf_counter() - t0, 3))
-        row.update(steps=spent.steps, usage=spent.usage)
+        row.error, row.time_s = f"{type(exc).__name__}: {first_line(exc)}", round(time.perf_counter() - t0, 3)
+        row.steps, row.usage = spent.steps, spent.usage
         return row
     result, verdict = ran.result, ran.verdict
-    row["utterance"] = ran.goal
-    row.update(**(verdict.details or {}), success=verdict.success, judged=verdict.judged)
+    row.utterance = ran.goal
+    row = row.model_copy(update={**(verdict.details or {}), "success": verdict.success, "judged": verdict.judged})
     if not verdict.judged and result.status != "error":
         why = {
             "done": "the agent said DONE",
             "max_steps": f"out of steps ({result.steps})",
             "stuck": "the agent was stuck",
         }.get(result.status, f"the run ended ({result.status})")
-        row.update(
-            raw_reward=UNJUDGED_RAW_REWARD,
-            reward=UNJUDGED_RAW_REWARD,
-            success=False,
-            reason=f"unjudged: {why} before the task judged the episode",
+        row.raw_reward = row.reward = UNJUDGED_RAW_REWARD
+        row.success, row.reason = False, f"unjudged: {why} before the task judged the episode"
+    return row.model_copy(
+        update=dict(
+            status=result.status,
+            steps=result.steps,
+            failed_steps=result.failed_steps,
+            error=result.error,
+            usage=result.usage,
+            time_s=round(time.perf_counter() - t0, 3),
         )
-    row.update(
-        status=result.status,
-        steps=result.steps,
-        failed_steps=result.failed_steps,
-        error=result.error,
-        usage=result.usage,
-        time_s=round(time.perf_counter() - t0, 3),
     )
-    return row

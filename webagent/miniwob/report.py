@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from webagent.miniwob.episode import MiniWoBRow
 from webagent.results_folder import figure
 
 
@@ -16,32 +17,34 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _stats(rows: list[dict]) -> dict:
+def _stats(rows: list[MiniWoBRow]) -> dict:
     return {
         "episodes": len(rows),
-        "success_rate": _mean([1.0 if r["success"] else 0.0 for r in rows]),
-        "mean_raw_reward": _mean([r["raw_reward"] for r in rows]),
-        "mean_steps": _mean([r["steps"] for r in rows]),
-        "mean_time_s": _mean([r.get("time_s", 0.0) for r in rows]),
-        "model_calls": sum(r["usage"].get("calls", 0) for r in rows),
-        "prompt_tokens": sum(r["usage"].get("prompt_tokens", 0) for r in rows),
-        "completion_tokens": sum(r["usage"].get("completion_tokens", 0) for r in rows),
-        "errors": sum(r["status"] == "error" for r in rows),
-        "unjudged": sum(r["status"] != "error" and not r.get("judged", True) for r in rows),
+        "success_rate": _mean([1.0 if r.success else 0.0 for r in rows]),
+        "mean_raw_reward": _mean([r.raw_reward for r in rows]),
+        "mean_steps": _mean([r.steps for r in rows]),
+        "mean_time_s": _mean([r.time_s for r in rows]),
+        "model_calls": sum(r.usage.get("calls", 0) for r in rows),
+        "prompt_tokens": sum(r.usage.get("prompt_tokens", 0) for r in rows),
+        "completion_tokens": sum(r.usage.get("completion_tokens", 0) for r in rows),
+        "errors": sum(r.status == "error" for r in rows),
+        "unjudged": sum(r.status != "error" and not r.judged for r in rows),
     }
 
 
-def summarise(rows: list[dict], tasks: list[str]) -> dict:
-    per_task = {t: _stats([r for r in rows if r["task"] == t]) for t in tasks}
+def summarise(rows: list[MiniWoBRow], tasks: list[str]) -> dict:
+    per_task = {t: _stats([r for r in rows if r.task == t]) for t in tasks}
     return {"tasks": per_task, "overall": _stats(rows)}
 
 
-def write_reports(out: Path, rows: list[dict], tasks: list[str], config: dict, wall_s: float | None = None) -> dict:
+def write_reports(
+    out: Path, rows: list[MiniWoBRow], tasks: list[str], config: dict, wall_s: float | None = None
+) -> dict:
     summary = summarise(rows, tasks)
     summary["config"] = config
     if wall_s is not None:
         summary["wall_time_s"] = round(wall_s, 2)
-    summary["episodes"] = rows
+    summary["episodes"] = [r.model_dump(mode="json", exclude_unset=True) for r in rows]
     (out / "report.json").write_text(json.dumps(summary, indent=2))
     agent = config.get("agent", config)  # the agent's options (a folder of an older version: at the top)
     lines = [
@@ -70,11 +73,11 @@ def write_reports(out: Path, rows: list[dict], tasks: list[str], config: dict, w
         "|---|---:|---|---|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
-        judged = "yes" if r.get("judged", True) else "no"
+        judged = "yes" if r.judged else "no"
         lines.append(
-            f"| {r['task']} | {r['seed']} | {r['status']} | {judged} | {r['raw_reward']:g} | {r['steps']} | "
-            f"{r['failed_steps']} | {r.get('time_s', 0):.1f} | {r['usage'].get('calls', 0)} | "
-            f"{(r['error'] or '').replace('|', '/')} |"
+            f"| {r.task} | {r.seed} | {r.status} | {judged} | {r.raw_reward:g} | {r.steps} | "
+            f"{r.failed_steps} | {r.time_s:.1f} | {r.usage.get('calls', 0)} | "
+            f"{(r.error or '').replace('|', '/')} |"
         )
     (out / "report.md").write_text("\n".join(lines) + "\n")
     _chart(out / "success_rate.png", summary, config)

@@ -30,7 +30,7 @@ from webagent.agent.options import AgentOptions
 from webagent.errors import UserError
 from webagent.evaluation import Evaluator, Item, backend, evaluate
 from webagent.miniwob.browser import ReusingEnv, context_session, shared_browser
-from webagent.miniwob.episode import error_row, model_client, run_episode
+from webagent.miniwob.episode import MiniWoBRow, error_row, model_client, run_episode
 from webagent.results_folder import ResultsFolder
 
 
@@ -49,10 +49,10 @@ Episode = Item[tuple[str, int]]  # a task and seed
 
 def results(out: Path) -> ResultsFolder[MiniWoBConfig]:
     """A MiniWoB++ results folder (``webagent.results_folder``): rows keyed by task and seed."""
-    return ResultsFolder(out, MiniWoBConfig, key=lambda row: (row["task"], row["seed"]), what="a MiniWoB run")
+    return ResultsFolder(out, MiniWoBConfig, MiniWoBRow, key=lambda row: (row.task, row.seed), what="a MiniWoB run")
 
 
-class MiniWoBEval(Evaluator[tuple[str, int], tuple]):
+class MiniWoBEval(Evaluator[tuple[str, int], tuple, MiniWoBRow]):
     """The pending episodes (of ``shard`` i/n: every n-th (task, seed) from the i-th). The
     browser of a serial run: attached at ``cdp_url``, else ``browser`` (a shared Playwright
     Browser), else one launched here; a Ray worker launches its own for each episode."""
@@ -118,18 +118,17 @@ class MiniWoBEval(Evaluator[tuple[str, int], tuple]):
         async with session as browser, ReusingEnv(browser, reuse_page=self.config.reuse_page) as env:
             yield browser, env, client
 
-    async def run_item(self, worker: tuple, item: Episode, trace: Path | None) -> dict:
+    async def run_item(self, worker: tuple, item: Episode, trace: Path | None) -> MiniWoBRow:
         browser, env, client = worker
         return await run_episode(browser, env, client, *item.of, self.config.agent, trace)
 
-    def error_row(self, item: Episode, trace: Path | None, why: str) -> dict:
+    def error_row(self, item: Episode, trace: Path | None, why: str) -> MiniWoBRow:
         return error_row(*item.of, None if trace is None else str(trace), why)
 
-    def outcome(self, row: dict) -> str:
+    def outcome(self, row: MiniWoBRow) -> str:
         """An episode's progress line after its name."""
-        return (
-            f"{row['status']}, raw reward {row['raw_reward']:g}, {row['steps']} steps, {row.get('time_s', 0):.1f}s"
-            + (f" ({row['error']})" if row["error"] else "")
+        return f"{row.status}, raw reward {row.raw_reward:g}, {row.steps} steps, {row.time_s:.1f}s" + (
+            f" ({row.error})" if row.error else ""
         )
 
     open_model = staticmethod(model_client)
@@ -144,7 +143,7 @@ async def run_miniwob(
     progress=None,
     cluster=None,
     endpoint=None,
-) -> list[dict]:
+) -> list[MiniWoBRow]:
     """Run the pending episodes into ``out`` (``webagent.evaluation.evaluate``); returns every row
     of the run (old and new). ``cluster``: a connected Ray (``webagent.cluster``) runs each
     episode instead, in a worker with its own browser, on ``endpoint`` (the run's
