@@ -56,7 +56,7 @@ def demo_policy(messages, params, purpose, context=None):
             }
         return {"operation": "CLICK", "element_id": context.control_id("submit button", "Place order")}
     if "confirm.html" in url:
-        return {"operation": "DONE", "element_id": "", "value": "ordered Night Trains"}
+        return {"operation": "DONE", "element_id": "", "value": "Your order was placed"}  # (the page says so)
     raise AssertionError(f"unexpected page {url}")
 
 

@@ -103,7 +103,10 @@ async def test_password_is_redacted_everywhere(browser, site, tmp_path):
         return {"operation": "DONE", "element_id": "", "value": "logged in"}
 
     recorder = Mind2WebRecorder(tmp_path / "records", "log in as ada", site, run_id="pw")
-    result, _, steps, lines = await _run(browser, site + "login.html", policy, tmp_path, recorder=recorder)
+    # (its DONE's words are no page's: the answer's grounding is test_agent_guards')
+    result, _, steps, lines = await _run(
+        browser, site + "login.html", policy, tmp_path, recorder=recorder, grounded_done=False
+    )
     assert result.status == "done" and result.steps == 4
     assert await browser.page.input_value("#pw") == secret  # it was typed for real
     assert "Welcome ada" in await browser.page.inner_text("#msg")
@@ -187,13 +190,13 @@ def _offered(schema: dict, op: str) -> dict[str, list]:
     return found
 
 
-async def _clock_run(browser, site, tmp_path, task, policy, max_steps):
+async def _clock_run(browser, site, tmp_path, task, policy, max_steps, **options):
     browser.guard = None
     assert (await browser.open(site + "clock.html")).ok
     backend = FunctionBackend(policy)
     trace = TraceWriter(tmp_path / "trace")
     result = await run_agent(
-        browser, fake_client(backend), task, options=AgentOptions(max_steps=max_steps), trace=trace
+        browser, fake_client(backend), task, options=AgentOptions(max_steps=max_steps, **options), trace=trace
     )
     return result, backend, trace_lines(trace)
 
@@ -201,8 +204,9 @@ async def _clock_run(browser, site, tmp_path, task, policy, max_steps):
 async def test_a_clock_ticking_is_no_change_and_nothing_is_withheld(browser, site, tmp_path):
     """A page with a clock that ticks every 50 ms while the model thinks: a button that does
     nothing and the option a select already shows are "no visible change" (the clock aside);
-    everything stays on offer (a note, not a ban); a button that changes the page is "ok"
-    and says what the page now shows."""
+    everything stays on offer (a note, not a ban: the loop breaker off; on, an action that changed
+    nothing leaves the next step's choices, test_agent_guards); a button that changes the page is
+    "ok" and says what the page now shows."""
     import time
 
     def policy(messages, params, purpose, context):
@@ -218,7 +222,9 @@ async def test_a_clock_ticking_is_no_change_and_nothing_is_withheld(browser, sit
         return {"operation": "CLICK", "element_id": context.control_id("button", "Add one")}
 
     calls: list[int] = []
-    result, backend, steps = await _clock_run(browser, site, tmp_path, "Choose a colour, then add one.", policy, 4)
+    result, backend, steps = await _clock_run(
+        browser, site, tmp_path, "Choose a colour, then add one.", policy, 4, loop_breaker=False
+    )
     assert [s["result_text"].split(";")[0].split(" (")[0] for s in steps] == [
         "no visible change",
         "no visible change",
@@ -261,7 +267,8 @@ async def test_the_runs_note_marks_the_control_it_acted_on_not_its_namesakes():
 async def test_a_reload_of_the_same_page_keeps_its_ids(browser, site, tmp_path):
     """ "Show All" loads the same URL again: every node is new to the browser, but the model
     keeps the ids it read, the conversation says the page is the same instead of sending it
-    again, and an action on a kept id reaches the new document's element."""
+    again, and an action on a kept id reaches the new document's element (the loop breaker off:
+    the second click changed nothing again)."""
 
     def policy(messages, params, purpose, context):
         if purpose == "form_check":
@@ -278,7 +285,11 @@ async def test_a_reload_of_the_same_page_keeps_its_ids(browser, site, tmp_path):
     assert (await browser.open(site + "list.html")).ok
     trace = TraceWriter(tmp_path / "trace")
     await run_agent(
-        browser, fake_client(FunctionBackend(policy)), "Filter by abc", options=AgentOptions(max_steps=3), trace=trace
+        browser,
+        fake_client(FunctionBackend(policy)),
+        "Filter by abc",
+        options=AgentOptions(max_steps=3, loop_breaker=False),
+        trace=trace,
     )
     steps = trace_lines(trace)
     assert len(set(seen)) == 1, seen  # the same two ids at every step
@@ -319,7 +330,7 @@ async def test_an_empty_capture_is_looked_at_again_before_the_next_step(browser,
         return {"operation": "DONE", "element_id": "", "value": "clicked"}
 
     loading = _FirstCaptureEmpty(browser)
-    result, backend, steps, _ = await _run(loading, site + "login.html", policy, tmp_path)
+    result, backend, steps, _ = await _run(loading, site + "login.html", policy, tmp_path, grounded_done=False)
     # Step 1 saw nothing to act on; the page was captured again, so step 2 acts on it.
     assert steps[0]["problem"] == "the page shows nothing to act on" and steps[0]["controls"] == 0
     assert steps[1]["controls"] > 0 and steps[1]["ok"] and "Log in" in steps[1]["action_text"]

@@ -187,7 +187,9 @@ async def test_fill_fills_a_text_field_and_a_select_and_sends_the_form_in_one_st
             browser,
             fake_client(backend),
             "order it",
-            options=AgentOptions(max_steps=3, form_check=False),  # the check's own test is below
+            options=AgentOptions(
+                max_steps=3, form_check=False, grounded_done=False
+            ),  # the check's own test is below; a GET form
             trace=trace,
         )
         assert result.status == "done" and result.steps == 2
@@ -240,7 +242,7 @@ async def test_a_password_typed_by_fill_is_in_no_file_of_the_trace(browser, tmp_
             browser,
             fake_client(FunctionBackend(policy)),
             "Sign up as ada",
-            options=AgentOptions(max_steps=3, form_check=False),
+            options=AgentOptions(max_steps=3, form_check=False, grounded_done=False),  # (a GET form: no site change)
             trace=trace,
             progress=lines.append,
         )
@@ -286,7 +288,7 @@ async def test_the_form_check_holds_the_click_not_the_fields(browser, tmp_path):
             browser,
             fake_client(FunctionBackend(policy)),
             "order it",
-            options=AgentOptions(max_steps=4, form_check=True),
+            options=AgentOptions(max_steps=4, form_check=True, grounded_done=False),  # (a GET form: no site change)
             trace=trace,
         )
         steps = trace_lines(trace)

@@ -44,7 +44,7 @@ def _add_one_twice(messages, params, purpose, context=None):
     if purpose == "form_check":
         return {"fix": "", "ready": True}
     if len(context.history) >= 2:
-        return {"operation": "DONE", "element_id": "", "value": "added two"}
+        return {"operation": "DONE", "element_id": "", "value": "2"}  # (the count the page shows)
     return {"operation": "CLICK", "element_id": context.control_id("button", "Add one")}
 
 
@@ -67,7 +67,7 @@ def test_a_run_on_any_page_is_a_page_episode(tmp_path, episodes):
         stop()
     assert [type(e) for e in episodes] == [PageEpisode] and episodes[0].url == base + "counter.html"
     assert said[0] == f"opened {base}counter.html; trace in {tmp_path / 't'}"
-    assert (result.status, result.answer, result.steps) == ("done", "added two", 3)
+    assert (result.status, result.answer, result.steps) == ("done", "2", 3)
     assert result.final_url == base + "counter.html" and result.final_title == "Counter"
     assert result.demo_order_placed is None and agent.demo_orders is None
     run = json.loads((tmp_path / "t" / "run.json").read_text())

@@ -19,6 +19,9 @@ ProblemKind = Literal[
     "bad_skill_args",  # a SKILL's arguments missing, unknown, or not among a select's options
     "bad_answer",  # a DONE whose answer quotes the prompt's own words (a warning, a placeholder), not the page
     "nothing_to_act_on",  # the page showed nothing the model could act on (no model call)
+    "repeated",  # an action this run repeated on the same page state (``agent.loop_breaker``)
+    "ungrounded_answer",  # a DONE whose answer no page of the run showed (``agent.grounding``), refused once
+    "no_change",  # a DONE with no answer while nothing was changed on the site (``agent.grounding``), refused once
 ]
 PROBLEM_KINDS: tuple[str, ...] = get_args(ProblemKind)
 # The model call failed: there was no reply to read.

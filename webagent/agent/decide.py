@@ -57,7 +57,8 @@ class Decision:
             "times",
         )  # every other field is kept, by its name
         kept = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in untraced}
-        return kept | {"replies": self.outcome.replies}
+        reason = {"reason": self.outcome.reason} if self.outcome.reason else {}  # shown, never executed
+        return kept | {"replies": self.outcome.replies} | reason
 
 
 @dataclass
@@ -81,6 +82,7 @@ class DecideContext:
     fill: bool = True  # FILL may be offered (``Choices.fill``)
     reuse: GistReuse | None = None  # gists of snippets met before in the run
     chat: LiveChat | None = None  # the conversation the prompt cache keeps
+    repeated: dict[str, str] = field(default_factory=dict)  # actions out of the choices here (``Choices.repeated``)
 
 
 async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
@@ -96,6 +98,8 @@ async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
             skills=dict(ctx.skill_params),
             fill=ctx.fill,
             notes=ctx.notes,
+            repeated=ctx.repeated,
+            reason=options.reason,
         )
         return await predict_live_action(
             client,

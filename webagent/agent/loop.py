@@ -25,6 +25,13 @@ comes a third time in the run (``stuck``; this also catches loops between pages)
 * A model endpoint that is down, or a page that cannot be captured, ends the run with
   status ``error``.
 * ``dry_run``: actions are predicted and reported, never executed (the page stays as it is).
+* Issue 47's guards, each an option: ``loop_breaker`` (``webagent.agent.loop_breaker``: an
+  action repeated on the same page state leaves the next step's choices, the model is told what
+  the page already shows, a third repeat re-plans -- ``StepOutcome.loop.replan``, ``_replan``;
+  without it, the warning and ``stuck`` above), ``grounded_done`` (``webagent.agent.grounding``:
+  a DONE refused once when no page showed its answer, or when it gives none and nothing on the
+  site changed; the refusal is the step's problem, counted with the refusals) and ``reason``
+  (a short reason before the action, in the step's record).
 * Per-step accounting uses ``client.scoped()``.
 """
 
@@ -40,6 +47,8 @@ from typing import Any
 from webagent.agent import elements
 from webagent.agent.act import Acted, act, to_browser_action
 from webagent.agent.decide import DecideContext, Decision, decide, decide_page
+from webagent.agent.grounding import form_method, site_change
+from webagent.agent.loop_breaker import LoopVerdict
 from webagent.agent.mind2web_export import Mind2WebRecorder
 from webagent.agent.options import AgentOptions, RunStatus
 from webagent.agent.secrets import mask_task, placeholder, uses_secret
@@ -49,6 +58,7 @@ from webagent.browser.errors import CaptureError
 from webagent.browser.models import Dialog
 from webagent.errors import UserError
 from webagent.llm.client import LLMClient
+from webagent.problems import Problem
 from webagent.skills import store as skill_store
 from webagent.skills.learn import site_of
 from webagent.skills.offer import Offer
@@ -155,9 +165,24 @@ async def run_agent(
             if outcome.finished:
                 result.status, result.answer = "done", outcome.finished
                 break
-            if action is not None and action.operation == "DONE":
+            if action is not None and action.operation == "DONE" and outcome.ok:  # (not a refused DONE)
                 result.status, result.answer = "done", scrub(action.value, state.secrets) or None
                 break
+            if outcome.loop is not None:  # the loop breaker's word (``loop_breaker``)
+                if outcome.loop.stuck:
+                    result.status, result.error = "stuck", outcome.loop.stuck
+                    break
+                if outcome.loop.replan:
+                    _replan(state)
+            if outcome.loop is not None and (action is not None or outcome.loop.warning):
+                earlier = repeats.first(_setting(action, record), n) if action else None
+                state.warning = outcome.loop.warning or (
+                    f"Warning: you already did {record.action_text} on this page at step {earlier}, with "
+                    "the same values. Do something else."
+                    if earlier
+                    else ""
+                )
+                continue
             # The element by what it is (ids change with each new document), the page by what it shows.
             key = (
                 ("FILL", record.element, json.dumps(_fields(record)), record.page)
@@ -219,6 +244,7 @@ class StepOutcome:
     ok: bool
     fatal: str | None = None  # why the run cannot go on (the model endpoint, the page capture)
     finished: str | None = None  # the site's word (``after_step``): the run is done
+    loop: LoopVerdict | None = None  # the loop breaker's word (None: it is off, or had nothing to say of a step)
 
 
 @dataclass
@@ -248,6 +274,7 @@ class _Guarded:
     control: Control | None
     description: str  # what it acts on, for the record
     held: str | None = None  # why the form check holds the form it would send
+    refused: Problem | None = None  # why a DONE is refused (``grounding``): the run goes on
 
 
 async def _step(browser, client, state: RunState, n, trace, recorder, after_step) -> StepOutcome:
@@ -266,6 +293,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
     if acted.executed is not None:
         _remember(state, seen, guard, acted, recorder, n)
     record = _record(state, step_client, n, seen, decision, guard, acted)
+    loop = _guards_after(state, seen, guard, acted, decision, n, record.action_text)
     if trace is not None:
         box = elements.box(seen.obs.raw_html, action.element_id) if action and action.element_id else None
         record = trace.write_step(record, seen.shot, box)
@@ -277,7 +305,7 @@ async def _step(browser, client, state: RunState, n, trace, recorder, after_step
         with contextlib.suppress(CaptureError):
             state.obs = await browser.observe()
     fatal = f"the model endpoint failed: {decision.outcome.problem}" if decision.endpoint_failed else None
-    return StepOutcome(record, action, acted.ok, fatal or acted.fatal, acted.finished)
+    return StepOutcome(record, action, acted.ok, fatal or acted.fatal, acted.finished, loop)
 
 
 async def _observe(browser, state: RunState, trace) -> _Seen:
@@ -315,6 +343,8 @@ async def _observe(browser, state: RunState, trace) -> _Seen:
     if dialog is not None:
         page["dialog"] = dialog.model_dump(exclude_none=True)
     state.skills.offer(obs, controls, dialog is not None)
+    if state.options.grounded_done:  # what a DONE's answer is checked against
+        state.grounds.see(before, obs.cleaned_html)
     return _Seen(obs, dialog, shot, snippets, controls, before, page, times, problem)
 
 
@@ -339,6 +369,7 @@ async def _decide(client, state: RunState, seen: _Seen) -> Decision:
             skill_params=state.skills.params(),
             reuse=state.reuse,
             chat=state.chat,
+            repeated=state.loops.banned(state.page, obs.url) if _breaks_loops(state.options) else {},
         ),
     )
 
@@ -369,6 +400,8 @@ async def _guard(client, state: RunState, seen: _Seen, action: LiveAction | None
         else (elements.describe(obs.cleaned_html, action.element_id) if action and action.element_id else "")
     )
     guarded = _Guarded(action, secret, hidden, offer, control, description)
+    if action is not None and action.operation == "DONE" and state.options.grounded_done and not state.options.dry_run:
+        guarded.refused = state.grounds.refusal(scrub(action.value, secrets))
     if not state.options.dry_run:
         guarded.held, form_check = await _check_form(client, state, seen.controls, control, action)
         if form_check is not None:
@@ -381,6 +414,8 @@ async def _execute(browser, client, state: RunState, seen: _Seen, guard: _Guarde
     action = guard.action
     if action is None:
         return Acted(None, False, False, "failed: no usable action")
+    if guard.refused is not None:
+        return Acted(None, False, False, f"refused: {guard.refused}")
     if guard.held is not None and action.operation != "FILL":  # a FILL fills its fields, then holds (``act``)
         held = f"not sent: a check of the form before sending says: {guard.held} (send it again if the form is right)"
         return Acted(None, False, False, held)
@@ -432,8 +467,8 @@ def _record(
         title=obs.title,
         obs=obs,
         description=guard.description,
-        problem=decision.outcome.problem,
-        problem_kind=decision.outcome.problem_kind,
+        problem=str(guard.refused) if guard.refused is not None else decision.outcome.problem,
+        problem_kind=guard.refused.kind if guard.refused is not None else decision.outcome.problem_kind,
         executed=acted.executed,
         result_text=acted.text,
         ok=acted.ok,
@@ -451,6 +486,69 @@ def _record(
     )
     state.history.append(scrub(history_line(record), state.secrets))
     return record
+
+
+def _breaks_loops(options: AgentOptions) -> bool:
+    """Whether the loop breaker is on (a dry run changes nothing: every action would be a repeat)."""
+    return options.loop_breaker and not options.dry_run
+
+
+def _guards_after(
+    state: RunState, seen: _Seen, guard: _Guarded, acted: Acted, decision: Decision, n: int, text: str
+) -> LoopVerdict | None:
+    """After a step: what it changed on the site (``grounding``: a DONE with no answer needs a
+    change), and the loop breaker's word on it (None when it is off)."""
+    action, control, options = guard.action, guard.control, state.options
+    if options.dry_run:
+        return None
+    if options.grounded_done and action is not None and acted.executed is not None and acted.ok:
+        _note_change(state, seen, guard, acted, n, text)
+    if not options.loop_breaker:
+        return None
+    if action is None:  # a reply of nothing but actions already repeated here: the third repeat
+        if decision.outcome.problem_kind == "repeated":
+            return state.loops.refused(seen.page["page"], seen.obs.url, decision.outcome.problem or "")
+        return None
+    if acted.executed is None or guard.held is not None:  # nothing was done (a DONE, a form held by the check)
+        return LoopVerdict()
+    after = state.lines(state.obs) if state.obs is not None else seen.before
+    return state.loops.after(
+        n,
+        action,
+        text,
+        page=seen.page["page"],
+        url=seen.obs.url,
+        control=control,
+        changed=acted.changed,
+        before=seen.before,
+        after=after,
+    )
+
+
+def _note_change(state: RunState, seen: _Seen, guard: _Guarded, acted: Acted, n: int, text: str) -> None:
+    """A step that changed the site (``grounding.site_change``), or set fields of a form it did not send."""
+    action, control = guard.action, guard.control
+    assert action is not None
+    op = action.operation if action.operation != "DIALOG" or action.value == "accept" else ""
+    kind, form = (control.kind, control.form) if control is not None else ("", "")
+    if guard.held is None and acted.changed and site_change(op, kind, form, action.press_enter, seen.obs.raw_html):
+        state.grounds.changed(f"step {n}: {text}", form if form else None)
+        return
+    unsent = (op == "TYPE" and not action.press_enter) or op == "SELECT" or (op == "FILL" and not action.element_id)
+    if not (unsent or (op == "FILL" and guard.held is not None)):
+        return
+    fields = [seen.controls.get(f.element_id) for f in action.fields] if op == "FILL" else [control]
+    for field_ in fields:  # (a GET form's field is a search's, not a change left unsent)
+        if field_ is not None and field_.form and form_method(seen.obs.raw_html, field_.form) != "get":
+            state.grounds.filled(field_.form, f"{field_.describe()} (step {n})")
+
+
+def _replan(state: RunState) -> None:
+    """A third repeat: the run re-plans. The place for a planner (``StepOutcome.loop.replan``);
+    until there is one, the model is asked afresh (its conversation restarted), the repeated
+    actions still out of its choices."""
+    if state.chat is not None:
+        state.chat.reset()
 
 
 def _repairer(client, state: RunState):

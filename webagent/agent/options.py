@@ -55,6 +55,33 @@ class AgentOptions:
         ),
     )
     skills: bool = True  # offer the start site's skills (webagent.skills) beside the page's controls
+    # issue 47's guards, each a lever of its own (webagent.agent.loop_breaker, webagent.agent.grounding)
+    loop_breaker: bool = field(
+        default=True,
+        metadata=cli(
+            "--loop-breaker",
+            "An action repeated on the same page state leaves the next step's choices, and the model is told "
+            "what the page already shows; a third repeat asks afresh.",
+            negative="--no-loop-breaker",
+        ),
+    )
+    grounded_done: bool = field(
+        default=True,
+        metadata=cli(
+            "--grounded-done",
+            "DONE is refused once when its answer is on no page the run saw (with the nearest text the pages "
+            "showed), or when it gives no answer and nothing on the site was changed.",
+            negative="--no-grounded-done",
+        ),
+    )
+    reason: bool = field(
+        default=True,
+        metadata=cli(
+            "--reason",
+            "The model writes a short reason before each action (shown in the trace, never executed).",
+            negative="--no-reason",
+        ),
+    )
 
     def __post_init__(self) -> None:
         for name, allowed in (("lookup", LOOKUPS), ("act_on", ACT_ON), ("prompt", get_args(PromptLayout))):

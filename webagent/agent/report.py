@@ -46,6 +46,8 @@ def _step_html(folder: Path, step: StepRecord, mark: str = "") -> str:
         f'<div class="meta">{escape(step.url)} — {escape(step.title)}</div>',
         f"<p><b>Action:</b> {escape(step.action_text)}</p>",
     ]
+    if step.reason:  # the model's reason before its action (never executed)
+        parts.insert(2, f"<p><b>Reason:</b> {escape(step.reason)}</p>")
     if step.element:
         parts.append(f"<p><b>Element:</b> {escape(step.element)}</p>")
     parts.append(f'<p><b>Result:</b> <span class="{cls}">{escape(step.result_text)}</span></p>')

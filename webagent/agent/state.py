@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from webagent.agent.grounding import Grounds
+from webagent.agent.loop_breaker import LoopBreaker
 from webagent.agent.secrets import mask
 from webagent.browser import Observation
 from webagent.errors import UserError
@@ -52,6 +54,10 @@ class RunState:
     # new document reuses from carrying the note to another control.
     did: dict[tuple[str, str], str] = field(default_factory=dict)
     skills: SkillLifecycle = field(default_factory=SkillLifecycle)  # the site's skills: offers, done, could not start
+    loops: LoopBreaker = field(default_factory=LoopBreaker)  # actions repeated, out of the choices where they were
+    grounds: Grounds = field(
+        default_factory=Grounds
+    )  # what the pages showed and the run changed: DONE is checked on it
     # password field id -> a hash of what this run last typed into it (never the value itself)
     passwords_typed: dict[str, str] = field(default_factory=dict)
     # the last two renderings: a step renders the page it acts on, the capture just before

@@ -105,6 +105,7 @@ class StepRecord(_Record):
     replies: list[str] = Field(default_factory=list)
     failures: int = 0
     form_check: dict[str, Any] | None = None
+    reason: str | None = None  # the model's short reason before its action (``AgentOptions.reason``): never executed
     # the action and what it did
     action: ActionRecord | None = None
     action_text: str = ""

@@ -19,10 +19,17 @@ The schema's root is an object, ``{"action": <one of the branches>}``, as OpenAI
 structured outputs require; a llama.cpp server enforces it token by token; any other
 endpoint gets the same schema and the same check, with one re-ask when a reply falls
 outside it.
+
+Two levers (``AgentOptions``) shape the schema further: an action this run repeated on the same
+page state (``webagent.agent.loop_breaker``) leaves it where an enum can say so (a CLICK's id, a
+SELECT's option, a skill without parameters) and is refused after the reply otherwise
+(``Choices.repeated``); and ``Choices.reason`` puts a short free-text ``reason`` before the
+action (``{"reason": ..., "action": ...}``), shown in the trace, never executed.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -48,6 +55,9 @@ FILLABLE = ("TYPE", "SELECT")
 # when the fields are in no <form>, a button in none: MiniWoB++'s and many apps' div-built forms
 # send with a plain <button>; offered only submit buttons, the 0.5B filled a login and stopped).
 SUBMITS = ("submit button", "button")
+# The reason before the action (``Choices.reason``): a few words, as generated tokens are the
+# scarce resource on 2 cores (about 25 tokens).
+REASON_CHARS = 100
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,10 @@ class Choices:
     # answer quoting them is refused (the 1.5B answered with the warning, and with the task
     # whose password it read as a placeholder)
     notes: tuple[str, ...] = ()
+    # actions this run repeated on this page state (``action_key`` -> what the model is told):
+    # out of the schema where an enum can say so, refused after the reply otherwise
+    repeated: Mapping[str, str] = field(default_factory=dict)
+    reason: bool = False  # a short "reason" is asked before the action (``REASON_CHARS``)
 
     def ids(self, op: str) -> list[str]:
         if self.dialog:
@@ -98,6 +112,21 @@ class Choices:
         return {f: (ids, buttons) for f, (ids, buttons) in groups.items() if len(ids) >= 2 or (not f and buttons)}
 
 
+def action_key(action: LiveAction) -> str:
+    """An action by its operation, target and arguments (what the loop breaker counts and
+    bans): the same key is the same action, whatever the page around it."""
+    fields = [[f.element_id, f.value] for f in action.fields]
+    enter = action.press_enter and action.operation == "TYPE"
+    return json.dumps([action.operation, action.element_id, action.value, enter, sorted(action.args.items()), fields])
+
+
+def _unrepeated_clicks(choices: Choices, ids: list[str]) -> list[str]:
+    """``ids`` less those whose CLICK this run repeated on this page state."""
+    if not choices.repeated:
+        return ids
+    return [i for i in ids if action_key(LiveAction(operation="CLICK", element_id=i)) not in choices.repeated]
+
+
 def _id_field(ids: list[str]) -> dict:
     return {"type": "string", "enum": ids} if len(ids) <= MAX_ENUM_IDS else {"type": "string"}
 
@@ -117,10 +146,18 @@ def _selects(choices: Choices, ids: list[str]) -> list[tuple[dict, dict]]:
         return [(_id_field(ids), {"type": "string"})]
     # The option already selected stays a choice: leaving it out would turn a
     # harmless no-op ("no change") into a wrong order when the select is right.
-    return [
-        ({"type": "string", "enum": [i]}, {"type": "string", "enum": option_names(choices.controls[i].options) or [""]})
-        for i in ids
-    ]
+    pairs = []
+    for i in ids:
+        names = option_names(choices.controls[i].options)
+        left = [
+            o
+            for o in names
+            if action_key(LiveAction(operation="SELECT", element_id=i, value=o)) not in choices.repeated
+        ]
+        if names and not left:  # every option repeated here: the select leaves the schema
+            continue
+        pairs.append(({"type": "string", "enum": [i]}, {"type": "string", "enum": left or [""]}))
+    return pairs
 
 
 def live_action_schema(choices: Choices) -> dict:
@@ -133,7 +170,7 @@ def live_action_schema(choices: Choices) -> dict:
         branches.append(_branch("DIALOG", {"value": {"type": "string", "enum": ["dismiss"]}}, ["value"]))
     elif choices.dialog:
         branches.append(_branch("DIALOG", {"value": {"type": "string", "enum": list(DIALOG_ANSWERS)}}, ["value"]))
-    if ids := choices.ids("CLICK"):
+    if ids := _unrepeated_clicks(choices, choices.ids("CLICK")):
         branches.append(_branch("CLICK", {"element_id": _id_field(ids)}, ["element_id"]))
     if ids := choices.ids("TYPE"):
         branches.append(
@@ -149,6 +186,8 @@ def live_action_schema(choices: Choices) -> dict:
         branches += _fill_branches(choices)
     if not choices.dialog:
         for label, params in choices.skills.items():
+            if not params and action_key(LiveAction(operation="SKILL", element_id=label)) in choices.repeated:
+                continue
             args = _object(
                 {p: {"type": "string", **({"enum": option_names(o)} if o else {})} for p, o in params.items()}, params
             )
@@ -158,6 +197,9 @@ def live_action_schema(choices: Choices) -> dict:
     if choices.can_back and not choices.dialog:
         branches.append(_branch("BACK"))
     branches.append(_branch("DONE", {"value": {"type": "string"}}, ["value"]))
+    if choices.reason:  # before the action: the model says why, then chooses
+        reason = {"type": "string", "maxLength": REASON_CHARS}
+        return _object({"reason": reason, "action": {"anyOf": branches}}, ["reason", "action"])
     return _object({"action": {"anyOf": branches}}, ["action"])
 
 
@@ -196,8 +238,10 @@ def _fill_branch(choices: Choices, field_ids: list[str], buttons: list[str]) -> 
 
 
 def unwrap(reply: Reply) -> Reply:
-    """The action inside ``{"action": {...}}`` (the schema's root); a bare action is kept."""
-    if isinstance(reply.data, dict) and set(reply.data) == {"action"} and isinstance(reply.data["action"], dict):
+    """The action inside ``{"action": {...}}`` (the schema's root, a ``reason`` before it
+    aside); a bare action is kept."""
+    data = reply.data
+    if isinstance(data, dict) and set(data) <= {"action", "reason"} and isinstance(data.get("action"), dict):
         return replace(reply, data=reply.data["action"])
     return reply
 
@@ -300,7 +344,22 @@ Checked = tuple[LiveAction | None, Problem | None]
 
 
 def parse_live_action(reply: Reply, choices: Choices) -> Checked:
-    """(action, problem): the reply checked against what ``choices`` allow."""
+    """(action, problem): the reply checked against what ``choices`` allow, an action this
+    run repeated on this page state refused with what the loop breaker says of it."""
+    action, problem = _checked_action(reply, choices)
+    if action is not None and (said := choices.repeated.get(action_key(action))):
+        return None, Problem("repeated", said)
+    return action, problem
+
+
+def reason_of(reply: Reply) -> str:
+    """The reply's ``reason`` (before its action), cut to ``REASON_CHARS``; "" when none."""
+    data = reply.data
+    reason = data.get("reason") if isinstance(data, dict) else None
+    return " ".join(str(reason).split())[:REASON_CHARS] if reason else ""
+
+
+def _checked_action(reply: Reply, choices: Choices) -> Checked:
     action, unread = read_reply(unwrap(reply), LiveAction, _live_action_from_text)
     allowed_ops = choices.operations()
     if action is None:
@@ -494,6 +553,7 @@ class LiveContext:
 @dataclass
 class LiveOutcome(ReplyTally):
     action: LiveAction | None = None
+    reason: str = ""  # the reply's short reason before its action (``Choices.reason``): shown, never executed
 
 
 # Asking what is left of the task before the action turned a 0.5B model from submitting a
@@ -501,10 +561,11 @@ class LiveOutcome(ReplyTally):
 NEXT_QUESTION = "Which part of the task is not done yet on this page? What should be the next action?"
 
 
-def _example_turns(skills: bool = False) -> list[dict]:
+def _example_turns(skills: bool = False, reason: bool = False) -> list[dict]:
     """The worked examples (``web_live_examples``) as user/assistant turns, and, when the page
     offers skills, one that calls a skill (``web_live_skill_example``): a small model shown no
-    SKILL call answered DONE at once on pages that offered skills (0.5B, three app tasks)."""
+    SKILL call answered DONE at once on pages that offered skills (0.5B, three app tasks).
+    Each answer carries its short ``reason`` when the schema asks for one, none otherwise."""
     turns: list[dict] = []
     blocks = load_prompt("web_live_examples").split("\n---\n")
     if skills:
@@ -513,25 +574,45 @@ def _example_turns(skills: bool = False) -> list[dict]:
         asked, answer = block.rsplit("Answer:", 1)
         turns += [
             {"role": "user", "content": asked.strip() + "\n" + NEXT_QUESTION},
-            {"role": "assistant", "content": answer.strip()},
+            {"role": "assistant", "content": _with_reason(answer.strip(), reason)},
         ]
     return turns
 
 
+def _with_reason(answer: str, reason: bool) -> str:
+    """An example's answer (written with its reason) with or without it, as the schema asks."""
+    data = json.loads(answer)
+    if not reason:
+        data.pop("reason", None)
+    return json.dumps(data)
+
+
 def live_messages(
-    *, context: str, task: str, history: list[str], url: str, title: str, warning: str = "", skills: bool = False
+    *,
+    context: str,
+    task: str,
+    history: list[str],
+    url: str,
+    title: str,
+    warning: str = "",
+    skills: bool = False,
+    reason: bool = False,
 ) -> list[dict]:
     """System instructions, the worked examples, then this step: the part that stays the same
     comes first, so the server's prompt cache reuses it from call to call."""
     step = full_step_message(context=context, task=task, history=history, url=url, title=title, warning=warning)
-    return _messages(step, skills)
+    return _messages(step, skills, reason=reason)
 
 
-def _messages(user: str, skills: bool, turns: list[dict] | None = None) -> list[dict]:
-    """The system message, the worked examples, a conversation's earlier turns, then ``user``."""
+def _messages(user: str, skills: bool, turns: list[dict] | None = None, reason: bool = False) -> list[dict]:
+    """The system message (with how to give the reason, when one is asked), the worked
+    examples, a conversation's earlier turns, then ``user``."""
+    system = load_prompt("web_live_system").strip()
+    if reason:
+        system += "\n" + load_prompt("web_live_reason").strip()
     return [
-        {"role": "system", "content": load_prompt("web_live_system").strip()},
-        *_example_turns(skills),
+        {"role": "system", "content": system},
+        *_example_turns(skills, reason),
         *(turns or []),
         {"role": "user", "content": user},
     ]
@@ -542,7 +623,7 @@ def step_message(messages: list[dict]) -> str:
     what a fake model or a harness reads. In a conversation (``LiveChat``) the later turns
     carry only results and changed lines: they are folded back into one message here (a
     re-ask's reply and problem, appended after the step, are left out)."""
-    examples = {t["content"] for t in _example_turns(skills=True)}
+    examples = {t["content"] for t in _example_turns(skills=True)}  # (user turns: the same with a reason)
     users = [str(m["content"]) for m in messages[1:] if m.get("role") == "user" and m["content"] not in examples]
     turns = [u for u in users if not u.startswith(REASK_PREFIX)]
     return fold_conversation(turns) if len(turns) > 1 else turns[0]
@@ -567,8 +648,13 @@ async def predict_live_action(
     user = (chat or LiveChat()).user_turn(
         context=context, task=task, history=history, url=url, title=title, warning=warning, question=NEXT_QUESTION
     )
-    prompt = _messages(user, bool(choices.skills), chat.turns if chat is not None else None)
+    prompt = _messages(user, bool(choices.skills), chat.turns if chat is not None else None, choices.reason)
     outcome = LiveOutcome()
+
+    def parse(reply: Reply) -> Checked:
+        outcome.reason = reason_of(reply) if choices.reason else ""
+        return parse_live_action(reply, choices)
+
     ops = choices.operations()
     about = LiveContext(
         url, title, task, tuple(history), choices.controls, choices.skills, page=context, dialog=choices.dialog
@@ -578,10 +664,10 @@ async def predict_live_action(
         outcome.action = await ask_until_usable(
             client,
             prompt,
-            parse=lambda reply: parse_live_action(reply, choices),
+            parse=parse,
             schema=live_action_schema(choices),
-            # a skill's arguments and a FILL's fields take more words
-            max_tokens=256 if choices.fills() else 200 if choices.skills else 96,
+            # a skill's arguments and a FILL's fields take more words; the reason its own (``REASON_CHARS``)
+            max_tokens=(256 if choices.fills() else 200 if choices.skills else 96) + (32 if choices.reason else 0),
             purpose=purpose,
             tally=outcome,
             instruction=f"Answer again with one JSON action; operation is one of {', '.join(ops)}.",
@@ -589,9 +675,11 @@ async def predict_live_action(
     finally:
         call_context.reset(context_token)
     if chat is not None:
-        chat.commit(
-            user, _as_reply(outcome.action), outcome.replies[-1] if outcome.replies else "", url=url, context=context
-        )
+        reply = _as_reply(outcome.action)
+        said = outcome.replies[-1] if outcome.replies else ""
+        if choices.reason and reply is not None:  # the answer as the schema has it: its reason first
+            reply, said = None, json.dumps({"reason": outcome.reason, "action": reply})
+        chat.commit(user, reply, said, url=url, context=context)
     return outcome
 
 

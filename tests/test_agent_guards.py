@@ -1,0 +1,240 @@
+"""Issue 47's guards in live runs with fake models on local pages: a loop broken in code (the
+repeated action out of the next step's schema, the model told what the page already shows,
+the run going on), DONE grounded in what the run saw (an answer no page showed refused once
+with the nearest spans; an empty DONE with nothing changed refused once, naming the form left
+unsent), and the short reason before the action (in the schema first, in the trace and the
+report, never executed)."""
+
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from agent_support import trace_lines
+from browser_support import requires_chromium
+
+from webagent.agent import AgentOptions, run_agent
+from webagent.agent.grounding import Grounds, row_counts
+from webagent.agent.report import write_report
+from webagent.browser import BrowserSession
+from webagent.demo_site import serve_directory
+from webagent.llm.testing import FunctionBackend, fake_client
+from webagent.problems import REFUSED
+from webagent.trace.writer import TraceWriter
+from webagent.web.live_action import REASON_CHARS
+
+pytestmark = [pytest.mark.browser, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def browser():
+    async with BrowserSession() as browser:
+        yield browser
+
+
+@pytest.fixture(scope="module")
+def site():
+    guards, stop = serve_directory(FIXTURES / "guard_pages")
+    pages, stop_pages = serve_directory(FIXTURES / "agent_pages")
+    yield {"guards": guards, "pages": pages}
+    stop()
+    stop_pages()
+
+
+async def _run(browser, url, policy, tmp_path, task="Find a tea", **options):
+    browser.guard = None
+    assert (await browser.open(url)).ok
+    backend = FunctionBackend(policy)
+    trace = TraceWriter(tmp_path / "trace")
+    result = await run_agent(
+        browser,
+        fake_client(backend),
+        task,
+        options=AgentOptions(screenshots=False, form_check=False, **options),
+        trace=trace,
+    )
+    write_report(trace.folder)
+    return result, backend, trace_lines(trace)
+
+
+def _schema(request) -> dict:
+    return request["params"]["response_format"]["json_schema"]["schema"]
+
+
+def _clickable(request) -> list[str]:
+    """The ids a step's schema lets the model CLICK."""
+    branches = _schema(request)["properties"]["action"]["anyOf"]
+    return [
+        i
+        for b in branches
+        if b["properties"]["operation"]["enum"] == ["CLICK"]
+        for i in b["properties"]["element_id"]["enum"]
+    ]
+
+
+def _actions(backend) -> list[dict]:
+    return [r for r in backend.requests if r["purpose"] == "action"]
+
+
+async def test_a_search_repeated_with_no_change_leaves_the_next_schema(browser, site, tmp_path):
+    """Searched, then the same search clicked again on its own results: it changed nothing, so
+    the next step's schema no longer offers it, and the model is told what the page shows (the
+    results), without a word toward DONE; the run goes on (here to an answer the page shows)."""
+
+    def policy(messages, params, purpose, context):
+        search = context.control_id("button", "Search")
+        if not context.history:
+            return {"operation": "TYPE", "element_id": context.control_id("text field", "Search"), "value": "tea"}
+        if search in _clickable({"params": params}):
+            return {"operation": "CLICK", "element_id": search}
+        return {"operation": "DONE", "value": "Mint tea"}  # (the page shows it)
+
+    result, backend, steps = await _run(browser, site["guards"] + "search.html", policy, tmp_path, max_steps=4)
+    results = [s["result_text"].split(";")[0] for s in steps]
+    assert results[:3] == ["ok", "ok, now on " + site["guards"] + "search.html?q=tea", "no visible change"]
+    calls = _actions(backend)
+    search = steps[2]["action"]["element_id"]
+    assert search in _clickable(calls[2]) and search not in _clickable(calls[3])
+    told = str(calls[3]["messages"][-1]["content"])
+    assert "changed nothing on this page; it is not offered here again" in told
+    assert 'The page already shows: "3 results for tea"; "Green tea"; "$4.00"; "Black tea"' in told
+    assert "DONE" not in steps[3]["warning"] and steps[3]["warning"] in told
+    assert (result.status, result.answer, result.steps) == ("done", "Mint tea", 4)
+
+
+async def test_a_repeat_the_schema_cannot_exclude_is_refused_and_the_run_ends_only_when_nothing_else_comes(
+    browser, site, tmp_path
+):
+    """The same search typed with Enter (free text: no enum can leave it out) is refused after
+    the reply, with what the page shows, and re-asked; the run is not stuck at the third repeat
+    but asks afresh, and ends as stuck only when the model gives nothing but that search three
+    times."""
+
+    def policy(messages, params, purpose, context):
+        field = context.control_id("text field", "Search")
+        return {"operation": "TYPE", "element_id": field, "value": "tea", "press_enter": True}
+
+    result, backend, steps = await _run(browser, site["guards"] + "search.html", policy, tmp_path, max_steps=8)
+    assert [s["result_text"].split(";")[0].split(",")[0] for s in steps[:2]] == ["ok", "no visible change"]
+    third = steps[2]
+    assert third["action"] is None and third["problem_kind"] == "repeated" and "repeated" in REFUSED
+    assert "it is not offered here again. The page already shows:" in third["problem"]
+    assert '"3 results for tea"' in third["problem"]
+    reask = str(_actions(backend)[3]["messages"][-1]["content"])
+    assert reask.startswith("Your reply could not be used:") and "not offered here again" in reask
+    assert (result.status, result.steps) == ("stuck", 5), result
+    assert result.error == "the model gave only actions already repeated on this page, 3 times"
+    # without the loop breaker, the old rule: the same action on the same page three times
+    old, _, _ = await _run(browser, site["guards"] + "search.html", policy, tmp_path / "off", loop_breaker=False)
+    assert (old.status, old.steps) == ("stuck", 4) and "3 times" in (old.error or "")
+
+
+async def test_an_answer_no_page_showed_is_refused_once_with_the_nearest_spans(browser, site, tmp_path):
+    answers = ["Issue 99: item number 99", "Issue 9: item number 9 of the list"]
+
+    def policy(messages, params, purpose, context):
+        return {"operation": "DONE", "value": answers[min(len(context.history), 1)]}
+
+    result, _, steps = await _run(browser, site["pages"] + "list.html", policy, tmp_path, task="Which issue is 9?")
+    first = steps[0]
+    assert first["problem_kind"] == "ungrounded_answer" and not first["ok"]
+    assert first["result_text"].startswith('refused: DONE refused once: no page of this run showed "Issue 99')
+    assert 'The nearest text the pages showed: "Issue 9' in first["problem"]
+    assert (result.status, result.answer, result.steps) == ("done", answers[1], 2)
+    assert "Reason:" not in (tmp_path / "trace" / "report.html").read_text() or steps[0].get("reason")
+
+
+async def test_a_count_of_the_rows_a_page_showed_is_an_answer(browser, site, tmp_path):
+    result, _, steps = await _run(
+        browser,
+        site["pages"] + "list.html",
+        lambda m, p, purpose, context: {"operation": "DONE", "value": "40"},
+        tmp_path,
+        task="How many issues are listed?",
+    )
+    assert (result.status, result.answer, result.steps) == ("done", "40", 1)
+
+
+async def test_a_done_with_nothing_changed_is_refused_once_naming_the_form_not_sent(browser, site, tmp_path):
+    def policy(messages, params, purpose, context):
+        done = len(context.history)
+        if done == 0:
+            return {"operation": "TYPE", "element_id": context.control_id("text field", "Title"), "value": "Tea"}
+        if done == 2:
+            return {"operation": "CLICK", "element_id": context.control_id("button", "Save")}
+        return {"operation": "DONE", "value": ""}
+
+    result, _, steps = await _run(browser, site["guards"] + "note.html", policy, tmp_path, task="Save a note Tea")
+    refused = steps[1]
+    assert refused["problem_kind"] == "no_change" and refused["result_text"].startswith("refused: DONE refused once")
+    assert "nothing on the site was changed in this run" in refused["problem"]
+    assert "[text field]  Title (step 1): its form was not sent" in refused["problem"]
+    assert "Note saved: Tea" in steps[2]["result_text"]
+    assert (result.status, result.steps) == ("done", 4)
+
+
+async def test_a_done_refused_is_refused_once_then_taken(browser, site, tmp_path):
+    result, _, steps = await _run(
+        browser,
+        site["guards"] + "note.html",
+        lambda m, p, purpose, context: {"operation": "DONE", "value": ""},
+        tmp_path,
+        task="Save a note",
+    )
+    assert [s["problem_kind"] for s in steps] == ["no_change", None]
+    assert (result.status, result.steps) == ("done", 2)
+    off, _, _ = await _run(
+        browser,
+        site["guards"] + "note.html",
+        lambda m, p, purpose, context: {"operation": "DONE", "value": "anything"},
+        tmp_path / "off",
+        grounded_done=False,
+    )
+    assert (off.status, off.steps) == ("done", 1)
+
+
+async def test_grounds_take_the_pages_words_lists_and_counts_and_refuse_each_kind_once():
+    grounds = Grounds()
+    table = "<table><tr><th>Name</th></tr><tr><td>dave</td></tr><tr><td>alice</td></tr></table>"
+    grounds.see(['[] link "Dave Smith"', "Assigned: alice", "Status: “open”"], table)
+    assert grounds.counts == {2} and row_counts("<ul><li>a</li><li>b</li><li>c</li></ul>") == {3}
+    for said in ("dave smith", '"Open".', "Dave Smith and alice", "2", "alice, dave smith"):
+        assert grounds.shown(said), said
+    for said in ("3", "Dave Smithers", "alic", "bob"):
+        assert not grounds.shown(said), said
+    refusal = grounds.refusal("Dave Smithers")
+    assert refusal is not None and '"Dave Smith"' in str(refusal)
+    assert grounds.refusal("bob") is None  # once
+    assert grounds.refusal("") is not None and grounds.refusal("") is None  # its own kind, once too
+    changed = Grounds()
+    changed.changed("step 2: FILL ... then CLICK [9] [submit button]  Save")
+    assert changed.refusal("") is None
+
+
+async def test_the_reason_comes_first_in_the_schema_and_lands_in_the_trace_never_executed(browser, site, tmp_path):
+    def policy(messages, params, purpose, context):
+        if context.history:
+            return {"reason": "The results show Mint tea.", "action": {"operation": "DONE", "value": "Mint tea"}}
+        field = context.control_id("text field", "Search")
+        why = "The search box finds teas. " * 10  # longer than the bound: cut
+        return {
+            "reason": why,
+            "action": {"operation": "TYPE", "element_id": field, "value": "mint", "press_enter": True},
+        }
+
+    result, backend, steps = await _run(browser, site["guards"] + "search.html", policy, tmp_path)
+    schema = _schema(_actions(backend)[0])
+    assert list(schema["properties"]) == ["reason", "action"] and schema["required"] == ["reason", "action"]
+    assert schema["properties"]["reason"] == {"type": "string", "maxLength": REASON_CHARS}
+    messages = _actions(backend)[0]["messages"]
+    assert 'write a short "reason"' in messages[0]["content"]
+    assert all(m["content"].startswith('{"reason": ') for m in messages if m["role"] == "assistant")
+    assert steps[0]["reason"].startswith("The search box finds teas.") and len(steps[0]["reason"]) == REASON_CHARS
+    assert steps[1]["reason"] == "The results show Mint tea." and result.answer == "Mint tea"
+    assert "<b>Reason:</b> The results show Mint tea." in (tmp_path / "trace" / "report.html").read_text()
+    # the chat keeps the reason with the action it gave
+    assert '"reason": "The search box finds teas.' in str(_actions(backend)[1]["messages"])
+
+    _, off, off_steps = await _run(browser, site["guards"] + "search.html", policy, tmp_path / "off", reason=False)
+    assert list(_schema(_actions(off)[0])["properties"]) == ["action"]
+    assert '"reason"' not in str(_actions(off)[0]["messages"]) and "reason" not in off_steps[0]

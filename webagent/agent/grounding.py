@@ -1,0 +1,203 @@
+"""DONE grounded in what the run saw (issue 47, item 5): a DONE is refused once, with why,
+when what it claims is not borne out by the pages of the run.
+
+* **An answer** (DONE with a value) must be text a page of the run showed (case and spaces
+  aside; each part of a list "a, b and c" alike), or a count of rows a page showed (a table's
+  rows, a list's items). If not, it is refused once, with the nearest spans the pages showed
+  (rapidfuzz's partial alignment): a 1.5B answered from the task's words, not the page's.
+* **No answer** (DONE with an empty value) claims the task's change is made: it is refused
+  once when no step of the run changed the site: a form sent by POST (a GET form is a search)
+  or a button of no form (a script's form), the page changing after it; a dialog's confirm
+  accepted; or a skill run to its end. The refusal names the forms the run filled and did not
+  send.
+
+Nothing here reads the task: only what the pages showed and what the run did. A perfect
+model answers with the page's text after the page showed it, and changes the site before its
+empty DONE, so it is never refused (the ceiling).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import lxml.html
+from lxml import etree
+from rapidfuzz import fuzz, process
+
+from webagent.html.dom import ID_ATTR
+from webagent.problems import Problem
+
+NEAREST = 3  # spans the refusal quotes
+SPAN_CHARS = 80
+# a list answer's parts: "dave, alice and bob"
+_PARTS = re.compile(r"\s*(?:[,;\n]|\band\b)\s*", re.IGNORECASE)
+_LINE_ID = re.compile(r"^\[[^\]]*\]\s*")
+_NAMED = re.compile(r'^[^"]*?"((?:[^"\\]|\\.)*)"(.*)$')  # a control line after its id: kind "name" state
+_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
+
+
+def _clean(text: str) -> str:
+    """A line as a person reads it: a control's line without its id, kind and the quotes
+    around its name (``[] link "Issue 9"`` reads "Issue 9"), spaces collapsed, quotes straight."""
+    line = text.translate(_QUOTES)
+    if _LINE_ID.match(line):
+        line = _LINE_ID.sub("", line)
+        if named := _NAMED.match(line):
+            line = named.group(1).replace('\\"', '"') + named.group(2)
+    return " ".join(line.split())
+
+
+def _norm(text: str) -> str:
+    return _clean(text).casefold()
+
+
+def _answer(text: str) -> str:
+    """An answer as it is looked for: cleaned, without the quotes and end stop around it."""
+    return _norm(text).strip().strip("\"'`").rstrip(".!").strip()
+
+
+@dataclass
+class Grounds:
+    """What the run's pages showed and what the run changed: what a DONE is checked against."""
+
+    pages: list[str] = field(default_factory=list)  # each page's text, normalized (one string per page state)
+    lines: list[str] = field(default_factory=list)  # every line seen, cleaned (for the nearest spans)
+    counts: set[int] = field(default_factory=set)  # rows of a table, items of a list, on any page
+    changes: list[str] = field(default_factory=list)  # the steps that changed the site, as said
+    unsent: dict[str, str] = field(default_factory=dict)  # form id -> what the run filled in it, not sent
+    refused: set[str] = field(default_factory=set)  # the kinds of refusal already made (each once)
+    _seen_pages: set[str] = field(default_factory=set)
+    _seen_lines: set[str] = field(default_factory=set)
+
+    def see(self, lines: list[str], html: str) -> None:
+        """A page the run observed: its lines as the model read them and its rows."""
+        text = _norm(" \n ".join(lines))
+        if text in self._seen_pages:
+            return
+        self._seen_pages.add(text)
+        self.pages.append(text)
+        for line in lines:
+            if (cleaned := _clean(line)) and cleaned not in self._seen_lines:
+                self._seen_lines.add(cleaned)
+                self.lines.append(cleaned)
+        self.counts |= row_counts(html)
+
+    def filled(self, form: str, what: str) -> None:
+        """A field of ``form`` set and not sent yet."""
+        self.unsent[form] = f"{self.unsent[form]}, {what}" if form in self.unsent else what
+
+    def changed(self, what: str, form: str | None = None) -> None:
+        self.changes.append(what)
+        if form is not None:
+            self.unsent.pop(form, None)
+
+    def shown(self, answer: str) -> bool:
+        """Whether a page showed ``answer`` (each part of a list), or it counts a page's rows."""
+        whole = _answer(answer)
+        if not whole:
+            return True
+        if whole.isdigit() and int(whole) in self.counts:
+            return True
+        parts = [p for p in (_answer(x) for x in _PARTS.split(whole)) if p]
+        return self._on_a_page(whole) or (len(parts) > 1 and all(self._on_a_page(p) for p in parts))
+
+    def _on_a_page(self, text: str) -> bool:
+        edge = r"(?<!\w)" if text[:1].isalnum() else ""
+        end = r"(?!\w)" if text[-1:].isalnum() else ""
+        pattern = re.compile(edge + re.escape(text) + end)
+        return any(pattern.search(page) for page in self.pages)
+
+    def nearest(self, answer: str) -> list[str]:
+        """The spans of the pages' lines nearest to ``answer`` (best first, at most ``NEAREST``)."""
+        wanted = _clean(answer)
+        spans: list[str] = []
+        found = process.extract(wanted, self.lines, scorer=fuzz.partial_ratio, processor=str.lower, limit=NEAREST * 3)
+        for line, _score, _ in found:
+            at = fuzz.partial_ratio_alignment(wanted.lower(), line.lower())
+            span = _widen(line, at.dest_start, at.dest_end) if at is not None else line
+            if span and span not in spans:
+                spans.append(span)
+            if len(spans) == NEAREST:
+                break
+        return spans
+
+    def refusal(self, answer: str) -> Problem | None:
+        """Why a DONE with ``answer`` is refused, or None; each kind of refusal is made once."""
+        if answer.strip():
+            if "ungrounded_answer" in self.refused or self.shown(answer):
+                return None
+            self.refused.add("ungrounded_answer")
+            near = "; ".join(f'"{s}"' for s in self.nearest(answer))
+            return Problem(
+                "ungrounded_answer",
+                f'DONE refused once: no page of this run showed "{answer.strip()[:SPAN_CHARS]}"'
+                + (f". The nearest text the pages showed: {near}" if near else "")
+                + ". Answer with the text as a page shows it",
+            )
+        if self.changes or "no_change" in self.refused:
+            return None
+        self.refused.add("no_change")
+        unsent = "; ".join(f"{what}: its form was not sent" for what in self.unsent.values())
+        return Problem(
+            "no_change",
+            "DONE refused once: nothing on the site was changed in this run (no form was sent and "
+            "confirmed by the page, no skill ran to its end)"
+            + (f". Filled and not sent: {unsent}" if unsent else "")
+            + ". If the task asks a question, give the answer as the page shows it",
+        )
+
+
+def _widen(line: str, start: int, end: int) -> str:
+    """``line[start:end]`` widened to whole words, at most ``SPAN_CHARS`` long."""
+    while start > 0 and line[start - 1].isalnum():
+        start -= 1
+    while end < len(line) and line[end].isalnum():
+        end += 1
+    return line[start:end].strip()[:SPAN_CHARS]
+
+
+def row_counts(html: str) -> set[int]:
+    """How many rows each table of ``html`` has (those with cells, a header row aside) and
+    how many items each list has: the counts an answer may give."""
+    if not html.strip():
+        return set()
+    try:
+        root = lxml.html.fromstring(html)
+    except (etree.ParserError, ValueError):
+        return set()
+    counts = {sum(1 for tr in table.iter("tr") if tr.find("td") is not None) for table in root.iter("table")}
+    counts |= {sum(1 for child in lst if child.tag == "li") for lst in root.iter("ul", "ol")}
+    return counts - {0}
+
+
+def form_method(html: str, form: str) -> str:
+    """The method of the ``<form>`` whose id (``ID_ATTR``) is ``form`` in ``html``: "get"
+    when it names none (HTML's default), "" when the form is not found."""
+    if not form or not html.strip():
+        return ""
+    try:
+        found = lxml.html.fromstring(html).xpath(f"//form[@{ID_ATTR}=$id]", id=form)
+    except (etree.ParserError, ValueError):
+        return ""
+    return (found[0].get("method") or "get").lower() if found else ""
+
+
+# the controls whose click sends a form (``live_action.SUBMITS``)
+_SENDS = ("submit button", "button")
+
+
+def site_change(op: str, kind: str, form: str, enter: bool, html: str) -> bool:
+    """Whether an action that worked and changed the page changed the site: a form sent by
+    anything but GET (``op`` CLICK on a button, FILL with its button, TYPE with Enter), a
+    button of no form clicked (a script's form), a dialog accepted, a skill run to its end.
+    ``kind`` and ``form`` are the control's (``agent_view.Control``), ``html`` the page's it
+    was done on (a form's method is read from it)."""
+    if op in ("SKILL", "DIALOG"):
+        return True
+    sends = (op in ("CLICK", "FILL") and kind in _SENDS) or (op == "TYPE" and enter)
+    if not sends:
+        return False
+    if not form:  # no <form>: a script sends it (a field's Enter sends nothing then)
+        return op != "TYPE"
+    return form_method(html, form) != "get"  # POST, or a form the page no longer shows as it was

@@ -1,0 +1,156 @@
+"""Loops broken in code (issue 47, item 4; ``AgentOptions.loop_breaker``).
+
+An action is known by its operation, target and arguments (``live_action.action_key``), and
+where it was done: the page state (``RunState.page``), or for a SKILL the address's path
+without the query (each call of a skill may land on a new page: the record it created).
+
+* **No change, or a repeat:** an action done on a page state that it left unchanged, or done
+  there a second time (a loop between pages: search, back, search), leaves that place's
+  choices (``Choices.repeated``: out of the reply schema where an enum can say so, refused
+  after the reply otherwise), and the model is told what the page already shows: the lines
+  the action's first time made appear, else the page's lines holding the values it set, else
+  the page's first lines of text. The 1.5B searched the same words six times, the answer on
+  the page.
+* **A third repeat** (the model answering a banned action again, or doing one a third time):
+  the run re-plans (``LoopVerdict.replan``: the loop's place for a planner; until there is
+  one, the model is asked afresh, its conversation restarted, the repeated actions still out
+  of its choices). The run ends as ``stuck`` only when the model has no other action left
+  to give: it answered nothing but repeated actions ``STUCK_REPEATS`` times on one page.
+* **Exempt:** scrolling, paging (a pager's link or button: "Next", "2", "»"), waits, dialogs'
+  answers and DONE (``agent.grounding`` checks it).
+
+Nothing here reads the task, and no message points at DONE.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from webagent.web.agent_view import Control
+from webagent.web.control_name import cut
+from webagent.web.live_action import LiveAction, action_key
+
+STUCK_REPEATS = 3
+EXEMPT = frozenset({"SCROLL", "DIALOG", "DONE", "GOTO"})
+SHOWN_LINES = 5  # lines of the page quoted in a loop message (a table cell is a line)
+_PAGER_WORDS = frozenset({"next", "previous", "prev", "more", "older", "newer", "first", "last", "load more"})
+_PAGER_MARKS = frozenset("<>«»‹›…→←")
+_FORM_LINE = re.compile(r"^\[\]\s+[^\"]*(field|button|select|checkbox|radio|switch)\b")  # a form's control line
+
+
+def is_pager(control: Control | None) -> bool:
+    """A link or button that pages through a list ("Next", "2", "»"): exempt, as scrolling."""
+    if control is None or control.op != "CLICK":
+        return False
+    name = " ".join(control.name.lower().split()).strip("<>«»‹›…→← ")
+    bare = control.name.strip()
+    return name in _PAGER_WORDS or name.removeprefix("page ").isdigit() or (bool(bare) and set(bare) <= _PAGER_MARKS)
+
+
+def place_of(action: LiveAction, page: str, url: str) -> str:
+    """Where an action counts as the same: the page state, or a SKILL's path without the query."""
+    return f"path:{urlsplit(url).path or '/'}" if action.operation == "SKILL" else f"page:{page}"
+
+
+@dataclass
+class LoopVerdict:
+    """What the loop breaker says after a step: the model's warning, whether to re-plan, or
+    why the run is stuck."""
+
+    warning: str = ""
+    replan: bool = False
+    stuck: str | None = None
+
+
+@dataclass
+class _Ban:
+    text: str  # the action as the history shows it
+    message: str  # what the model is told
+
+
+@dataclass
+class LoopBreaker:
+    """The run's actions by key and place, and those out of each place's choices."""
+
+    count: dict[tuple[str, str], int] = field(default_factory=dict)
+    first: dict[tuple[str, str], int] = field(default_factory=dict)  # the step that first did it
+    news: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # what its first time made appear
+    bans: dict[str, dict[str, _Ban]] = field(default_factory=dict)  # place -> action key -> the ban
+    insisted: dict[str, int] = field(default_factory=dict)  # place -> replies that were only banned actions
+    arrived: list[str] = field(default_factory=list)  # what the last step that changed the page made appear
+
+    def banned(self, page: str, url: str) -> dict[str, str]:
+        """The actions out of the choices here (``Choices.repeated``): action key -> why."""
+        here = {**self.bans.get(f"page:{page}", {}), **self.bans.get(f"path:{urlsplit(url).path or '/'}", {})}
+        return {key: ban.message for key, ban in here.items()}
+
+    def after(
+        self,
+        n: int,
+        action: LiveAction,
+        text: str,
+        *,
+        page: str,
+        url: str,
+        control: Control | None,
+        changed: bool,
+        before: list[str],
+        after: list[str],
+    ) -> LoopVerdict:
+        """After step ``n`` did ``action`` (``text``: as the history shows it) on ``page`` at
+        ``url`` (``before``/``after``: the page's lines, ids aside): ban it there when it changed
+        nothing or is done there again; re-plan at the third time."""
+        if action.operation in EXEMPT or is_pager(control):
+            return LoopVerdict()
+        place = place_of(action, page, url)
+        key = (action_key(action), place)
+        count = self.count[key] = self.count.get(key, 0) + 1
+        first = self.first.setdefault(key, n)
+        if count == 1:
+            old = set(before)
+            self.news[key] = [line for line in after if line not in old and line.strip()]
+        if changed and count == 1:
+            self.arrived = self.news[key]
+            return LoopVerdict()
+        why = (
+            f"{text} at step {n} changed nothing on this page"
+            if count == 1
+            else f"{text} was done on this same page at step {first}, and the run came back to it"
+        )
+        # what the page shows: what this action's first time, or the step that led here, made appear
+        now = set(after)
+        led_here = [line for line in self.arrived if line in now]
+        shows = _excerpt(self.news.get(key) or led_here or _holding(after, action) or after)
+        message = f"{why}; it is not offered here again." + (f" The page already shows: {shows}" if shows else "")
+        self.bans.setdefault(place, {})[key[0]] = _Ban(text, message)
+        return LoopVerdict(warning=message, replan=count >= STUCK_REPEATS)
+
+    def refused(self, page: str, url: str, problem: str) -> LoopVerdict:
+        """A step whose reply was only actions banned here (``problem_kind`` "repeated"): the
+        third repeat. Re-plan; stuck when the model gave nothing else ``STUCK_REPEATS`` times."""
+        place = f"page:{page}"
+        times = self.insisted[place] = self.insisted.get(place, 0) + 1
+        if times >= STUCK_REPEATS:
+            return LoopVerdict(stuck=f"the model gave only actions already repeated on this page, {times} times")
+        done = "; ".join(ban.text for ban in {**self.bans.get(place, {}), **self.bans.get(_path(url), {})}.values())
+        return LoopVerdict(warning=f"{problem} Already done here, not offered again: {done}.", replan=True)
+
+
+def _path(url: str) -> str:
+    return f"path:{urlsplit(url).path or '/'}"
+
+
+def _holding(lines: list[str], action: LiveAction) -> list[str]:
+    """The page's lines that hold a value the action set (the words it searched)."""
+    values = [v.lower() for v in (action.value, *action.args.values(), *(f.value for f in action.fields)) if v.strip()]
+    return [line for line in lines if any(v in line.lower() for v in values)]
+
+
+def _excerpt(lines: list[str]) -> str:
+    """A few of ``lines``, briefly, as the model reads them (ids aside)."""
+    # the page's text and links (rows, messages) before its fields and buttons
+    ranked = sorted((line for line in lines if line.strip()), key=lambda line: bool(_FORM_LINE.match(line)))
+    shown = [cut(line.removeprefix("[] ").strip(), 80) for line in ranked][:SHOWN_LINES]
+    return "; ".join(f'"{line}"' for line in shown)
