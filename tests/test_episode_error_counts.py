@@ -66,13 +66,13 @@ async def test_a_task_whose_run_raised_keeps_the_steps_calls_and_tokens_of_its_t
         row = await run_task(CrashingInstance(base), TASK, client, options, tmp_path / "trace")
     finally:
         stop()
-    assert (row["status"], row["ended"]) == ("error", "error")
-    assert row["error"] == "RuntimeError: the check crashed"
+    assert (row.status, row.ended) == ("error", "error")
+    assert row.error == "RuntimeError: the check crashed"
     run = json.loads((tmp_path / "trace" / "run.json").read_text())
     assert run["steps"] == 1 and run["usage"]["calls"] == 2  # the second step's call was made
-    assert row["steps"] == 1
-    assert row["usage"]["calls"] == 2
-    assert row["prompt_tokens"] == run["usage"]["prompt_tokens"] > 0
+    assert row.steps == 1
+    assert row.usage["calls"] == 2
+    assert row.prompt_tokens == run["usage"]["prompt_tokens"] > 0
 
     # a trace whose run.json was never written: the steps written, and their own usage
     (tmp_path / "trace" / "run.json").unlink()
@@ -94,5 +94,5 @@ async def test_a_miniwob_episode_that_raised_keeps_the_counts_of_its_trace(tmp_p
     monkeypatch.setattr(miniwob, "episode_run", crashes)
     options = AgentOptions(max_steps=5, screenshots=False)
     row = await miniwob.run_episode(None, None, None, "click-button", 1, options, tmp_path / "trace")
-    assert row["error"] == "RuntimeError: the page went away"
-    assert (row["steps"], row["usage"]["calls"], row["usage"]["prompt_tokens"]) == (3, 4, 5100)
+    assert row.error == "RuntimeError: the page went away"
+    assert (row.steps, row.usage["calls"], row.usage["prompt_tokens"]) == (3, 4, 5100)
