@@ -55,6 +55,12 @@ class AgentOptions:
         ),
     )
     skills: bool = True  # offer the start site's skills (webagent.skills) beside the page's controls
+    plan: bool = field(
+        default=True,
+        metadata=cli(
+            "--plan", "A skill is reached by a plan over skills (webagent.skills.plan).", negative="--no-plan"
+        ),
+    )
 
     def __post_init__(self) -> None:
         for name, allowed in (("lookup", LOOKUPS), ("act_on", ACT_ON), ("prompt", get_args(PromptLayout))):
