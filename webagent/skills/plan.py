@@ -17,7 +17,7 @@ plan takes the goal's word for it (no log-in run for nothing).
 
 **Arguments** of a skill run on the way: the goal's arguments by name, a secret parameter the
 run's secret by its placeholder (never a value typed by the model), else one short model call
-on the task (``prompts/skill_plan_args.md``); never a demonstration's example value. A value
+on the task (``ASK_PROMPT``); never a demonstration's example value. A value
 the task does not give stops the plan before that skill runs.
 
 **A failed step re-plans from where the run stands**: a skill that could not start (its page
@@ -29,6 +29,7 @@ might do the change twice)."""
 from __future__ import annotations
 
 import json
+import string
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -36,7 +37,6 @@ from urllib.parse import urlsplit
 from webagent.browser import Action, ActionResult, Observation
 from webagent.llm.client import LLMClient, Reply
 from webagent.llm.reask import ReplyTally, ask_until_usable
-from webagent.prompts import render_prompt
 from webagent.skills.model import Skill, at_path, describe
 from webagent.skills.offer import Offer, label
 from webagent.skills.run import Repair, SkillRun, run_skill, started
@@ -44,6 +44,15 @@ from webagent.trace.record import InnerStep
 
 MAX_CHAIN = 3  # skills run before the goal, at most
 MAX_REPLANS = 2  # searches again after a skill on the way could not start
+# The short call for a skill on the way's values. Its steps are shown with each parameter where it
+# goes, never a demonstration's example value; "" when the task does not say (the plan then stops).
+# (Here, not in prompts/: the worktrees' installed prompts package is the main tree's.)
+ASK_PROMPT = string.Template(
+    "Task: $task\n"
+    'To do "$goal", the agent first does:\n$skills\n'
+    "They need these values: $names\n"
+    'Give each from the task, as the task writes it, or "" if the task does not say. Answer as JSON: {$shape}.'
+)
 
 
 @dataclass(frozen=True)
@@ -115,8 +124,8 @@ def reachable_from(known: list[Skill], where: Where) -> Callable[[Skill], bool]:
     return lambda skill: plan(skill, known, where) is not None
 
 
-# (the skill on the way, the names of the values it still needs, the goal) -> name -> value ("" : not given)
-Ask = Callable[[Skill, list[str], Skill], Awaitable[dict[str, str]]]
+# (the skills on the way, the names of the values they still need, the goal) -> name -> value ("": not given)
+Ask = Callable[[list[Skill], list[str], Skill], Awaitable[dict[str, str]]]
 
 
 def given_arguments(skill: Skill, goal_args: dict[str, str], secrets: list[str]) -> tuple[dict[str, str], list[str]]:
@@ -142,21 +151,20 @@ def given_arguments(skill: Skill, goal_args: dict[str, str], secrets: list[str])
 
 
 def asker(client: LLMClient, task: str) -> Ask:
-    """The short call for the values a skill on the way needs (one call, re-asked once if unusable)."""
+    """The short call for the values the skills on the way need (one call for the chain, re-asked
+    once if unusable); a value two of them take by the same name is asked once."""
 
-    async def ask(skill: Skill, names: list[str], goal: Skill) -> dict[str, str]:
+    async def ask(chain: list[Skill], names: list[str], goal: Skill) -> dict[str, str]:
         schema = {
             "type": "object",
             "properties": {n: {"type": "string"} for n in names},
             "required": names,
             "additionalProperties": False,
         }
-        prompt = render_prompt(
-            "skill_plan_args",
+        prompt = ASK_PROMPT.substitute(
             task=task,
             goal=goal.name,
-            skill=skill.name,
-            description=describe(skill.steps),
+            skills="\n".join(f'- "{s.name}": {describe(s.steps)}' for s in chain),
             names=", ".join(names),
             shape=", ".join(f'"{n}": "..."' for n in names),
         )
@@ -212,6 +220,7 @@ async def run_plan(
     steps: list[InnerStep] = []
     ran: list[Skill] = []
     left_out: set[str] = set()
+    answers: dict[str, str] = {}  # the values the model gave for the skills on the way ("": not given)
     failed, tried = _failed("no plan was tried"), False
 
     def done(result: ActionResult, at: Observation) -> PlanRun:
@@ -227,15 +236,22 @@ async def run_plan(
             why = f'skill "{goal.name}" cannot start here, and no skill leads from here to its start'
             return done(failed if tried else _failed(why), obs)
         tried = True
+        given = {s.id: given_arguments(s, args, secrets) for s in chain}
+        secret = {p.name for s in chain for p in s.params if p.kind == "secret"}
+        if needs := next((s for s in chain if secret & set(given[s.id][1])), None):  # never asked of the model
+            why = f'skill "{goal.name}" needs "{needs.name}" first, and the run has no secret for its password'
+            return done(_failed(why), obs)
+        asked = list(dict.fromkeys(n for _, missing in given.values() for n in missing if n not in secret))
+        if (asked := [n for n in asked if n not in answers]) and ask is not None:  # one call for the chain
+            said = await ask(chain, asked, goal)
+            answers.update({n: said.get(n, "") for n in asked})
         for skill in [*chain, goal]:
             if skill is goal:
                 values = args
                 here = offer if offer.here and not ran else Offer(offer.label, goal, at_start(goal, obs.url))
             else:
-                values, missing = given_arguments(skill, args, secrets)
-                asked = [n for n in missing if next(p for p in skill.params if p.name == n).kind != "secret"]
-                if asked and ask is not None:
-                    values.update({k: v for k, v in (await ask(skill, asked, goal)).items() if k in asked and v})
+                values, missing = given[skill.id]
+                values = {**values, **{n: answers[n] for n in missing if answers.get(n)}}
                 if lacking := [n for n in missing if not values.get(n)]:
                     why = (
                         f'skill "{goal.name}" needs "{skill.name}" first, and the task does not give its '
