@@ -257,6 +257,23 @@ async def test_a_value_the_task_does_not_give_stops_the_plan_before_the_skill_th
     assert (
         went.run.result.error == 'skill "Set status" needs "Open ticket" first, and the task does not give its number'
     )
+    # the ticket's number not given: the log-in before it is not run either
+    guest = FakeSite(HOME)
+
+    async def ask_user_only(chain, names, goal):
+        return {"user": "bo", "number": ""}
+
+    went = await run_plan(
+        guest,
+        _obs(HOME),
+        Offer("set_status", skills["set_status"], False),
+        {"status": "closed"},
+        list(skills.values()),
+        False,
+        secrets=["password"],
+        ask=ask_user_only,
+    )
+    assert "does not give its number" in (went.run.result.error or "") and guest.done == []
     # no secret: a log-in on the way is not run, and a password is never asked of the model
     asked: list[list[str]] = []
 

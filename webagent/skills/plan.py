@@ -245,20 +245,20 @@ async def run_plan(
         if (asked := [n for n in asked if n not in answers]) and ask is not None:  # one call for the chain
             said = await ask(chain, asked, goal)
             answers.update({n: said.get(n, "") for n in asked})
+        values_of = {
+            s.id: {**given[s.id][0], **{n: answers[n] for n in given[s.id][1] if answers.get(n)}} for s in chain
+        }
+        # a value the task does not give stops the plan before any skill of it runs
+        if lacking := next((s for s in chain if any(not values_of[s.id].get(p.name) for p in s.params)), None):
+            names = ", ".join(p.name for p in lacking.params if not values_of[lacking.id].get(p.name))
+            why = f'skill "{goal.name}" needs "{lacking.name}" first, and the task does not give its {names}'
+            return done(_failed(why), obs)
         for skill in [*chain, goal]:
             if skill is goal:
                 values = args
                 here = offer if offer.here and not ran else Offer(offer.label, goal, at_start(goal, obs.url))
             else:
-                values, missing = given[skill.id]
-                values = {**values, **{n: answers[n] for n in missing if answers.get(n)}}
-                if lacking := [n for n in missing if not values.get(n)]:
-                    why = (
-                        f'skill "{goal.name}" needs "{skill.name}" first, and the task does not give its '
-                        + ", ".join(lacking)
-                    )
-                    return done(_failed(why), obs)
-                here = Offer(label(skill), skill, at_start(skill, obs.url))
+                values, here = values_of[skill.id], Offer(label(skill), skill, at_start(skill, obs.url))
             went = await run_skill(browser, obs, here, values, reveal, repair)
             steps.extend(went.steps)
             obs = went.obs
