@@ -305,6 +305,8 @@ def test_a_skill_a_plan_reaches_is_offered_saying_which_skills_run_first():
     lines = {o.label: o.line() for o in offered}
     assert isinstance(life.offers["set_status"], PlannedOffer)
     assert lines["set_status"].endswith("(runs log_in, open_ticket first)")
+    # a stable address the run could open, but logged out: its line says the log-in runs first
+    assert lines["open_ticket"].endswith("(runs log_in first)") and "opens" not in lines["open_ticket"]
     life.plan = False  # --no-plan: only what the page offers
     assert "set_status" not in {o.label for o in life.offer(_obs(LOGIN), {}, dialog=False)}
 

@@ -60,9 +60,20 @@ class SkillLifecycle:
             seen_in = True if any(s.start.logged_in for s in here) else self.logged_in
             self.logged_in = False if any(logs_in(s) for s in here) else seen_in
         if self.plan and usable and not dialog:
+            offered = [self._through_plan(o, usable, obs) for o in offered]
             offered += self._planned(usable, obs, {o.skill.id for o in offered}, MAX_OFFERS - len(offered))
         self.offers = {o.label: o for o in offered}
         return offered
+
+    def _through_plan(self, offer: Offer, usable: list[Skill], obs: Observation) -> Offer:
+        """An offer that opens its start page, as a plan would run it: after a log-in if the run
+        is logged out (its line says so)."""
+        chain = None if offer.here else plan_for(offer.skill, usable, Where(obs.url, self.logged_in))
+        return (
+            PlannedOffer(offer.label, offer.skill, False, offer.options, first=tuple(s.id for s in chain))
+            if chain
+            else offer
+        )
 
     def _planned(self, usable: list[Skill], obs: Observation, offered: set[str], room: int) -> list[Offer]:
         """The site's skills a plan reaches from here (after those the page offers), ``room`` at most."""
