@@ -165,6 +165,7 @@ def _ids(chain) -> list[str] | None:
 def test_at_path_matches_a_template_segment_by_segment():
     assert at_path("/tickets/*/", f"{LIST}7/?x=1") and at_path("/tickets/", LIST)
     assert not at_path("/tickets/*/", LIST) and not at_path("/tickets/*/", f"{LIST}7/edit/")
+    assert not at_path("/*", HOME)  # a varying segment is never an empty one
 
 
 def test_the_plan_is_the_shortest_chain_of_learned_ends_and_starts_to_the_goals_start():
@@ -182,6 +183,10 @@ def test_the_plan_is_the_shortest_chain_of_learned_ends_and_starts_to_the_goals_
     no_end = skills["open_ticket"].model_copy(update={"end": None})
     assert _ids(plan(goal, [skills["log_in"], no_end, goal], Where(HOME, logged_in=True))) is None
     assert _ids(plan(goal, [skills["open_ticket"], goal], Where(HOME, logged_in=False))) is None
+    # a skill that opens one record whatever it is given (a click on the demonstration's row) does
+    # not lead to the goal's record
+    fixed = skills["open_ticket"].model_copy(update={"params": []})
+    assert _ids(plan(goal, [fixed, goal], Where(HOME, logged_in=True))) is None
     # the menu's test: the goal is offered where a plan reaches it
     assert reachable_from(known, Where(HOME, logged_in=False))(goal)
     assert not reachable_from([goal], Where(HOME, logged_in=False))(goal)

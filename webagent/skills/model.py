@@ -99,7 +99,7 @@ def page_path(pattern: str) -> str:
 def at_path(template: str, url: str) -> bool:
     """Whether ``url``'s path is at the path ``template`` (a ``*`` segment: any one segment)."""
     want, have = template.split("?", 1)[0].strip("/").split("/"), urlsplit(url).path.strip("/").split("/")
-    return len(want) == len(have) and all(w in ("*", h) for w, h in zip(want, have, strict=True))
+    return len(want) == len(have) and all(w == h or (w == "*" and h) for w, h in zip(want, have, strict=True))
 
 
 def describe(steps: list[RecordedStep]) -> str:

@@ -8,7 +8,8 @@ run at its end (``Skill.end``); a log-in (a skill with a secret parameter) leave
 A skill whose start is a stable address (``SkillStart.reachable``) opens it itself from any
 page. **The search** is breadth-first over (where the run stands, whether it is logged in),
 so the shortest chain wins, at most ``MAX_CHAIN`` skills before the goal; only a skill whose
-end is known can lead anywhere.
+end is known can lead anywhere, and one that ends on a record's page (a varying segment) only when
+an argument chooses the record (a fixed click on the demonstration's row opens that row).
 
 **Where the run stands** is what the run has seen, never what the task says: logged in once a
 log-in skill ran to its end or the page offers a skill that needs it; logged out when the page
@@ -88,9 +89,15 @@ def _after(skill: Skill, where: Where) -> Where | None:
     """Where the run stands once ``skill`` ran to its end: its end's page (a log-in whose end is
     not known: logged in on a page not known, from where only a stable address can be opened);
     None when it leads nowhere known."""
-    if skill.end is None:
+    if skill.end is None or (_varying(skill.end.path) and not any(p.kind != "secret" for p in skill.params)):
+        # (one that ends on a record's page whatever it is given opens that one record: the
+        # demonstration's ticket, never the one the goal is for)
         return Where("", True) if logs_in(skill) else None
     return Where(skill.end.url, True if logs_in(skill) else where.logged_in)
+
+
+def _varying(template: str) -> bool:
+    return "*" in template.split("/")
 
 
 def plan(goal: Skill, known: list[Skill], where: Where) -> list[Skill] | None:
