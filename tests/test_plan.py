@@ -187,6 +187,11 @@ def test_the_plan_is_the_shortest_chain_of_learned_ends_and_starts_to_the_goals_
     # not lead to the goal's record
     fixed = skills["open_ticket"].model_copy(update={"params": []})
     assert _ids(plan(goal, [fixed, goal], Where(HOME, logged_in=True))) is None
+    # a form of more values that ends on a ticket's page (a new ticket) is never run to get there
+    title = SkillParam(name="title", kind="text")
+    new = skills["open_ticket"].model_copy(update={"id": "new_ticket", "params": [title, title.model_copy()]})
+    assert _ids(plan(goal, [new, goal], Where(HOME, logged_in=True))) is None
+    assert _ids(plan(goal, [new, skills["open_ticket"], goal], Where(HOME, logged_in=True))) == ["open_ticket"]
     # the menu's test: the goal is offered where a plan reaches it
     assert reachable_from(known, Where(HOME, logged_in=False))(goal)
     assert not reachable_from([goal], Where(HOME, logged_in=False))(goal)

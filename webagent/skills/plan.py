@@ -7,8 +7,9 @@ template (``SkillStart.path``), logged in or not (``SkillStart.logged_in``), and
 run at its end (``Skill.end``); a log-in (a skill with a secret parameter) leaves it logged in.
 A skill whose start is a stable address (``SkillStart.reachable``) opens it itself from any
 page. **The search** is breadth-first over (where the run stands, whether it is logged in),
-so the shortest chain wins, at most ``MAX_CHAIN`` skills before the goal; only a skill whose
-end is known can lead anywhere, and one that ends on a record's page (a varying segment) only when
+so the shortest chain wins, at most ``MAX_CHAIN`` skills before the goal. On the way run only
+log-ins and skills of at most one typed value (``way``: a search, a record's number): a form of
+more values is a change the model chooses. Only a skill whose end is known can lead anywhere, and one that ends on a record's page (a varying segment) only when
 an argument chooses the record (a fixed click on the demonstration's row opens that row).
 
 **Where the run stands** is what the run has seen, never what the task says: logged in once a
@@ -69,6 +70,14 @@ def logs_in(skill: Skill) -> bool:
     return any(p.kind == "secret" for p in skill.params)
 
 
+def way(skill: Skill) -> bool:
+    """Whether the program may run ``skill`` on the way to a goal, unasked: a log-in, or a skill
+    that takes at most one typed value (a search, a record's number). A form of more values (a
+    new ticket, an address) is a change the model must choose, never one done to reach a page."""
+    values = [p for p in skill.params if p.kind != "secret"]
+    return logs_in(skill) or (len(values) <= 1 and all(p.kind == "text" for p in values))
+
+
 def start_path(skill: Skill) -> str:
     """The skill's start as a path template (a skills file written before templates: its recorded path)."""
     return skill.start.path or urlsplit(skill.start.url).path
@@ -111,7 +120,7 @@ def plan(goal: Skill, known: list[Skill], where: Where) -> list[Skill] | None:
         reached: list[tuple[Where, list[Skill]]] = []
         for at, chain in frontier:
             for skill in known:
-                if skill.id == goal.id or skill in chain or not ready(skill, at):
+                if skill.id == goal.id or skill in chain or not way(skill) or not ready(skill, at):
                     continue
                 then = _after(skill, at)
                 if then is None:
