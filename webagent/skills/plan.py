@@ -9,8 +9,9 @@ A skill whose start is a stable address (``SkillStart.reachable``) opens it itse
 page. **The search** is breadth-first over (where the run stands, whether it is logged in),
 so the shortest chain wins, at most ``MAX_CHAIN`` skills before the goal. On the way run only
 log-ins and skills of at most one typed value (``way``: a search, a record's number): a form of
-more values is a change the model chooses. Only a skill whose end is known can lead anywhere, and one that ends on a record's page (a varying segment) only when
-an argument chooses the record (a fixed click on the demonstration's row opens that row).
+more values is a change the model chooses. Only a skill whose end is known leads anywhere, and
+one that ends on a record's page (a varying segment) only when an argument chooses the record
+(a fixed click on the demonstration's row opens that row).
 
 **Where the run stands** is what the run has seen, never what the task says: logged in once a
 log-in skill ran to its end or the page offers a skill that needs it; logged out when the page
@@ -19,8 +20,8 @@ plan takes the goal's word for it (no log-in run for nothing).
 
 **Arguments** of a skill run on the way: the goal's arguments by name, a secret parameter the
 run's secret by its placeholder (never a value typed by the model), else one short model call
-on the task (``ASK_PROMPT``); never a demonstration's example value. A value
-the task does not give stops the plan before that skill runs.
+on the task for the whole chain (``ASK_PROMPT``); never a demonstration's example value. A
+value the task does not give stops the plan before any of its skills runs.
 
 **A failed step re-plans from where the run stands**: a skill that could not start (its page
 led elsewhere: a staff page while logged out) is left out, what it showed is kept (logged out),
