@@ -366,3 +366,26 @@ async def test_with_a_plan_the_model_names_the_goal_once_and_the_program_does_th
     assert site.saved == (f"{LIST}7/", "closed"), result
     # with a plan: 1 step, 2 calls (the goal, the ticket's number); without: 3 steps, 3 calls
     assert (result.steps, len(calls)) == ((1, 2) if plan_on else (3, 3)), calls
+
+
+@pytest.mark.asyncio
+async def test_a_goal_offered_here_that_could_not_start_is_planned_once_the_run_knows_it_is_logged_out():
+    skills = _skills()
+    site = FakeSite(HOME)
+
+    async def ask(chain, names, goal):
+        return {"user": "bo", "number": "7"}
+
+    went = await run_plan(
+        site,
+        _obs(HOME),
+        Offer("set_status", skills["set_status"], True),  # as if the page held its first element
+        {"status": "closed"},
+        list(skills.values()),
+        None,
+        secrets=["password"],
+        reveal=lambda v: PASSWORD if v == "<secret:password>" else v,
+        ask=ask,
+    )
+    assert went.run.result.ok and site.saved == (f"{LIST}7/", "closed"), went.run.result.error
+    assert [s.id for s in went.ran] == ["log_in", "open_ticket", "set_status"]

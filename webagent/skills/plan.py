@@ -246,9 +246,10 @@ async def run_plan(
             result = result.model_copy(update={"note": "; ".join(x for x in (note, result.note) if x)})
         return PlanRun(SkillRun(result, at, steps), ran, logged_in)
 
-    for _ in range(MAX_REPLANS + 1):
+    for again in range(MAX_REPLANS + 1):
         usable = [s for s in known if s.id not in left_out]
-        chain = [] if offer.here and not ran else plan(goal, usable, Where(obs.url, logged_in))
+        at_once = offer.here and not again  # (a goal the page held that could not start: planned now)
+        chain = [] if at_once else plan(goal, usable, Where(obs.url, logged_in))
         if chain is None:  # (after a skill that could not start: its word, where its start led)
             why = f'skill "{goal.name}" cannot start here, and no skill leads from here to its start'
             return done(failed if tried else _failed(why), obs)
@@ -273,7 +274,7 @@ async def run_plan(
         for skill in [*chain, goal]:
             if skill is goal:
                 values = args
-                here = offer if offer.here and not ran else Offer(offer.label, goal, at_start(goal, obs.url))
+                here = offer if at_once else Offer(offer.label, goal, at_start(goal, obs.url))
             else:
                 values, here = values_of[skill.id], Offer(label(skill), skill, at_start(skill, obs.url))
             went = await run_skill(browser, obs, here, values, reveal, repair)
