@@ -389,3 +389,17 @@ async def test_a_goal_offered_here_that_could_not_start_is_planned_once_the_run_
     )
     assert went.run.result.ok and site.saved == (f"{LIST}7/", "closed"), went.run.result.error
     assert [s.id for s in went.ran] == ["log_in", "open_ticket", "set_status"]
+    # no secret to log in with: the goal's own failure is kept, and why no plan could mend it
+    went = await run_plan(
+        FakeSite(HOME),
+        _obs(HOME),
+        Offer("set_status", skills["set_status"], True),
+        {"status": "closed"},
+        list(skills.values()),
+        None,
+        secrets=[],
+        ask=ask,
+    )
+    error = went.run.result.error or ""
+    assert error.startswith('skill "Set status" stopped at its step 1 of 2'), error
+    assert error.endswith('; then skill "Set status" needs "Log in" first, and the run has no secret for its password')

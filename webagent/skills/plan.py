@@ -258,7 +258,7 @@ async def run_plan(
         secret = {p.name for s in chain for p in s.params if p.kind == "secret"}
         if needs := next((s for s in chain if secret & set(given[s.id][1])), None):  # never asked of the model
             why = f'skill "{goal.name}" needs "{needs.name}" first, and the run has no secret for its password'
-            return done(_failed(why), obs)
+            return done(_failed(why, failed if again else None), obs)
         asked = list(dict.fromkeys(n for _, missing in given.values() for n in missing if n not in secret))
         if (asked := [n for n in asked if n not in answers]) and ask is not None:  # one call for the chain
             said = await ask(chain, asked, goal)
@@ -270,7 +270,7 @@ async def run_plan(
         if lacking := next((s for s in chain if any(not values_of[s.id].get(p.name) for p in s.params)), None):
             names = ", ".join(p.name for p in lacking.params if not values_of[lacking.id].get(p.name))
             why = f'skill "{goal.name}" needs "{lacking.name}" first, and the task does not give its {names}'
-            return done(_failed(why), obs)
+            return done(_failed(why, failed if again else None), obs)
         for skill in [*chain, goal]:
             if skill is goal:
                 values = args
@@ -301,5 +301,8 @@ async def run_plan(
     return done(failed, obs)  # (each pass returns, or breaks with ``failed`` to plan again)
 
 
-def _failed(why: str) -> ActionResult:
+def _failed(why: str, before: ActionResult | None = None) -> ActionResult:
+    """A plan that stops: why, after the failure that made it plan again (if one did)."""
+    if before is not None:
+        return before.model_copy(update={"error": f"{before.error}; then {why}"})
     return ActionResult(ok=False, action=Action(op="BACK"), error=why)
