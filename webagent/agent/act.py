@@ -15,7 +15,6 @@ from webagent.agent.stable_ids import keep_ids
 from webagent.agent.state import RunState, page_key
 from webagent.browser import Action, ActionResult
 from webagent.llm.cache import content_hash
-from webagent.skills.run import run_skill
 from webagent.trace.engine import execute
 from webagent.trace.record import InnerStep
 from webagent.web.agent_view import LINE_ID
@@ -90,10 +89,10 @@ async def act(
         filled = await run_fill(browser, obs, action, state.controls(obs), lambda v: reveal(v, state.named), held)
         executed, inner = filled.result, filled.steps
     elif action.operation == "SKILL":
-        ran = await run_skill(
+        ran = await state.skills.run(
             browser,
             obs,
-            state.skills.offers[action.element_id],
+            action.element_id,
             action.args,
             (lambda v: reveal(v, state.named)) if state.named else None,  # no secret known: a password as itself
             repair,

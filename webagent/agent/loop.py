@@ -62,6 +62,7 @@ from webagent.problems import Problem
 from webagent.skills import store as skill_store
 from webagent.skills.learn import site_of
 from webagent.skills.offer import Offer
+from webagent.skills.plan import asker
 from webagent.trace.record import StepRecord, history_line, step_record
 from webagent.trace.writer import TraceWriter, screenshot, scrub
 from webagent.web.agent_view import Control
@@ -153,6 +154,7 @@ async def run_agent(
             return result
         if options.skills:  # the start site's skills (``webagent skills``; none offered unless some were learned)
             state.skills.known = skills if skills is not None else skill_store.load(site_of(state.obs.url))
+            state.skills.plan = options.plan
         for n in range(1, options.max_steps + 1):
             outcome = await _step(browser, client, state, n, trace, recorder, after_step)
             record, action = outcome.record, outcome.action
@@ -424,6 +426,8 @@ async def _execute(browser, client, state: RunState, seen: _Seen, guard: _Guarde
     if state.options.dry_run:
         return Acted(None, True, False, "not executed (dry run)")
     repair = _repairer(client, state)
+    if action.operation == "SKILL":  # a skill on the goal's way: its values from the secrets, or one short call
+        state.skills.ask, state.skills.secrets = asker(client, state.task), list(state.named)
     return await act(browser, state, seen.obs, seen.before, action, check, seen.times, guard.held, repair)
 
 

@@ -82,6 +82,12 @@ class AgentOptions:
             negative="--no-reason",
         ),
     )
+    plan: bool = field(
+        default=True,
+        metadata=cli(
+            "--plan", "A skill is reached by a plan over skills (webagent.skills.plan).", negative="--no-plan"
+        ),
+    )
 
     def __post_init__(self) -> None:
         for name, allowed in (("lookup", LOOKUPS), ("act_on", ACT_ON), ("prompt", get_args(PromptLayout))):

@@ -4,20 +4,38 @@ which skill this run did and at which step (its line says so), and which could n
 A skill that could not start (its first element is not on its start page: a staff page while
 logged out) is not offered again until a form is sent (a log-in changes that), and after a
 second time not again in the run: the 1.5B, once logged in, called a skill whose page it could
-not reach after every search it sent."""
+not reach after every search it sent.
+
+With ``plan`` on (``AgentOptions.plan``), a skill is also offered where a plan over the site's
+skills reaches its start (``skills.plan``: its line says which skills run first), a SKILL runs
+through its plan, and the lifecycle keeps what the run has seen of where it stands (logged in
+or not)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from webagent.browser import Observation
+from webagent.skills.learn import site_of
 from webagent.skills.model import Skill
-from webagent.skills.offer import Offer, block, offers
-from webagent.skills.run import started
+from webagent.skills.offer import MAX_OFFERS, Offer, block, label, offers
+from webagent.skills.plan import Ask, PlanRun, Where, logs_in, run_plan
+from webagent.skills.plan import plan as plan_for
+from webagent.skills.run import Repair, SkillRun, run_skill, started
 from webagent.trace.record import InnerStep
 from webagent.web.agent_view import Control
 
 MAX_FAILED_STARTS = 2  # a skill that could not start this many times is not offered again in the run
+
+
+@dataclass(frozen=True)
+class PlannedOffer(Offer):
+    """A skill whose start a plan reaches: the skills it runs first, by id."""
+
+    first: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        return self.skill.line(self.label) + f" (runs {', '.join(self.first)} first)"
 
 
 @dataclass
@@ -27,13 +45,67 @@ class SkillLifecycle:
     done: dict[str, int] = field(default_factory=dict)  # skill id -> the step that last did it
     unstartable: set[str] = field(default_factory=set)  # skills not offered now: they could not start
     failed_starts: dict[str, int] = field(default_factory=dict)  # skill id -> the times it could not start
+    plan: bool = True  # offer and run skills through a plan (``skills.plan``)
+    logged_in: bool | None = None  # what the run has seen (``plan.Where``)
+    ask: Ask | None = None  # the short call for a skill on the way's values (``plan.asker``)
+    secrets: list[str] = field(default_factory=list)  # the run's secrets by name (their placeholders)
+    last: PlanRun | None = None  # the last SKILL's run through its plan
 
     def offer(self, obs: Observation, controls: dict[str, Control], dialog: bool) -> list[Offer]:
         """The skills this page offers (none while it holds a dialog open), kept as this step's."""
         usable = [s for s in self.known if s.id not in self.unstartable]
         offered = offers(usable, obs, controls) if usable and not dialog else []
+        if self.plan and offered:  # what the page shows of where the run stands: a log-in form, a staff page
+            here = [o.skill for o in offered if o.here]
+            seen_in = True if any(s.start.logged_in for s in here) else self.logged_in
+            self.logged_in = False if any(logs_in(s) for s in here) else seen_in
+        if self.plan and usable and not dialog:
+            offered = [self._through_plan(o, usable, obs) for o in offered]
+            offered += self._planned(usable, obs, {o.skill.id for o in offered}, MAX_OFFERS - len(offered))
         self.offers = {o.label: o for o in offered}
         return offered
+
+    def _through_plan(self, offer: Offer, usable: list[Skill], obs: Observation) -> Offer:
+        """An offer that opens its start page, as a plan would run it: after a log-in if the run
+        is logged out (its line says so)."""
+        chain = None if offer.here else plan_for(offer.skill, usable, Where(obs.url, self.logged_in))
+        return (
+            PlannedOffer(offer.label, offer.skill, False, offer.options, first=tuple(s.id for s in chain))
+            if chain
+            else offer
+        )
+
+    def _planned(self, usable: list[Skill], obs: Observation, offered: set[str], room: int) -> list[Offer]:
+        """The site's skills a plan reaches from here (after those the page offers), ``room`` at most."""
+        where, site, out = Where(obs.url, self.logged_in), site_of(obs.url), list[Offer]()
+        for skill in usable:
+            if len(out) < room and skill.id not in offered and skill.site == site:
+                if chain := plan_for(skill, usable, where):
+                    out.append(PlannedOffer(label(skill), skill, False, first=tuple(s.id for s in chain)))
+        return out
+
+    async def run(
+        self, browser, obs: Observation, label: str, args: dict[str, str], reveal, repair: Repair | None
+    ) -> SkillRun:
+        """The offered skill ``label`` run with ``args``: through its plan, or alone (``plan`` off)."""
+        offer = self.offers[label]
+        if not self.plan:
+            self.last = None
+            return await run_skill(browser, obs, offer, args, reveal, repair)
+        self.last = await run_plan(
+            browser,
+            obs,
+            offer,
+            args,
+            self.known,
+            self.logged_in,
+            secrets=self.secrets,
+            reveal=reveal,
+            repair=repair,
+            ask=self.ask,
+        )
+        self.logged_in = self.last.logged_in
+        return self.last.run
 
     def block(self) -> str:
         """The lines the model reads after the page (``offer.block``)."""
@@ -48,6 +120,11 @@ class SkillLifecycle:
         what the skill did, ``sent_form`` whether the action sent a form."""
         if offer is not None and ok:  # its line says so from now on, as a typed field's does
             self.done[offer.skill.id] = n
+        for skill in self.last.ran if self.last is not None and offer is not None else []:
+            self.done[skill.id] = n  # (the skills its plan ran first, too)
+        self.last = None
+        if offer is None and ok and sent_form:  # a form the model sent may have logged in, or out
+            self.logged_in = None
         if offer is not None and not ok and not started(steps or []):
             self.unstartable.add(offer.skill.id)
             self.failed_starts[offer.skill.id] = self.failed_starts.get(offer.skill.id, 0) + 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -35,6 +36,16 @@ class SkillStart(BaseModel):
     title: str = ""
     form: dict = Field(default_factory=dict)  # the form of its first field, if any
     reachable: bool = False  # a stable address: the skill may go there from any page of the site
+    logged_in: bool = False  # a log-in came before it in its recording
+    landmarks: list[str] = Field(default_factory=list)
+    path: str = ""  # its path template: a segment recordings show varying is ``*``
+
+
+class SkillEnd(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str  # the page it left, as recorded
+    path: str  # its path template
+    appears: list[str] = Field(default_factory=list)  # what that page shows that was not there before
 
 
 class Skill(BaseModel):
@@ -49,6 +60,7 @@ class Skill(BaseModel):
     steps: list[RecordedStep]  # a parameter's example as ``value``; "********" for a password
     sources: list[str] = Field(default_factory=list)  # the recordings it was learned from
     learned_from: list[Literal["demonstration", "run"]] = Field(default_factory=list)
+    end: SkillEnd | None = None  # where it leaves the run
 
     @field_validator("steps")
     @classmethod
@@ -82,6 +94,12 @@ def page_path(pattern: str) -> str:
     """A page's path, a record's number as any number (``/tickets/N/``: every ticket's page);
     the query's names differ with how the page was reached (a search, a GET form)."""
     return re.sub(r"\d+", "N", pattern.split("?", 1)[0])
+
+
+def at_path(template: str, url: str) -> bool:
+    """Whether ``url``'s path is at the path ``template`` (a ``*`` segment: any one segment)."""
+    want, have = template.split("?", 1)[0].strip("/").split("/"), urlsplit(url).path.strip("/").split("/")
+    return len(want) == len(have) and all(w == h or (w == "*" and h) for w, h in zip(want, have, strict=True))
 
 
 def describe(steps: list[RecordedStep]) -> str:
