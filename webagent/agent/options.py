@@ -55,6 +55,13 @@ class AgentOptions:
         ),
     )
     skills: bool = True  # offer the start site's skills (webagent.skills) beside the page's controls
+    skill_states: bool = field(
+        default=True,
+        metadata=cli("--skill-states", "Match skills' learned start states.", negative="--no-skill-states"),
+    )
+    menu: bool = field(
+        default=True, metadata=cli("--menu", "Rank and cap the skills offered by the task.", negative="--no-menu")
+    )
 
     def __post_init__(self) -> None:
         for name, allowed in (("lookup", LOOKUPS), ("act_on", ACT_ON), ("prompt", get_args(PromptLayout))):

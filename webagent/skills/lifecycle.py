@@ -8,6 +8,7 @@ not reach after every search it sent."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from webagent.browser import Observation
@@ -27,11 +28,21 @@ class SkillLifecycle:
     done: dict[str, int] = field(default_factory=dict)  # skill id -> the step that last did it
     unstartable: set[str] = field(default_factory=set)  # skills not offered now: they could not start
     failed_starts: dict[str, int] = field(default_factory=dict)  # skill id -> the times it could not start
+    task: str = ""  # what the menu is ranked by (``offer.offers``)
+    levers: dict[str, bool] = field(default_factory=dict)  # ``offers``' skill_states and menu (``AgentOptions``)
+    reachable: Callable[[Skill], bool] | None = None  # a planner's: whether a skill's start can be reached
+
+    def menu_for(self, task: str, *, skill_states: bool = True, menu: bool = True) -> None:
+        self.task, self.levers = task, {"skill_states": skill_states, "menu": menu}
 
     def offer(self, obs: Observation, controls: dict[str, Control], dialog: bool) -> list[Offer]:
         """The skills this page offers (none while it holds a dialog open), kept as this step's."""
         usable = [s for s in self.known if s.id not in self.unstartable]
-        offered = offers(usable, obs, controls) if usable and not dialog else []
+        offered = (
+            offers(usable, obs, controls, self.task, reachable=self.reachable, **self.levers)
+            if usable and not dialog
+            else []
+        )
         self.offers = {o.label: o for o in offered}
         return offered
 
