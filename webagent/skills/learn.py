@@ -143,7 +143,8 @@ def varied(path: str, groups: list[list[str]]) -> str:
     """``path``'s template by the site's own links (``PageFacts.links``, grouped by their place
     on the page): a segment varies where one group holds the link to this path (or to its
     record, ``/events/jazz27/`` for ``/events/jazz27/book``) and links that differ from it in
-    that segment alone (``/events/pycon27/``)."""
+    that segment alone (``/events/pycon27/``). A first segment varies only as far as its values
+    share a start (``/issue27``, ``/issue28``: ``/issue*``): a menu's links differ there too."""
     mine = segments(path)
     out = list(mine)
     for i, seg in enumerate(mine):
@@ -151,8 +152,11 @@ def varied(path: str, groups: list[list[str]]) -> str:
             alike = [g for g in map(segments, group) if len(g) in (i + 1, len(mine)) and g[:i] == mine[:i]]
             alike = [g for g in alike if len(g) == i + 1 or g[i + 1 :] == mine[i + 1 :]]
             values = [g[i] for g in alike]
-            if seg in values and len(set(values)) >= 2:
-                out[i] = template_of([out[i], *values]) if out[i] != seg else template_of(values)
+            if seg not in values or len(set(values)) < 2:
+                continue
+            found = template_of([out[i], *values]) if out[i] != seg else template_of(values)
+            if i > 0 or found != "*":  # the site's own menu (/events/, /about/) is not a list of records
+                out[i] = found
     if not out:
         return "/"
     return "/" + "/".join(out) + ("/" if path.endswith("/") else "")
@@ -371,13 +375,12 @@ def _recording(folder: Path, steps: list[RecordedStep], setup: bool) -> Recordin
 def merge(skills: list[Skill]) -> list[Skill]:
     """Skills that agree become one; a value that differed between them becomes a parameter.
     Ids stay unique within a site (a second "Save" is ``save_comment`` by its parameters, else ``save_2``)."""
-    merged: dict[tuple, Skill] = {}
+    merged: list[Skill] = []
     for skill in skills:
-        key = (skill.site, *skill.signature())
-        if key not in merged:
-            merged[key] = skill.model_copy(deep=True)
+        kept = next((k for k in merged if k.agrees(skill)), None)
+        if kept is None:
+            merged.append(skill.model_copy(deep=True))
             continue
-        kept = merged[key]
         alike = len(segments(kept.start.path)) == len(segments(skill.start.path))
         path = unify([kept.start.path, skill.start.path]) if alike else None
         if len(skill.start.url) < len(kept.start.url):
@@ -410,7 +413,7 @@ def merge(skills: list[Skill]) -> list[Skill]:
         kept.options = {**skill.options, **kept.options}
     out: list[Skill] = []
     taken: dict[str, set[str]] = {}
-    kept_skills = list(merged.values())
+    kept_skills = merged
     for skill in kept_skills:
         ids = taken.setdefault(skill.site, set())
         same = [s for s in kept_skills if s.site == skill.site and s.id == skill.id]

@@ -106,16 +106,26 @@ class Skill(BaseModel):
         first = next((s.target for s in self.steps if s.target), None) or Fingerprint()
         action = (first.form.get("action") or "").split("?", 1)[0]
         if action:
-            return ("form", _PATH_OF_FORM.sub("*", action), first.form.get("id"))
+            return ("form", action, first.form.get("id"))
         return ("path", len(segments(self.start.path)))
+
+    def agrees(self, other: Skill) -> bool:
+        """Whether ``other`` is this skill learned again (``signature``): a form's action may
+        differ only in its record's segments (those its start page's address holds too:
+        ``/events/jazz27/book`` and ``/events/pycon27/book``)."""
+        (where, steps), (theirs, their_steps) = self.signature(), other.signature()
+        if self.site != other.site or steps != their_steps or where[0] != theirs[0] or where[2:] != theirs[2:]:
+            return False
+        if where[0] == "path" or where[1] == theirs[1]:
+            return where == theirs
+        mine, their = segments(where[1]), segments(theirs[1])
+        own, their_own = set(segments(urlsplit(self.start.url).path)), set(segments(urlsplit(other.start.url).path))
+        return len(mine) == len(their) and all(a == b or (a in own and b in their_own) for a, b in zip(mine, their))
 
     def line(self, label: str) -> str:
         """The view's line: ``[S1] skill "Log in" (username, password): Username=<username>, ...``."""
         params = ", ".join(p.name for p in self.params)
         return f'[{label}] skill "{self.name}" ({params}): {self.description}'
-
-
-_PATH_OF_FORM = re.compile(r"(?<=/)\d+(?=/|$)")  # a form's action on one record: ``/tickets/28/update``
 
 
 def segments(path: str) -> list[str]:
