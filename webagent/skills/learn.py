@@ -40,7 +40,17 @@ from urllib.parse import urlsplit
 
 from webagent.browser import REDACTED
 from webagent.errors import UserError
-from webagent.skills.model import Skill, SkillEnd, SkillParam, SkillStart, describe, segments, template_of, unify
+from webagent.skills.model import (
+    Skill,
+    SkillEnd,
+    SkillParam,
+    SkillStart,
+    at_path,
+    describe,
+    segments,
+    template_of,
+    unify,
+)
 from webagent.trace import workflow as W
 from webagent.trace.fingerprint import Fingerprint, slug
 from webagent.trace.pages import PageFacts, read_pages
@@ -50,6 +60,7 @@ from webagent.trace.step import RecordedStep
 MIN_STEPS = 2
 MAX_LANDMARKS = 4
 MAX_APPEARS = 5
+MAX_OTHER_APPEARS = 2
 _SUBMIT_TYPES = ("submit", "image")
 
 
@@ -139,11 +150,12 @@ def _stable(url: str) -> bool:
     return not any(ch.isdigit() for ch in urlsplit(url).path)
 
 
-def varied(path: str, groups: list[list[str]]) -> str:
+def varied(path: str, groups: list[list[str]], linked: bool = True) -> str:
     """``path``'s template by the site's own links (``PageFacts.links``, grouped by their place
     on the page): a segment varies where one group holds the link to this path (or to its
     record, ``/events/jazz27/`` for ``/events/jazz27/book``) and links that differ from it in
-    that segment alone (``/events/pycon27/``). A first segment varies only as far as its values
+    that segment alone (``/events/pycon27/``); with ``linked`` False (the page a skill left: a
+    record it created is linked nowhere yet) two such links suffice. A first segment varies only as far as its values
     share a start (``/issue27``, ``/issue28``: ``/issue*``): a menu's links differ there too."""
     mine = segments(path)
     out = list(mine)
@@ -152,9 +164,13 @@ def varied(path: str, groups: list[list[str]]) -> str:
             alike = [g for g in map(segments, group) if len(g) in (i + 1, len(mine)) and g[:i] == mine[:i]]
             alike = [g for g in alike if len(g) == i + 1 or g[i + 1 :] == mine[i + 1 :]]
             values = [g[i] for g in alike]
-            if seg not in values or len(set(values)) < 2:
+            shown = seg in values and len(set(values)) >= 2  # its own link among others of the list
+            if not (shown or (not linked and len(set(values) - {seg}) >= 2)):
                 continue
+            values = values if seg in values else [seg, *values]
             found = template_of([out[i], *values]) if out[i] != seg else template_of(values)
+            if not at_path(f"/{found}", f"/{seg}"):  # (``/issue`` among ``/issue27``, ``/issue28``)
+                continue
             if i > 0 or found != "*":  # the site's own menu (/events/, /about/) is not a list of records
                 out[i] = found
     if not out:
@@ -178,9 +194,9 @@ class Recording:
         later = [p for p in self.before[i + 1 :] if p is not None]
         return later[0] if later else self.final
 
-    def template(self, url: str) -> str:
+    def template(self, url: str, linked: bool = True) -> str:
         path = urlsplit(url).path or "/"
-        return varied(path, self.groups) if self.groups else path
+        return varied(path, self.groups, linked) if self.groups else path
 
     def stable(self, url: str) -> bool:
         return "*" not in self.template(url) if self.groups else _stable(url)
@@ -216,8 +232,10 @@ def _appears(before: PageFacts | None, after: PageFacts, typed: list[str]) -> li
     messages first, then texts holding a value the skill typed (the added row), then others."""
     seen = set(before.texts) | set(before.messages) if before is not None else set()
     new = [t for t in after.messages + after.texts if t not in seen]
+    told = [t for t in after.messages if t not in seen]
     holding = [t for t in new if any(v and v.lower() in t.lower() for v in typed)]
-    ordered = [t for t in after.messages if t not in seen] + holding + new
+    # other new texts only when nothing tells the outcome (a whole new page's are mostly its frame)
+    ordered = told + holding + ([] if told or holding else new[:MAX_OTHER_APPEARS])
     return list(dict.fromkeys(ordered))[:MAX_APPEARS]
 
 
@@ -243,7 +261,9 @@ def _states(piece: list[RecordedStep], at: int, rec: Recording, logged_in: bool)
         return start, None
     before = rec.before[last] if last < len(rec.before) else None
     typed = [s.value for s in piece if s.op == "TYPE" and s.value != REDACTED]
-    return start, SkillEnd(url=after.url, path=rec.template(after.url), appears=_appears(before, after, typed))
+    return start, SkillEnd(
+        url=after.url, path=rec.template(after.url, linked=False), appears=_appears(before, after, typed)
+    )
 
 
 def skill_of(

@@ -85,6 +85,12 @@ def _legacy_path(pattern: str) -> str:
     return re.sub(r"\d+", "N", pattern.split("?", 1)[0])
 
 
+def _legacy_reachable(skill: Skill) -> bool:
+    """As before starts were learned: a GOTO began it, or its address holds no digit."""
+    digit = any(ch.isdigit() for ch in urlsplit(skill.start.url).path)
+    return (bool(skill.steps) and skill.steps[0].op == "GOTO") or not digit
+
+
 def _starts_here(skill: Skill, obs: Observation, skill_states: bool) -> bool:
     if skill_states:
         at = at_path(skill.start.path, obs.url)
@@ -115,7 +121,7 @@ def offers(
     answered S1 on every page, and shown one answering "S2", S2."""
     site = site_of(obs.url)
     if reachable is None:
-        reachable = stable_start if skill_states else (lambda s: s.start.reachable)
+        reachable = stable_start if skill_states else _legacy_reachable
     here, elsewhere = [], []
     for skill in skills:
         if skill.site != site:

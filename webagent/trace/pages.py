@@ -8,6 +8,7 @@ another page) and the texts a skill's last step made appear ("Ticket created", t
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
@@ -21,6 +22,7 @@ MAX_TEXTS = 400
 MAX_LINKS = 400
 _SKIP = ("script", "style", "noscript", "template", "option", "select", "textarea")
 _MESSAGE_ROLES = ("alert", "status")
+_MESSAGE_MARK = re.compile(r"message|alert|notice|success|flash|toast|error")
 
 
 class PageFacts(BaseModel):
@@ -63,8 +65,7 @@ def facts_of(step: int, url: str, title: str, raw_html: str) -> PageFacts:
                 group.append(target.path)
         elif tag == "select" and (key := el.get("name") or el.get("id")):
             facts.selects[key] = [_texts(o) for o in el.iter("option") if _texts(o)]
-        role = el.get("role") if tag else None
-        if role in _MESSAGE_ROLES and (text := _texts(el)):
+        if tag and _is_message(el) and (text := _texts(el)) and text[:MAX_TEXT] not in facts.messages:
             facts.messages.append(text[:MAX_TEXT])
         if tag and tag not in _SKIP and len(facts.texts) < MAX_TEXTS:
             own = squash(el.text)
@@ -76,6 +77,15 @@ def facts_of(step: int, url: str, title: str, raw_html: str) -> PageFacts:
                 facts.texts.append(tail)
     facts.links = list(groups.values())
     return facts
+
+
+def _is_message(el) -> bool:
+    """An element that tells the outcome of what was done: an alert or a status line by its
+    role, or by the class or id pages give such lines ("ok-message", "alert-success", "flash")."""
+    if el.get("role") in _MESSAGE_ROLES:
+        return True
+    marks = f"{el.get('class') or ''} {el.get('id') or ''}".lower()
+    return bool(_MESSAGE_MARK.search(marks))
 
 
 def _place(el) -> tuple:
