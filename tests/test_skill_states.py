@@ -92,8 +92,7 @@ def test_a_project_skill_is_offered_on_another_projects_page_and_never_as_a_trap
     elsewhere = offers([skill], _obs(HOST + "/projects/tokyo/", '<h1 backend_node_id="2">Tokyo</h1>'), {})
     assert elsewhere == []  # not "(opens /projects/lisbon-trip/tasks/new first)"
     # as skills were matched before: a path with no digit was a stable address, the trap
-    legacy = skill.model_copy(update={"start": skill.start.model_copy(update={"reachable": True})})
-    trap = offers([legacy], _obs(HOST + "/projects/tokyo/", "<p>x</p>"), {}, skill_states=False)
+    trap = offers([skill], _obs(HOST + "/projects/tokyo/", "<p>x</p>"), {}, skill_states=False)
     assert [o.line().endswith("(opens /projects/lisbon-trip/tasks/new first)") for o in trap] == [True]
 
 
