@@ -218,3 +218,16 @@ def test_a_recording_learns_its_start_landmarks_log_in_and_end(tmp_path: Path):
     assert comment.start.landmarks == ["Comments"]  # "Printer jams 28" names one ticket
     assert comment.end is not None and comment.end.path == "/tickets/*/"
     assert comment.end.appears[:2] == ["Comment added", "Toner replaced"]
+
+
+def test_the_sites_menus_are_not_a_list_of_records():
+    html = (
+        '<html><body><ul class="nav nav-list"><li><a href="/accounts/profile/">Profile</a></li>'
+        '<li><a href="/accounts/addresses/">Addresses</a></li></ul>'
+        '<table><tr><td><a href="/accounts/addresses/4/">Home</a></td></tr>'
+        '<tr><td><a href="/accounts/addresses/9/">Work</a></td></tr></table></body></html>'
+    )
+    facts = facts_of(1, HOST + "/accounts/profile/", "", html)
+    assert facts.links == [["/accounts/addresses/4/", "/accounts/addresses/9/"]]
+    assert varied("/accounts/profile/edit/", facts.links) == "/accounts/profile/edit/"
+    assert varied("/accounts/addresses/4/", facts.links) == "/accounts/addresses/*/"

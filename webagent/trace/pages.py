@@ -22,6 +22,19 @@ MAX_TEXTS = 400
 MAX_LINKS = 400
 _SKIP = ("script", "style", "noscript", "template", "option", "select", "textarea")
 _MESSAGE_ROLES = ("alert", "status")
+_MENU_TAGS = ("nav", "header", "footer")
+_MENU_MARKS = {
+    "navigation",
+    "nav",
+    "navbar",
+    "menu",
+    "menubar",
+    "sidebar",
+    "breadcrumb",
+    "nav-list",
+    "nav-tabs",
+    "nav-pills",
+}
 _MESSAGE_MARK = re.compile(r"message|alert|notice|success|flash|toast|error")
 
 
@@ -58,7 +71,7 @@ def facts_of(step: int, url: str, title: str, raw_html: str) -> PageFacts:
         tag = el.tag if isinstance(el.tag, str) else ""
         if tag in ("h1", "h2", "h3") and (text := _texts(el)):
             facts.headings.append(text[:MAX_TEXT])
-        elif tag == "a" and el.get("href") and sum(map(len, groups.values())) < MAX_LINKS:
+        elif tag == "a" and el.get("href") and sum(map(len, groups.values())) < MAX_LINKS and not _in_menu(el):
             target = urlsplit(urljoin(url, el.get("href")))
             group = groups.setdefault(_place(el), [])
             if target.netloc == host and target.path not in group:
@@ -77,6 +90,16 @@ def facts_of(step: int, url: str, title: str, raw_html: str) -> PageFacts:
                 facts.texts.append(tail)
     facts.links = list(groups.values())
     return facts
+
+
+def _in_menu(el) -> bool:
+    """A link of the site's menus (a ``nav``, header or footer, by tag, role or class): its
+    siblings are the site's sections (profile, addresses, orders), not records of one kind."""
+    for parent in el.iterancestors():
+        marks = set(f"{parent.get('class') or ''} {parent.get('role') or ''}".lower().split())
+        if parent.tag in _MENU_TAGS or marks & _MENU_MARKS:
+            return True
+    return False
 
 
 def _is_message(el) -> bool:
