@@ -160,9 +160,13 @@ def varied(path: str, groups: list[list[str]], linked: bool = True) -> str:
     mine = segments(path)
     out = list(mine)
     for i, seg in enumerate(mine):
-        for group in groups:
-            alike = [g for g in map(segments, group) if len(g) in (i + 1, len(mine)) and g[:i] == mine[:i]]
-            alike = [g for g in alike if len(g) == i + 1 or g[i + 1 :] == mine[i + 1 :]]
+        # links of one shape: each to a record (``/events/pycon27/``), or each to this page of
+        # its record (``/events/pycon27/book``); "Change password" beside "Edit profile" is neither
+        shapes = [(group, n) for group in groups for n in dict.fromkeys((i + 1, len(mine)))]
+        for group, n in shapes:
+            alike = [
+                g for g in map(segments, group) if len(g) == n and g[:i] == mine[:i] and g[i + 1 :] == mine[i + 1 : n]
+            ]
             values = [g[i] for g in alike]
             shown = seg in values and len(set(values)) >= 2  # its own link among others of the list
             if not (shown or (not linked and len(set(values) - {seg}) >= 2)):
