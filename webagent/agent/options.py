@@ -87,6 +87,14 @@ class AgentOptions:
         metadata=cli(
             "--plan", "A skill is reached by a plan over skills (webagent.skills.plan).", negative="--no-plan"
         ),
+        ),
+    )
+    skill_states: bool = field(
+        default=True,
+        metadata=cli("--skill-states", "Match skills' learned start states.", negative="--no-skill-states"),
+    )
+    menu: bool = field(
+        default=True, metadata=cli("--menu", "Rank and cap the skills offered by the task.", negative="--no-menu")
     )
 
     def __post_init__(self) -> None:

@@ -24,6 +24,7 @@ from webagent.agent import elements
 from webagent.browser import REDACTED, BrowserSession
 from webagent.browser.recorder import RecordedEvent, Recorder
 from webagent.errors import UserError
+from webagent.trace.pages import facts_of, write_pages
 from webagent.trace.record import StepRecord, step_record
 from webagent.trace.writer import TraceWriter
 from webagent.web.agent_view import build_view
@@ -80,6 +81,7 @@ class Teach:
         self.session = BrowserSession(headed=headed, allowed_domains=allowed_domains)
         self.recorder: Recorder | None = None
         self.started = 0.0
+        self.setup = False  # something was done before the recording started (a log-in)
 
     async def __aenter__(self) -> Teach:
         await self.session.start()
@@ -124,6 +126,7 @@ class Teach:
         await self.recorder.settle()
         self.recorder.events.clear()
         self.started = time.time()
+        self.setup = True
 
     async def stop(self) -> list[RecordedEvent]:
         """The recording ends: fields still being edited are read, and the events are final."""
@@ -142,6 +145,10 @@ class Teach:
         for n, event in enumerate(events, 1):
             trace.write_step(taught_step(n, event))
         page = self.session.page
+        final = await self.session.observe() if page is not None and not page.is_closed() else None
+        pages = [facts_of(n, e.obs.url, e.obs.title, e.obs.raw_html) for n, e in enumerate(events, 1) if e.obs]
+        end = [facts_of(len(events) + 1, final.url, final.title, final.raw_html)] if final is not None else []
+        write_pages(trace.folder, pages + end, trace.secrets)  # what skill learning reads of each page
         final_url = page.url if page is not None and not page.is_closed() else events[-1].url
         title = ""
         if page is not None and not page.is_closed():
@@ -156,6 +163,7 @@ class Teach:
                 "answer": None,
                 "steps": len(events),
                 "taught": True,
+                "setup": self.setup,
                 "started": self.started,
                 "final_url": final_url,
                 "final_title": title,

@@ -13,6 +13,7 @@ or not)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from webagent.browser import Observation
@@ -50,11 +51,21 @@ class SkillLifecycle:
     ask: Ask | None = None  # the short call for a skill on the way's values (``plan.asker``)
     secrets: list[str] = field(default_factory=list)  # the run's secrets by name (their placeholders)
     last: PlanRun | None = None  # the last SKILL's run through its plan
+    task: str = ""  # what the menu is ranked by (``offer.offers``)
+    levers: dict[str, bool] = field(default_factory=dict)  # ``offers``' skill_states and menu (``AgentOptions``)
+    reachable: Callable[[Skill], bool] | None = None  # a planner's: whether a skill's start can be reached
+
+    def menu_for(self, task: str, *, skill_states: bool = True, menu: bool = True) -> None:
+        self.task, self.levers = task, {"skill_states": skill_states, "menu": menu}
 
     def offer(self, obs: Observation, controls: dict[str, Control], dialog: bool) -> list[Offer]:
         """The skills this page offers (none while it holds a dialog open), kept as this step's."""
         usable = [s for s in self.known if s.id not in self.unstartable]
-        offered = offers(usable, obs, controls) if usable and not dialog else []
+        offered = (
+            offers(usable, obs, controls, self.task, reachable=self.reachable, **self.levers)
+            if usable and not dialog
+            else []
+        )
         if self.plan and offered:  # what the page shows of where the run stands: a log-in form, a staff page
             here = [o.skill for o in offered if o.here]
             seen_in = True if any(s.start.logged_in for s in here) else self.logged_in

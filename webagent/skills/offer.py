@@ -1,19 +1,30 @@
-"""Which skills a page offers, and how the model reads them.
+"""Which skills a page offers (the menu of what can run here), and how the model reads them.
 
-A skill is offered where it can start: on its start page (the path matches and its first
-element is found on the page, by fingerprint), or, when its start page has a stable
-address (``SkillStart.reachable``), on any page of its site: it then opens that page first.
-Offers only add to the page: every control stays offered beside them. A select parameter
-offered on the skill's own page takes the select's live options as its only values."""
+A skill is offered where it can start: on its start page (the page is at its path template,
+``model.at_path``, and its first element is found on the page, by fingerprint), or where its
+start can be reached: by default a start with a stable address (no varying segment: a skill
+learned on one project's page never opens that project's page from another's); a planner may
+say more (``reachable``). Of those, the ones most relevant to the task are offered (BM25 over
+each skill's name and description, ``webagent.retrieval``: it orders and caps the menu, it
+never decides what is allowed), at most ``MAX_OFFERS``. Offers only add to the page: every
+control stays offered beside them. A select parameter takes the select's live options as its
+only values when the select is on this page, else the options the recording saw.
+
+``skill_states=False`` matches starts as before they were learned (a digit run in a path as
+any record number); ``menu=False`` offers in page order without ranking or recorded options:
+each lever can be measured alone (``AgentOptions``)."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 from webagent.browser import Observation
+from webagent.retrieval import bm25_top_k
 from webagent.skills.learn import site_of
-from webagent.skills.model import Skill, page_path
+from webagent.skills.model import Skill, at_path
 from webagent.trace.fingerprint import url_pattern
 from webagent.trace.match import find
 from webagent.web.agent_view import Control
@@ -49,39 +60,84 @@ def _first_element(skill: Skill, obs: Observation) -> str | None:
     return find(target, obs.raw_html, set(obs.elements)).element_id
 
 
-def _live_options(skill: Skill, obs: Observation, controls: dict[str, Control]) -> dict[str, tuple[str, ...]]:
+def _options(
+    skill: Skill, obs: Observation, controls: dict[str, Control], here: bool, recorded: bool
+) -> dict[str, tuple[str, ...]]:
+    """Each select parameter's values: the select's live options when it is on this page, else
+    (``recorded``) the options the recording saw in it."""
     out: dict[str, tuple[str, ...]] = {}
+    kept = {p.name: p.options for p in skill.params}
     for step in skill.steps:
         if step.op == "SELECT" and step.param and step.target:
-            found = find(step.target, obs.raw_html, set(obs.elements))
-            control = controls.get(found.element_id or "")
+            control = None
+            if here:
+                found = find(step.target, obs.raw_html, set(obs.elements))
+                control = controls.get(found.element_id or "")
             if control is not None and control.options:
                 out[step.param] = control.options
+            elif recorded and kept.get(step.param):
+                out[step.param] = tuple(kept[step.param])
     return out
 
 
-def offers(skills: list[Skill], obs: Observation, controls: dict[str, Control]) -> list[Offer]:
+def _legacy_path(pattern: str) -> str:
+    """A page's path as starts were matched before they were learned: a digit run as any number."""
+    return re.sub(r"\d+", "N", pattern.split("?", 1)[0])
+
+
+def _legacy_reachable(skill: Skill) -> bool:
+    """As before starts were learned: a GOTO began it, or its address holds no digit."""
+    digit = any(ch.isdigit() for ch in urlsplit(skill.start.url).path)
+    return (bool(skill.steps) and skill.steps[0].op == "GOTO") or not digit
+
+
+def _starts_here(skill: Skill, obs: Observation, skill_states: bool) -> bool:
+    if skill_states:
+        at = at_path(skill.start.path, obs.url)
+    else:
+        at = _legacy_path(skill.start.pattern) == _legacy_path(url_pattern(obs.url))
+    return at and _first_element(skill, obs) is not None
+
+
+def stable_start(skill: Skill) -> bool:
+    """Whether the skill's start page has one address for every record (no varying segment)."""
+    return skill.start.reachable and "*" not in skill.start.path
+
+
+def offers(
+    skills: list[Skill],
+    obs: Observation,
+    controls: dict[str, Control],
+    task: str = "",
+    *,
+    skill_states: bool = True,
+    menu: bool = True,
+    reachable: Callable[[Skill], bool] | None = None,
+) -> list[Offer]:
     """The skills ``obs`` offers (see the module docstring), in order: those that start on this
-    page, then those that open their page first. Each is labelled by its id, a name the model
-    reads ("log_in"), not its place: a 0.5B shown a worked example answering "S1" answered S1
-    on every page, and shown one answering "S2", S2."""
-    site, path = site_of(obs.url), page_path(url_pattern(obs.url))
+    page, then those that open their page first (``reachable``: whether a skill's start can be
+    reached from here; by default a stable address). Each is labelled by its id, a name the
+    model reads ("log_in"), not its place: a 0.5B shown a worked example answering "S1"
+    answered S1 on every page, and shown one answering "S2", S2."""
+    site = site_of(obs.url)
+    if reachable is None:
+        reachable = stable_start if skill_states else _legacy_reachable
     here, elsewhere = [], []
     for skill in skills:
         if skill.site != site:
             continue
-        if page_path(skill.start.pattern) == path and _first_element(skill, obs) is not None:
+        if _starts_here(skill, obs, skill_states):
             here.append((skill, True))
-        elif skill.start.reachable:
+        elif reachable(skill):
             elsewhere.append((skill, False))
     chosen: dict[tuple[str, str], tuple[Skill, bool]] = {}
     for skill, at in here + elsewhere:
         # the same steps learned on two start pages (a search box on every page): offered once
         chosen.setdefault((skill.name, skill.description), (skill, at))
-    return [
-        Offer(label(skill), skill, at, _live_options(skill, obs, controls) if at else {})
-        for skill, at in list(chosen.values())[:MAX_OFFERS]
-    ]
+    kept = list(chosen.values())
+    if menu and task and len(kept) > MAX_OFFERS:  # the most relevant to the task, in the order above
+        kept = [kept[i] for i in bm25_top_k([f"{s.name} {s.description}" for s, _ in kept], task, MAX_OFFERS)]
+    return [Offer(label(skill), skill, at, _options(skill, obs, controls, at, menu)) for skill, at in kept[:MAX_OFFERS]]
 
 
 def label(skill: Skill) -> str:
