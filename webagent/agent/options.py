@@ -87,7 +87,6 @@ class AgentOptions:
         metadata=cli(
             "--plan", "A skill is reached by a plan over skills (webagent.skills.plan).", negative="--no-plan"
         ),
-        ),
     )
     skill_states: bool = field(
         default=True,
