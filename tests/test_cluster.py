@@ -83,10 +83,10 @@ class _Episodes(Evaluator):
             trace.mkdir(parents=True, exist_ok=True)
             (trace / "steps.jsonl").write_text("{}\n")
             (trace / "run.json").write_text(json.dumps({"trace_dir": str(trace), "status": "done"}))
-        return _Row(key=item.key, status="done", pid=os.getpid())
+        return _Row(key=str(item.key), status="done", pid=os.getpid())
 
     def error_row(self, item: Item[str], trace: Path | None, why: str) -> _Row:
-        return _Row(key=item.key, status="error", error=why)
+        return _Row(key=str(item.key), status="error", error=why)
 
     def outcome(self, row: _Row) -> str:
         return row.status
@@ -127,7 +127,11 @@ class _Documents(Evaluator):
             rows = self.out / "episodes.jsonl"
             lines = rows.read_text().splitlines() if rows.is_file() else []
             emit(
-                _Part(doc=item.key, part=part, seen=[r["part"] for r in map(json.loads, lines) if r["doc"] == item.key])
+                _Part(
+                    doc=str(item.key),
+                    part=part,
+                    seen=[r["part"] for r in map(json.loads, lines) if r["doc"] == item.key],
+                )
             )
             await asyncio.sleep(0)
 

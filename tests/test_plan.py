@@ -27,7 +27,7 @@ from webagent.skills.model import Skill, SkillEnd, SkillParam, SkillStart, at_pa
 from webagent.skills.offer import Offer
 from webagent.skills.plan import Where, given_arguments, plan, reachable_from, run_plan
 from webagent.trace.fingerprint import PageRef, fingerprint_of, url_pattern
-from webagent.trace.step import RecordedStep
+from webagent.trace.step import Op, RecordedStep
 
 SITE = "http://127.0.0.1:8000"
 HOME, LOGIN, LIST = f"{SITE}/", f"{SITE}/login/", f"{SITE}/tickets/"
@@ -109,7 +109,7 @@ class FakeSite:
         return ActionResult(ok=True, action=action, url=self.url)
 
 
-def _step(url: str, op: str, element_id: str, value: str = "", param: str | None = None) -> RecordedStep:
+def _step(url: str, op: Op, element_id: str, value: str = "", param: str | None = None) -> RecordedStep:
     page = PageRef(url=url, pattern=url_pattern(url), title="Help desk")
     return RecordedStep(op=op, value=value, param=param, target=fingerprint_of(_obs(url), element_id), page=page)
 

@@ -15,7 +15,7 @@ from webagent.skills.model import Skill, SkillParam, SkillStart, describe
 from webagent.skills.offer import Offer
 from webagent.skills.run import run_skill
 from webagent.trace.fingerprint import PageRef, fingerprint_of, url_pattern
-from webagent.trace.step import RecordedStep
+from webagent.trace.step import Op, RecordedStep
 
 URL = "http://127.0.0.1:8000/login.html"
 PAGE = (
@@ -50,7 +50,7 @@ class FakeBrowser:
         return ActionResult(ok=True, action=action, url=obs.url)
 
 
-def _step(op: str, element_id: str, value: str = "", param: str | None = None) -> RecordedStep:
+def _step(op: Op, element_id: str, value: str = "", param: str | None = None) -> RecordedStep:
     page = PageRef(url=URL, pattern=url_pattern(URL), title="Log in")
     return RecordedStep(op=op, value=value, param=param, target=fingerprint_of(_obs(), element_id), page=page)
 

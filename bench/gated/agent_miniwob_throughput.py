@@ -46,7 +46,7 @@ async def measure(shared, episodes: int, concurrency: int) -> tuple[float, int, 
         )
         wall = time.perf_counter() - start
     first = finished[0] - start if finished else float("nan")
-    return 60 * len(rows) / wall, len(rows), sum(r["success"] for r in rows), first
+    return 60 * len(rows) / wall, len(rows), sum(r.success for r in rows), first
 
 
 async def main() -> int:
