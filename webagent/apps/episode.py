@@ -146,12 +146,6 @@ def error_row(app: str, task: Task, trace_dir: str | None, error: str | None = N
     return row
 
 
-def _spent(trace_dir: Path | None) -> dict:
-    """A raised episode's steps, model usage and prompt tokens, as its trace holds them."""
-    counts = trace_counts(trace_dir)
-    return {"steps": counts.steps, "usage": counts.usage, "prompt_tokens": counts.prompt_tokens}
-
-
 async def run_task(
     instance: AppInstance,
     task: Task,
@@ -204,11 +198,12 @@ async def run_task(
                 prompt_tokens=result.usage.get("prompt_tokens", 0),
             )
         )
-    except (AppError, UserError) as exc:
-        row = row.model_copy(update=dict(error=str(exc), cause="error", ended="error", **_spent(trace_dir)))
     except Exception as exc:  # noqa: BLE001 - one broken task must not end the run; it is re-run on resume
-        why = f"{type(exc).__name__}: {first_line(exc)}"
-        row = row.model_copy(update=dict(error=why, cause="error", ended="error", **_spent(trace_dir)))
+        why = str(exc) if isinstance(exc, (AppError, UserError)) else f"{type(exc).__name__}: {first_line(exc)}"
+        # a raised episode's steps, model usage and prompt tokens, as its trace holds them
+        spent = trace_counts(trace_dir)
+        row = row.model_copy(update=dict(error=why, cause="error", ended="error"))
+        row.steps, row.usage, row.prompt_tokens = spent.steps, spent.usage, spent.prompt_tokens
     row.reset_s = round(episode.reset_s, 4)
     if gold is not None:
         row.losses, row.naming, row.found_by = gold.losses, gold.naming, gold.found
