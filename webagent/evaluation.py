@@ -94,9 +94,6 @@ class Evaluator(ABC, Generic[T, W, R]):
         """A finished item's progress line from all its rows (default: its one row's ``outcome``)."""
         return self.outcome(rows[-1]) if rows else "no rows"
 
-    def item_failed(self, rows: list[R]) -> bool:
-        return any(self.failed(row) for row in rows)
-
     def worker(self, client: Any, remote: bool) -> AbstractAsyncContextManager[W]:
         """What one worker holds for its items (default: the model's client); ``remote``: in a
         Ray worker process, with the client it opened."""
@@ -197,27 +194,6 @@ def backend(client: Any = None, cluster: Any = None, endpoint: Any = None, concu
     return OnRay(cluster, None if client is None else worker_endpoint(endpoint, client))
 
 
-class Progress:
-    """A line per finished item: done k of n, failures so far, the time left at the pace so far."""
-
-    def __init__(self, evaluator: Evaluator, total: int, done_before: int, say: Callable[[str], None] | None):
-        self.evaluator, self.total, self.done_before, self.say = evaluator, total, done_before, say
-        self.finished = self.failures = 0
-        self.started = time.perf_counter()
-
-    def __call__(self, item: Item, rows: list) -> None:
-        self.finished += 1
-        self.failures += self.evaluator.item_failed(rows)
-        if self.say is None:
-            return
-        left = self.total - self.done_before - self.finished
-        pace = (time.perf_counter() - self.started) / self.finished
-        self.say(
-            f"[{self.done_before + self.finished}/{self.total}] {item.label}: {self.evaluator.item_outcome(rows)}; "
-            f"{self.failures} failed so far; ~{format_duration(pace * left)} left"
-        )
-
-
 async def evaluate(
     evaluator: Evaluator,
     out: Path,
@@ -236,8 +212,8 @@ async def evaluate(
     pending = evaluator.pending(items, folder.done(rows))
     if say is not None and len(pending) < len(items):
         say(f"{len(items)} {evaluator.noun}, {len(items) - len(pending)} already in {folder.rows_path}")
-    progress = Progress(evaluator, len(items), len(items) - len(pending), say)
     of_item: dict[Hashable, list] = {}  # an item's rows so far, for its progress line
+    finished, failures, started = 0, 0, time.perf_counter()
 
     def trace_of(item: Item) -> Path | None:
         return out / "traces" / (item.folder or item.label) if evaluator.traces else None
@@ -249,7 +225,16 @@ async def evaluate(
             folder.append(row)
 
     def finish(item: Item) -> None:
-        progress(item, of_item.pop(item.key, []))
+        """A line per finished item: done k of n, failures so far, the time left at the pace so far."""
+        nonlocal finished, failures
+        rows_of, finished = of_item.pop(item.key, []), finished + 1
+        failures += any(evaluator.failed(row) for row in rows_of)
+        if say is not None:
+            pace = (time.perf_counter() - started) / finished
+            say(
+                f"[{len(items) - len(pending) + finished}/{len(items)}] {item.label}: {evaluator.item_outcome(rows_of)}; "
+                f"{failures} failed so far; ~{format_duration(pace * (len(pending) - finished))} left"
+            )
 
     await backend.run(evaluator, pending, trace_of, keep, finish, say or (lambda line: None))
     return [rows[item.key] for item in items if item.key in rows]

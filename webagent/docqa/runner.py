@@ -261,8 +261,8 @@ class QAEval(Evaluator[tuple[Document, list[tuple[Question, Variant]]], tuple, Q
         answered = sum(isinstance(r, QARow) for r in rows)
         return f"{answered} questions answered" + (f", {left} left for a resume" if left else "")
 
-    def item_failed(self, rows: list[QARows]) -> bool:
-        return any(isinstance(r, LeftForResume) for r in rows)
+    def failed(self, row: QARows) -> bool:
+        return isinstance(row, LeftForResume)
 
 
 async def run_eval(
