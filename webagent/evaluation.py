@@ -26,12 +26,15 @@ from collections.abc import Callable, Hashable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from webagent.durations import format_duration
 from webagent.results_folder import ResultsFolder
+
+if TYPE_CHECKING:
+    from webagent.cluster import OnRay
 
 T = TypeVar("T")  # what an item holds (an app's task, a task and seed...)
 W = TypeVar("W")  # what one worker holds (a browser, an app's instance, the client)
@@ -121,24 +124,13 @@ class Evaluator(ABC, Generic[T, W, R]):
         return open_client(endpoint)
 
 
-class Backend(Protocol):
-    async def run(
-        self,
-        evaluator: Evaluator,
-        items: list,
-        trace_of: Callable,
-        keep: Callable,
-        finish: Callable,
-        say: Callable[[str], None],
-    ) -> None:
-        """Run ``items``; ``keep(item, row)`` as each row comes, ``finish(item)`` when an item has
-        all its rows; ``say`` gets what the backend has to tell."""
-
-
 @dataclass
 class Serial:
     """Items in this process: ``concurrency`` workers, each taking the next pending item as it
-    finishes one; the first failure outside an item cancels the others (awaited) and goes on."""
+    finishes one; the first failure outside an item cancels the others (awaited) and goes on.
+    A backend's ``run`` (this one's or ``OnRay``'s) runs ``items``; ``keep(item, row)`` as each
+    row comes, ``finish(item)`` when an item has all its rows; ``say`` gets what the backend has
+    to tell."""
 
     client: Any = None
     concurrency: int = 1
@@ -184,7 +176,7 @@ class Serial:
                     raise exc
 
 
-def backend(client: Any = None, cluster: Any = None, endpoint: Any = None, concurrency: int = 1) -> Backend:
+def backend(client: Any = None, cluster: Any = None, endpoint: Any = None, concurrency: int = 1) -> Serial | OnRay:
     """``Serial`` on ``client``, or with ``cluster`` (a connected Ray) ``OnRay``, whose workers
     open the model the driver's ``client`` reaches (``endpoint``: the run's ``EndpointOptions``)."""
     if cluster is None:
@@ -197,7 +189,7 @@ def backend(client: Any = None, cluster: Any = None, endpoint: Any = None, concu
 async def evaluate(
     evaluator: Evaluator,
     out: Path,
-    backend: Backend,
+    backend: Serial | OnRay,
     say: Callable[[str], None] | None = print,
     on_row: Callable[[Any], bool] | None = None,
 ) -> list:
