@@ -112,32 +112,27 @@ class Shipped:
 
 
 def _call(evaluator, endpoint, item, trace: str | None, driver_node: str) -> Shipped:
-    """In the worker: run the item; a trace written on another node than the driver's goes
-    back packed."""
-    import ray
-
-    if trace is None or ray.get_runtime_context().get_node_id() == driver_node:
-        return _run_item(evaluator, endpoint, item, trace)
+    """In the worker: run the item (``evaluator.run_rows`` in a worker of its own, on the model
+    it opens for ``endpoint``); a trace written on another node than the driver's goes back
+    packed."""
     import tempfile
 
+    import ray
+
+    async def run(folder: Path | None) -> Shipped:
+        rows: list = []
+        async with evaluator.open_model(endpoint) as client, evaluator.worker(client, remote=True) as held:
+            await evaluator.run_rows(held, item, folder, rows.append)
+            return Shipped(rows, usage_of(client, *evaluator.clients(held)))
+
+    if trace is None or ray.get_runtime_context().get_node_id() == driver_node:
+        return asyncio.run(run(Path(trace) if trace else None))
     with tempfile.TemporaryDirectory(prefix="webagent-trace-") as tmp:
         folder = Path(tmp) / "trace"
-        shipped = _run_item(evaluator, endpoint, item, str(folder))
+        shipped = asyncio.run(run(folder))
         if folder.is_dir():
             shipped.trace = pack(folder)
         return shipped
-
-
-def _run_item(evaluator, endpoint, item, trace: str | None) -> Shipped:
-    """``evaluator.run_rows`` in a worker of its own, on the model it opens for ``endpoint``."""
-
-    async def run() -> Shipped:
-        rows: list = []
-        async with evaluator.open_model(endpoint) as client, evaluator.worker(client, remote=True) as held:
-            await evaluator.run_rows(held, item, Path(trace) if trace else None, rows.append)
-            return Shipped(rows, usage_of(client, *evaluator.clients(held)))
-
-    return asyncio.run(run())
 
 
 def pack(folder: Path) -> bytes:
