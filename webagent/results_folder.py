@@ -11,6 +11,7 @@ file and the key of a row (apps: the task; MiniWoB++: task and seed)."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
@@ -144,15 +145,9 @@ class ResultsFolder(Generic[C]):
 
     def at(self, out: Path) -> ResultsFolder[C]:
         """A folder of the same kind at ``out`` (a shard, a merge's target)."""
-        return ResultsFolder(
-            out,
-            self.config_type,
-            self.row_type,
-            self.key,
-            rows_file=self.rows_path.name,
-            what=self.what,
-            finished=self.finished,
-        )
+        folder = copy.copy(self)
+        folder.out, folder.rows_path = Path(out), Path(out) / self.rows_path.name
+        return folder
 
     def append(self, row: Any) -> None:
         """One row, written at once (a torn tail left by a killed run is cut first)."""
