@@ -225,13 +225,8 @@ class QAEval(Evaluator[tuple[Document, list[tuple[Question, Variant]]], tuple, Q
 
     @contextlib.asynccontextmanager
     async def worker(self, client, remote: bool):
-        from webagent.llm.endpoint import open_client
-
-        if not remote:
-            yield client, self.memory_client
-            return
-        async with open_client(self.memory) if self.memory is not None else contextlib.nullcontext() as memory:
-            yield client, memory
+        async with self.open_model(self.memory if remote else None) as memory:
+            yield client, memory if remote else self.memory_client
 
     def clients(self, held: tuple) -> tuple:
         return held[1:]
