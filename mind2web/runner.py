@@ -93,17 +93,11 @@ def results(out: Path) -> ResultsFolder[EvalConfig]:
     )
 
 
-def planned_task(task: Task) -> PlannedTask:
-    return PlannedTask(
-        annotation_id=task.annotation_id, split=task.split, website=task.website, action_uids=task.action_uids
-    )
-
-
 def prepare_out_dir(out: Path, config: EvalConfig, planned: list[Task]) -> dict[RowKey, StepRow]:
     """Check the folder holds this configuration (or nothing), record the planned tasks,
     and return the rows already there (the last per key)."""
     results(out).pin(config)
-    manifest = read_manifest(out).union([planned_task(t) for t in planned])
+    manifest = read_manifest(out).union([PlannedTask.model_validate(t, from_attributes=True) for t in planned])
     write_manifest(out, manifest)
     cut_torn_tail(out / STEPS_FILE)
     return {row.key: row for row in read_rows(out / STEPS_FILE)}
