@@ -37,6 +37,7 @@ from webagent.errors import UserError
 from webagent.evaluation import Evaluator, Item, backend, evaluate
 from webagent.html import Snippet, split_snippets
 from webagent.llm.client import EndpointUnavailable, LLMClient
+from webagent.llm.usage import Counter
 from webagent.memory import compression_rate
 from webagent.prompts import prompt_hash
 from webagent.results_folder import ResultsFolder, cut_torn_tail
@@ -121,10 +122,6 @@ _COST_FIELDS = (
 )
 
 
-def _cost(usage) -> dict:
-    return {name: getattr(usage, name) if usage is not None else 0 for name in _COST_FIELDS}
-
-
 def step_row(
     variant: Variant,
     base: dict,
@@ -146,7 +143,7 @@ def step_row(
         full_words=full_words,
         compression_rate=round(compression_rate(full_words, pred.context_words), 2),
         num_snippets=len(snippets),
-        **_cost(usage),
+        **{name: getattr(usage or Counter(), name) for name in _COST_FIELDS},  # no usage (None): 0
         wall_s=wall_s,
     )
 
