@@ -11,6 +11,7 @@ can run on several machines sharing one model server, and `merge` joins their ou
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import asdict
@@ -156,13 +157,9 @@ def failed_row(
     return step_row(variant, base, nothing, missing_step(base["annotation_id"], base["action_uid"]), [], usage, wall_s)
 
 
-_WATCHING: dict[type, type] = {}  # one subclass per client class
-
-
+@functools.cache  # one subclass per client class
 def _watching(cls: type) -> type:
     """`cls` whose complete() notes each EndpointUnavailable in `self.endpoint_errors`."""
-    if cls in _WATCHING:
-        return _WATCHING[cls]
 
     class Watched(cls):
         async def complete(self, *args, **kwargs):
@@ -172,7 +169,6 @@ def _watching(cls: type) -> type:
                 self.endpoint_errors.append(str(exc))
                 raise
 
-    _WATCHING[cls] = Watched
     return Watched
 
 
@@ -181,7 +177,7 @@ def _watch_endpoint(client: LLMClient) -> list[str]:
     a step whose result a down endpoint degraded (a lost gist, a lost action) is re-run.
     Views the method scopes from this one share the list."""
     watched: Any = client  # its class is swapped for a subclass that keeps endpoint_errors
-    watched.__class__ = _watching(type(watched))  # this step's scoped view only
+    watched.__class__ = _watching(watched.__class__)  # this step's scoped view only
     watched.endpoint_errors = []
     return watched.endpoint_errors
 
