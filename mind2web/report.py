@@ -91,14 +91,8 @@ def _split_key(split: str) -> tuple[int, str]:
 
 def token_stats(rows: list[StepRow]) -> dict:
     """Per step: words of the whole rendered page vs words of all its gists (paper Figure 6)."""
-    seen_raw: dict[tuple[str, str], int] = {}
-    seen_gist: dict[tuple[str, str], int] = {}
-    for r in rows:
-        key = (r.annotation_id, r.action_uid)
-        if r.full_words:
-            seen_raw[key] = r.full_words
-        if r.gist_memory_words:
-            seen_gist[key] = r.gist_memory_words
+    seen_raw = {(r.annotation_id, r.action_uid): r.full_words for r in rows if r.full_words}
+    seen_gist = {(r.annotation_id, r.action_uid): r.gist_memory_words for r in rows if r.gist_memory_words}
     return {"raw_html": list(seen_raw.values()), "gist_memory": list(seen_gist.values())}
 
 

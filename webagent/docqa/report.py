@@ -21,11 +21,7 @@ def build_report(out: Path) -> dict:
     config = json.loads((out / CONFIG_FILE).read_text(encoding="utf-8"))
     rows = read_jsonl(out / RESULTS_FILE)
     docs = {d["doc_id"]: d for d in read_jsonl(out / DOCS_FILE)}  # the last write of a document wins
-    by_method: dict[str, list[dict]] = {}
-    for r in rows:
-        by_method.setdefault(r["method"], []).append(r)
-    order = [m for m in config["methods"] if m in by_method]
-    methods = {m: summarize_method(by_method[m]) for m in order}
+    methods = {m: summarize_method(rs) for m in config["methods"] if (rs := [r for r in rows if r["method"] == m])}
     questions = len({r["qid"] for r in rows})
     build: dict[str, dict] = {}
     for d in docs.values():

@@ -111,10 +111,7 @@ def merge(shards: list[Path], out: Path) -> int:
     """Join shard folders of one configuration into ``out`` (their rows, and each document's
     building cost once); returns the row count."""
     n = results_folder.merge(shards, out, results(out))
-    documents: dict[str, dict] = {}
-    for shard in shards:
-        for row in read_jsonl(shard / DOCS_FILE):
-            documents[row["doc_id"]] = row
+    documents = {row["doc_id"]: row for shard in shards for row in read_jsonl(shard / DOCS_FILE)}
     (out / DOCS_FILE).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in documents.values()))
     return n
 
