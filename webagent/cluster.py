@@ -60,8 +60,7 @@ def _host_port(address: str) -> tuple[str, int] | None:
     """(host, port) of an address to check before Ray tries it (``auto`` is Ray's own search)."""
     if address == "auto":
         return None
-    bare = address.removeprefix("ray://")
-    host, _, port = bare.rpartition(":")
+    host, _, port = address.removeprefix("ray://").rpartition(":")
     if not host or not port.isdigit():
         raise UserError(
             f"--ray {address!r}: expected HOST:PORT (a Ray head, e.g. 10.0.0.5:6379), ray://HOST:PORT or auto"

@@ -147,10 +147,9 @@ class Serial:
         pending = list(items)
 
         def take(last):
-            if not pending:
-                return None
-            item = evaluator.next_item(pending, last)
-            pending.remove(item)
+            item = evaluator.next_item(pending, last) if pending else None
+            if item is not None:
+                pending.remove(item)
             return item
 
         async def worker() -> None:

@@ -101,8 +101,7 @@ class ResultsFolder(Generic[C]):
                 f"{self.out / CONFIG_FILE}: written by an older version for {self.what} (it has no "
                 f"{', '.join(missing)}); use another --out"
             )
-        diff = [d for name, d in differences(config, stored) if name not in ignore]
-        if diff:
+        if diff := [d for name, d in differences(config, stored) if name not in ignore]:
             raise UserError(
                 f"{self.out} holds {self.what} with another configuration ({'; '.join(diff)}); use another --out"
             )

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bench.lib.verdict import Targets
 from webagent.agent.options import AgentOptions
-from webagent.errors import first_line
+from webagent.errors import UserError, first_line
 from webagent.evaluation import Evaluator, Item
 from webagent.results_folder import ResultsFolder, Row
 from webagent.trace.record import FILE, read_steps
@@ -163,8 +163,6 @@ def main() -> int:
 
         out = Path(args.out or tempfile.mkdtemp(prefix="bench-demo-"))
         tasks = list(DEMO_TASKS) if args.all_tasks else [DEMO_TASK]
-        from webagent.errors import UserError
-
         try:
             finished = asyncio.run(run_tasks(tasks, args, out))
         except UserError as exc:

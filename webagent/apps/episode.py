@@ -178,8 +178,7 @@ async def run_task(
                 skills=skills,
                 progress=(lambda line: say(f"{task.id} {line}")) if say else None,
             )
-        result, ok, steps = ran.result, ran.verdict.success, ran.steps
-        goal_step = episode.goal_step
+        result, ok, steps, goal_step = ran.result, ran.verdict.success, ran.steps, episode.goal_step
         row = row.model_copy(
             update=dict(
                 success=ok,

@@ -60,12 +60,11 @@ def _cause_kind(row: AppsRow) -> str:
     """How a failed task ended, counted by kind: the ceiling's loss (``ceiling.LossKind``: the
     agent kept a gold step from the perfect model), else the run's cause in the report's words.
     A row written before losses had a kind reads "other"."""
-    cause = row.cause
-    if not cause:
+    if not row.cause:
         return "unknown"
-    if cause.startswith("gold step"):
+    if row.cause.startswith("gold step"):
         return {"not_offered": "not offered", "refused": "refused"}.get(row.loss or "", "other")
-    return cause
+    return row.cause
 
 
 def write_report(out: Path, beside: Path | None = None) -> Path:
@@ -155,13 +154,12 @@ def _plot(path: Path, rows: list[AppsRow], other: list[AppsRow], model: str, oth
     with figure(path, (6, 3.2), dpi=100) as ax:
         width = 0.38 if other else 0.6
         xs = range(len(apps) + 1)
-        names = apps + ["all"]
         mine = [rate([r for r in rows if r.app == a]) for a in apps] + [rate(rows)]
         ax.bar([x - (width / 2 if other else 0) for x in xs], mine, width, label=model)
         if other:
             theirs = [rate([r for r in other if r.app == a]) for a in apps] + [rate(other)]
             ax.bar([x + width / 2 for x in xs], theirs, width, label=other_label)
-        ax.set_xticks(list(xs), names)
+        ax.set_xticks(list(xs), apps + ["all"])
         ax.set_ylabel("tasks the app confirms (%)")
         ax.set_ylim(0, 105)
         ax.legend(fontsize=8)

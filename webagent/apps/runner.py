@@ -51,11 +51,9 @@ class AppsConfig(BaseModel):
 
 def select_tasks(apps: list[App], task_ids: list[str], shard: tuple[int, int]) -> list[tuple[App, Task]]:
     chosen = [(a, t) for a in apps for t in a.tasks if not task_ids or t.id in task_ids]
-    if task_ids:
-        known = {t.id for _, t in chosen}
-        missing = [t for t in task_ids if t not in known]
-        if missing:
-            raise UserError(f"unknown task {missing[0]!r} (see `webagent apps list --tasks`)")
+    known = {t.id for _, t in chosen}
+    if missing := [t for t in task_ids if t not in known]:
+        raise UserError(f"unknown task {missing[0]!r} (see `webagent apps list --tasks`)")
     return results_folder.shard(chosen, *shard)
 
 

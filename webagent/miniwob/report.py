@@ -33,8 +33,7 @@ def _stats(rows: list[MiniWoBRow]) -> dict:
 
 
 def summarise(rows: list[MiniWoBRow], tasks: list[str]) -> dict:
-    per_task = {t: _stats([r for r in rows if r.task == t]) for t in tasks}
-    return {"tasks": per_task, "overall": _stats(rows)}
+    return {"tasks": {t: _stats([r for r in rows if r.task == t]) for t in tasks}, "overall": _stats(rows)}
 
 
 def write_reports(

@@ -72,11 +72,9 @@ class MiniWoBEval(Evaluator[tuple[str, int], tuple, MiniWoBRow]):
     ):
         from webagent.miniwob import list_tasks
 
-        unknown = sorted(set(tasks) - set(list_tasks()))
-        if unknown:
+        if unknown := sorted(set(tasks) - set(list_tasks())):
             raise UserError(f"unknown MiniWoB task(s): {', '.join(unknown)}")
-        self.config, self.traces, self.cdp_url, self.browser = config, traces, cdp_url, browser
-        self.tasks = tasks
+        self.config, self.traces, self.cdp_url, self.browser, self.tasks = config, traces, cdp_url, browser, tasks
         keys = results_folder.shard([(t, config.seed + i) for i in range(episodes) for t in tasks], *shard)
         self.episodes = [Episode((t, s), f"{t} seed {s}", (t, s), folder=f"{t}-{s}") for t, s in keys]
 
