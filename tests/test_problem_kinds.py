@@ -83,10 +83,11 @@ def test_how_a_run_ended_is_a_kind_and_the_cause_its_words():
 
 
 def test_the_ceilings_losses_are_counted_by_their_kind():
+    from webagent.apps.episode import AppsRow
     from webagent.apps.report import _cause_kind
 
     lost = {"cause": "gold step 3 (click button 'Save'): no line shows button 'Save'", "loss": "not_offered"}
-    assert _cause_kind(lost) == "not offered"
+    assert _cause_kind(AppsRow.model_construct(**lost)) == "not offered"
     # the words play no part: the same message with another kind counts as that kind
-    assert _cause_kind({**lost, "loss": "refused"}) == "refused"
-    assert _cause_kind({"cause": "stuck"}) == "stuck"
+    assert _cause_kind(AppsRow.model_construct(**{**lost, "loss": "refused"})) == "refused"
+    assert _cause_kind(AppsRow.model_construct(cause="stuck")) == "stuck"

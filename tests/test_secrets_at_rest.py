@@ -110,6 +110,7 @@ def test_a_typed_password_is_in_no_file_the_run_leaves(tmp_path, lookup):
                 lookup,
                 "--max-steps",
                 "6",
+                "--no-grounded-done",  # the answer holds the password on purpose: it is what is scrubbed
                 "--trace-dir",
                 str(trace),
                 "--record",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 
+from webagent.browser.guard import placeholder
 from webagent.errors import UserError
 
 ENV_PREFIX = "WEBAGENT_SECRET_"
@@ -22,10 +23,6 @@ _IN_TASK = re.compile(
     r"""(?:"([^"]+)"|'([^']+)'|([^\s,;()"']*[0-9!@#$%^&*_+=?~-][^\s,;()"']*))""",
     re.IGNORECASE,
 )
-
-
-def placeholder(name: str) -> str:
-    return f"<secret:{name}>"
 
 
 def parse_secret_options(items: list[str] | tuple[str, ...]) -> dict[str, str]:

@@ -26,6 +26,12 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 _STANDARD = (80, 443)
 
 
+def placeholder(name: str) -> str:
+    """A secret as the model reads and writes it, ``<secret:password>`` (``webagent.agent.secrets``);
+    kept here, beside ``REDACTED``, so that skills and the agent share it without importing each other."""
+    return f"<secret:{name}>"
+
+
 @overload
 def redact(value: str, secret: bool) -> str: ...
 @overload

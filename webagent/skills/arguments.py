@@ -17,7 +17,7 @@ from collections.abc import Callable
 from webagent.browser import REDACTED, Action, ActionResult
 from webagent.skills.model import Skill
 
-# the agent's placeholder (``agent.secrets.placeholder``), anywhere in a value
+# the agent's placeholder (``browser.guard.placeholder``), anywhere in a value
 _PLACEHOLDER = re.compile(r"<secret:[A-Za-z0-9_]+>")
 
 

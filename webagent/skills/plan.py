@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from webagent.browser import Action, ActionResult, Observation
+from webagent.browser.guard import placeholder
 from webagent.llm.client import LLMClient, Reply
 from webagent.llm.reask import ReplyTally, ask_until_usable
 from webagent.skills.model import Skill, at_path, describe
@@ -149,8 +150,6 @@ def given_arguments(skill: Skill, goal_args: dict[str, str], secrets: list[str])
     """A skill's arguments on the way: (those the goal's arguments and the run's secrets give,
     the names still missing). A secret parameter takes a secret's placeholder only: the one of
     its own name, else the run's first; with no secret it stays missing (never asked)."""
-    from webagent.agent.secrets import placeholder  # (the agent's package imports this one)
-
     values: dict[str, str] = {}
     missing: list[str] = []
     for p in skill.params:
