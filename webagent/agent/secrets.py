@@ -13,11 +13,10 @@ from __future__ import annotations
 import os
 import re
 
-from webagent.browser.guard import placeholder
+from webagent.browser.guard import PLACEHOLDER, placeholder
 from webagent.errors import UserError
 
 ENV_PREFIX = "WEBAGENT_SECRET_"
-_PLACEHOLDER = re.compile(r"<secret:([A-Za-z0-9_]+)>")
 _IN_TASK = re.compile(
     r"""\b(?:password|passcode|passphrase|pin)\b\s*(?:is\s+|[:=]\s*|of\s+)?"""
     r"""(?:"([^"]+)"|'([^']+)'|([^\s,;()"']*[0-9!@#$%^&*_+=?~-][^\s,;()"']*))""",
@@ -74,8 +73,8 @@ def mask(text: str, secrets: dict[str, str]) -> str:
 
 def reveal(text: str, secrets: dict[str, str]) -> str:
     """The text to type: each known placeholder replaced by its value (an unknown one stays)."""
-    return _PLACEHOLDER.sub(lambda m: secrets.get(m.group(1).lower(), m.group(0)), text)
+    return PLACEHOLDER.sub(lambda m: secrets.get(m.group(1).lower(), m.group(0)), text)
 
 
 def uses_secret(text: str, secrets: dict[str, str]) -> bool:
-    return any(m.group(1).lower() in secrets for m in _PLACEHOLDER.finditer(text))
+    return any(m.group(1).lower() in secrets for m in PLACEHOLDER.finditer(text))

@@ -18,12 +18,17 @@ must never be written down.
 
 from __future__ import annotations
 
+import re
 from typing import overload
 from urllib.parse import urlsplit
 
 REDACTED = "********"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _STANDARD = (80, 443)
+
+
+# a secret's placeholder anywhere in a text, its name as group 1 (``placeholder``)
+PLACEHOLDER = re.compile(r"<secret:([A-Za-z0-9_]+)>")
 
 
 def placeholder(name: str) -> str:

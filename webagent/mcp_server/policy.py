@@ -13,16 +13,14 @@ server starts (``config.ServerConfig``) and never by a call:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from webagent.agent.secrets import mask, mask_task
-from webagent.browser.guard import NavigationGuard
+from webagent.browser.guard import PLACEHOLDER, NavigationGuard
 from webagent.errors import UserError
 
 STANDARD_PORTS = (80, 443)  # one site to the guard: http://x and https://x
-PLACEHOLDER = re.compile(r"<secret:[A-Za-z0-9_]+>")
 
 HOW_TO_ALLOW = "the person who runs the server allows sites with --allow-site or allowed_sites in its config"
 

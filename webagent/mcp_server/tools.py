@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from webagent.api import default_trace_dir
-from webagent.mcp_server.policy import PLACEHOLDER, Policy, Refused
-from webagent.runs_index import find_run, recent_runs
+from webagent.browser.guard import PLACEHOLDER
+from webagent.mcp_server.policy import Policy, Refused
+from webagent.runs_index import RunEntry, find_run, recent_runs
 from webagent.trace.record import FILE as STEPS_FILE
 from webagent.trace.record import read_steps
 
@@ -110,6 +111,19 @@ class RunRow(_Reply):
     steps: int
     answer: str | None
     updated: float
+
+
+def _row_fields(e: RunEntry) -> dict:
+    """A run's fields as a listing shows them (``RunRow``; ``RunDetail`` adds to them)."""
+    return {
+        "run": e.id,
+        "kind": e.kind,
+        "task": e.task,
+        "status": e.status,
+        "steps": e.steps,
+        "answer": e.answer,
+        "updated": e.updated,
+    }
 
 
 class Runs(_Reply):
@@ -365,30 +379,13 @@ class Tools:
     def list_runs(self, limit: int) -> Runs:
         return Runs(
             runs_dir=str(self.runs_dir),
-            runs=[
-                RunRow(
-                    run=e.id,
-                    kind=e.kind,
-                    task=e.task,
-                    status=e.status,
-                    steps=e.steps,
-                    answer=e.answer,
-                    updated=e.updated,
-                )
-                for e in recent_runs(self.runs_dir, limit)
-            ],
+            runs=[RunRow(**_row_fields(e)) for e in recent_runs(self.runs_dir, limit)],
         )
 
     def show_run(self, run: str) -> RunDetail:
         e = find_run(self.runs_dir, run)
         return RunDetail(
-            run=e.id,
-            kind=e.kind,
-            task=e.task,
-            status=e.status,
-            steps=e.steps,
-            answer=e.answer,
-            updated=e.updated,
+            **_row_fields(e),
             error=e.error,
             steps_text="\n".join(step_lines(e.folder)),
             trace_dir=str(e.folder),

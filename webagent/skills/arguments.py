@@ -11,19 +11,16 @@ never a placeholder, which would be typed as it is."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from webagent.browser import REDACTED, Action, ActionResult
+from webagent.browser.guard import PLACEHOLDER
 from webagent.skills.model import Skill
-
-# the agent's placeholder (``browser.guard.placeholder``), anywhere in a value
-_PLACEHOLDER = re.compile(r"<secret:[A-Za-z0-9_]+>")
 
 
 def holds_placeholder(value: str) -> bool:
     """Whether ``value`` carries a secret's placeholder (the agent's, or a page's mask)."""
-    return bool(_PLACEHOLDER.search(value)) or REDACTED in value
+    return bool(PLACEHOLDER.search(value)) or REDACTED in value
 
 
 def refusal(skill: Skill, args: dict[str, str], reveal: Callable[[str], str] | None = None) -> str | None:
@@ -43,7 +40,7 @@ def refusal(skill: Skill, args: dict[str, str], reveal: Callable[[str], str] | N
         elif reveal is None:
             if holds_placeholder(value):
                 return f"{param.name} is a password: give the password itself, not a placeholder ({value!r})"
-        elif not (_PLACEHOLDER.fullmatch(value.strip()) and reveal(value.strip()) != value.strip()):
+        elif not (PLACEHOLDER.fullmatch(value.strip()) and reveal(value.strip()) != value.strip()):
             return (
                 f"{param.name} is a password: it takes only a secret's placeholder such as "
                 f"<secret:password> from the task, not {_shown(value)}"
