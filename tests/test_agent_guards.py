@@ -129,6 +129,41 @@ async def test_a_repeat_the_schema_cannot_exclude_is_refused_and_the_run_ends_on
     assert (old.status, old.steps) == ("stuck", 4) and "3 times" in (old.error or "")
 
 
+async def test_a_lap_of_pages_comes_back_with_new_ids_and_what_led_away_is_out_of_the_choices(browser, site, tmp_path):
+    """The 1.5B's lap through the MCP server: shop, book, order, "Back to the shop", and round
+    again, each page a new document with new ids. Back on the shop as it was, the book's link
+    that led away (at another id now) is out of the schema and the model is told it is back;
+    the order is placed once, and the run goes on (here to a DONE). Without the loop breaker
+    the lap repeats until the step limit."""
+
+    def policy(messages, params, purpose, context):
+        names = {c.name for c in context.controls.values()}
+        if "Back to the shop" in names:
+            return {"operation": "CLICK", "element_id": context.control_id("link", "Back to the shop")}
+        if "Order" in names:
+            field = context.control_id("text field", "Name")
+            return {"operation": "TYPE", "element_id": field, "value": "Ada", "press_enter": True}
+        book = context.control_id("link", "Night Trains")
+        if book in _clickable({"params": params}):
+            return {"operation": "CLICK", "element_id": book}
+        return {"operation": "DONE", "value": "Night Trains is on its way."}
+
+    result, backend, steps = await _run(browser, site["guards"] + "shop.html", policy, tmp_path, max_steps=8)
+    urls = [s["url"].rsplit("/", 1)[1] for s in steps]
+    assert urls == ["shop.html", "book.html", "ordered.html?name=Ada", "shop.html"], urls
+    calls = _actions(backend)
+    told = str(calls[-1]["messages"][-1]["content"])
+    assert len(_clickable(calls[0])) == 2 and len(_clickable(calls[-1])) == 1  # "Salt Roads" alone is left
+    assert "The run is back on this page as it was at step 1, where CLICK [link]  Night Trains was done" in told
+    assert "it is not offered here again" in told
+    assert (result.status, result.steps) == ("done", 4), result
+    assert sum("ordered.html" in s.get("result_text", "") for s in steps) == 1
+    off, _, off_steps = await _run(
+        browser, site["guards"] + "shop.html", policy, tmp_path / "off", max_steps=8, loop_breaker=False
+    )
+    assert sum("ordered.html" in s.get("result_text", "") for s in off_steps) >= 2 and off.status != "done"
+
+
 async def test_an_answer_no_page_showed_is_refused_once_with_the_nearest_spans(browser, site, tmp_path):
     answers = ["Issue 99: item number 99", "Issue 9: item number 9 of the list"]
 

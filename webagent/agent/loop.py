@@ -372,7 +372,7 @@ async def _decide(client, state: RunState, seen: _Seen) -> Decision:
             skill_params=state.skills.params(),
             reuse=state.reuse,
             chat=state.chat,
-            repeated=state.loops.banned(state.page, obs.url) if _breaks_loops(state.options) else {},
+            repeated=state.loops.banned(state.page, obs.url, seen.controls) if _breaks_loops(state.options) else {},
         ),
     )
 
@@ -517,17 +517,21 @@ def _guards_after(
     if acted.executed is None or guard.held is not None:  # nothing was done (a DONE, a form held by the check)
         return LoopVerdict()
     after = state.lines(state.obs) if state.obs is not None else seen.before
-    return state.loops.after(
+    verdict = state.loops.after(
         n,
         action,
         text,
         page=seen.page["page"],
         url=seen.obs.url,
+        controls=seen.controls,
         control=control,
         changed=acted.changed,
         before=seen.before,
         after=after,
     )
+    if acted.changed and not verdict.warning and state.obs is not None:  # back where it was: what it did there
+        verdict.warning = state.loops.returned(state.page, state.obs.url)
+    return verdict
 
 
 def _note_change(state: RunState, seen: _Seen, guard: _Guarded, acted: Acted, n: int, text: str) -> None:

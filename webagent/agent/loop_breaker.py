@@ -1,16 +1,21 @@
 """Loops broken in code (issue 47, item 4; ``AgentOptions.loop_breaker``).
 
-An action is known by its operation, target and arguments (``live_action.action_key``), and
-where it was done: the page state (``RunState.page``), or for a SKILL the address's path
-without the query (each call of a skill may land on a new page: the record it created).
+An action is known by its operation, target and arguments (``live_action.action_key``), its
+target by what it is, not by its id (a new document gives every node a new id: the 1.5B
+searched, opened the book, ordered and went "Back to the shop" three times over, each lap
+with new ids), and where it was done: the page state (``RunState.page``), or for a SKILL the
+address's path without the query (each call of a skill may land on a new page: the record it
+created).
 
-* **No change, or a repeat:** an action done on a page state that it left unchanged, or done
-  there a second time (a loop between pages: search, back, search), leaves that place's
-  choices (``Choices.repeated``: out of the reply schema where an enum can say so, refused
-  after the reply otherwise), and the model is told what the page already shows: the lines
-  the action's first time made appear, else the page's lines holding the values it set, else
-  the page's first lines of text. The 1.5B searched the same words six times, the answer on
-  the page.
+* **Done here before:** an action done on a page state leaves that place's choices
+  (``Choices.repeated``: out of the reply schema where an enum can say so, refused after the
+  reply otherwise), translated to the ids the page has when the run is there again. If it
+  changed nothing, it is out from the next step on, and the model is told what the page
+  already shows: the lines the action's first time made appear, else the page's lines holding
+  the values it set, else the page's first lines of text (the 1.5B searched the same words
+  six times, the answer on the page). If it led elsewhere, it is out when the run comes back
+  to the same page state, and the model is told it is back, what it did here and what that
+  made appear. The same state and the same action give the same result: a loop.
 * **A third repeat** (the model answering a banned action again, or doing one a third time):
   the run re-plans (``LoopVerdict.replan``: the loop's place for a planner; until there is
   one, the model is asked afresh, its conversation restarted, the repeated actions still out
@@ -24,10 +29,13 @@ Nothing here reads the task, and no message points at DONE.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from webagent.agent.stable_ids import by_place
 from webagent.web.agent_view import Control
 from webagent.web.control_name import cut
 from webagent.web.live_action import LiveAction, action_key
@@ -37,6 +45,7 @@ EXEMPT = frozenset({"SCROLL", "DIALOG", "DONE", "GOTO"})
 SHOWN_LINES = 5  # lines of the page quoted in a loop message (a table cell is a line)
 _PAGER_WORDS = frozenset({"next", "previous", "prev", "more", "older", "newer", "first", "last", "load more"})
 _PAGER_MARKS = frozenset("<>«»‹›…→←")
+_OLD_ID = re.compile(r"\[\d+\] ")  # an element's id in an action's text ("CLICK [59] [link]  Next")
 _FORM_LINE = re.compile(r"^\[\]\s+[^\"]*(field|button|select|checkbox|radio|switch)\b")  # a form's control line
 
 
@@ -68,6 +77,30 @@ class LoopVerdict:
 class _Ban:
     text: str  # the action as the history shows it
     message: str  # what the model is told
+    action: LiveAction  # its targets by what they are (``identities``), put back to a page's ids when offered
+
+
+def identities(controls: Mapping[str, Control]) -> dict[str, str]:
+    """Each control's id -> what it is on its page (kind, name, options and how many alike came
+    before it): the same on every capture of the same page state, whatever its ids."""
+    return {cid: json.dumps(place) for place, cid in by_place(controls).items()}
+
+
+def _retarget(action: LiveAction, ids: Mapping[str, str]) -> LiveAction | None:
+    """``action`` with each control it names renamed by ``ids`` (None when one is not there).
+    A SKILL names a skill's label, not a control: kept as it is."""
+    if action.operation == "SKILL":
+        return action
+    if action.element_id and action.element_id not in ids:
+        return None
+    if any(f.element_id not in ids for f in action.fields):
+        return None
+    return action.model_copy(
+        update={
+            "element_id": ids.get(action.element_id, action.element_id),
+            "fields": [f.model_copy(update={"element_id": ids[f.element_id]}) for f in action.fields],
+        }
+    )
 
 
 @dataclass
@@ -77,14 +110,35 @@ class LoopBreaker:
     count: dict[tuple[str, str], int] = field(default_factory=dict)
     first: dict[tuple[str, str], int] = field(default_factory=dict)  # the step that first did it
     news: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # what its first time made appear
-    bans: dict[str, dict[str, _Ban]] = field(default_factory=dict)  # place -> action key -> the ban
+    bans: dict[str, dict[str, _Ban]] = field(default_factory=dict)  # place -> action key (by identity) -> the ban
     insisted: dict[str, int] = field(default_factory=dict)  # place -> replies that were only banned actions
     arrived: list[str] = field(default_factory=list)  # what the last step that changed the page made appear
+    # place -> the actions that led away from it (by identity): out of its choices on a return
+    left: dict[str, dict[str, _Ban]] = field(default_factory=dict)
 
-    def banned(self, page: str, url: str) -> dict[str, str]:
-        """The actions out of the choices here (``Choices.repeated``): action key -> why."""
-        here = {**self.bans.get(f"page:{page}", {}), **self.bans.get(f"path:{urlsplit(url).path or '/'}", {})}
-        return {key: ban.message for key, ban in here.items()}
+    def _here(self, page: str, url: str) -> dict[str, _Ban]:
+        return {
+            **self.left.get(f"page:{page}", {}),
+            **self.bans.get(f"page:{page}", {}),
+            **self.bans.get(_path(url), {}),
+        }
+
+    def banned(self, page: str, url: str, controls: Mapping[str, Control]) -> dict[str, str]:
+        """The actions out of the choices here (``Choices.repeated``), by this page's ids
+        (``controls``): action key -> why."""
+        by_identity = {place: cid for cid, place in identities(controls).items()}
+        out: dict[str, str] = {}
+        for ban in self._here(page, url).values():
+            action = _retarget(ban.action, by_identity)
+            if action is not None:
+                out[action_key(action)] = ban.message
+        return out
+
+    def returned(self, page: str, url: str) -> str:
+        """What the model is told when a step brought the run back to a page state it left
+        before by an action now out of its choices ("" when none)."""
+        left = self.left.get(f"page:{page}", {})
+        return " ".join(ban.message for ban in left.values())
 
     def after(
         self,
@@ -94,18 +148,22 @@ class LoopBreaker:
         *,
         page: str,
         url: str,
+        controls: Mapping[str, Control],
         control: Control | None,
         changed: bool,
         before: list[str],
         after: list[str],
     ) -> LoopVerdict:
         """After step ``n`` did ``action`` (``text``: as the history shows it) on ``page`` at
-        ``url`` (``before``/``after``: the page's lines, ids aside): ban it there when it changed
-        nothing or is done there again; re-plan at the third time."""
+        ``url`` (``controls``: its controls by id; ``before``/``after``: the page's lines, ids
+        aside): ban it there when it changed nothing or is done there again, and on a return
+        when it led away; re-plan at the third time."""
         if action.operation in EXEMPT or is_pager(control):
             return LoopVerdict()
+        text = _OLD_ID.sub("", text)  # (this capture's ids: another capture gives others)
         place = place_of(action, page, url)
-        key = (action_key(action), place)
+        named = _retarget(action, identities(controls)) or action
+        key = (action_key(named), place)
         count = self.count[key] = self.count.get(key, 0) + 1
         first = self.first.setdefault(key, n)
         if count == 1:
@@ -113,6 +171,12 @@ class LoopBreaker:
             self.news[key] = [line for line in after if line not in old and line.strip()]
         if changed and count == 1:
             self.arrived = self.news[key]
+            if place.startswith("page:"):
+                shows = _excerpt(self.news[key])
+                led = f"The run is back on this page as it was at step {n}, where {text} was done" + (
+                    f" and showed: {shows}" if shows else ""
+                )
+                self.left.setdefault(place, {})[key[0]] = _Ban(text, f"{led}; it is not offered here again.", named)
             return LoopVerdict()
         why = (
             f"{text} at step {n} changed nothing on this page"
@@ -124,7 +188,7 @@ class LoopBreaker:
         led_here = [line for line in self.arrived if line in now]
         shows = _excerpt(self.news.get(key) or led_here or _holding(after, action) or after)
         message = f"{why}; it is not offered here again." + (f" The page already shows: {shows}" if shows else "")
-        self.bans.setdefault(place, {})[key[0]] = _Ban(text, message)
+        self.bans.setdefault(place, {})[key[0]] = _Ban(text, message, named)
         return LoopVerdict(warning=message, replan=count >= STUCK_REPEATS)
 
     def refused(self, page: str, url: str, problem: str) -> LoopVerdict:
@@ -134,7 +198,7 @@ class LoopBreaker:
         times = self.insisted[place] = self.insisted.get(place, 0) + 1
         if times >= STUCK_REPEATS:
             return LoopVerdict(stuck=f"the model gave only actions already repeated on this page, {times} times")
-        done = "; ".join(ban.text for ban in {**self.bans.get(place, {}), **self.bans.get(_path(url), {})}.values())
+        done = "; ".join(ban.text for ban in self._here(page, url).values())
         return LoopVerdict(warning=f"{problem} Already done here, not offered again: {done}.", replan=True)
 
 

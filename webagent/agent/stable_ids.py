@@ -20,7 +20,7 @@ from webagent.browser import Observation
 _ID = re.compile(r'backend_node_id="([^"]+)"')
 
 
-def _by_place(controls: Mapping) -> dict[tuple, str]:
+def by_place(controls: Mapping) -> dict[tuple, str]:
     """Each control's id under (kind, name, options, how many alike came before it)."""
     seen: dict[tuple, int] = {}
     out: dict[tuple, str] = {}
@@ -39,8 +39,8 @@ def keep_ids(
     element's (node ids only grow within a page's process, so that is rare)."""
     if before is None or before is after or before.url != after.url:
         return after
-    old = _by_place(controls_of(before))
-    rename = {cid: old[place] for place, cid in _by_place(controls_of(after)).items() if old.get(place, cid) != cid}
+    old = by_place(controls_of(before))
+    rename = {cid: old[place] for place, cid in by_place(controls_of(after)).items() if old.get(place, cid) != cid}
     if not rename:
         return after
     ids = [rename.get(i, i) for i in after.elements]
