@@ -60,8 +60,9 @@ class AgentOptions:
         default=True,
         metadata=cli(
             "--loop-breaker",
-            "An action repeated on the same page state leaves the next step's choices, and the model is told "
-            "what the page already shows; a third repeat asks afresh.",
+            "An action done on a page state leaves that state's choices (at once if it changed nothing, on a "
+            "return if it led away), and the model is told what the page already shows; a third repeat asks "
+            "afresh.",
             negative="--no-loop-breaker",
         ),
     )
