@@ -63,7 +63,7 @@ from webagent.skills import store as skill_store
 from webagent.skills.learn import site_of
 from webagent.skills.offer import Offer
 from webagent.skills.plan import asker
-from webagent.trace.record import StepRecord, history_line, step_record
+from webagent.trace.record import StepLine, StepRecord, history_line, step_record
 from webagent.trace.writer import TraceWriter, screenshot, scrub
 from webagent.web.agent_view import Control
 from webagent.web.form_check import check_form, form_fields
@@ -161,7 +161,7 @@ async def run_agent(
             record, action = outcome.record, outcome.action
             result.steps = n
             result.failed_steps += not outcome.ok
-            say(f"step {n}: {record.url}  {record.action_text}  -> {record.result_text}")
+            say(StepLine(f"step {n}: {record.url}  {record.action_text}  -> {record.result_text}", record))
             if outcome.fatal:
                 result.status, result.error = "error", outcome.fatal
                 break

@@ -6,7 +6,6 @@ every secret in it before it leaves (``server``)."""
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -19,7 +18,7 @@ from webagent.browser.guard import PLACEHOLDER
 from webagent.mcp_server.policy import Policy, Refused
 from webagent.runs_index import RunEntry, find_run, recent_runs
 from webagent.trace.record import FILE as STEPS_FILE
-from webagent.trace.record import read_steps
+from webagent.trace.record import StepLine, read_steps
 
 if TYPE_CHECKING:  # pragma: no cover
     from webagent.llm.client import LLMClient
@@ -27,7 +26,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 Say = Callable[[str], Awaitable[None]]  # a line for the caller (masked and sent by the server)
 StepSay = Callable[[int, int, str], Awaitable[None]]  # (step, of at most, line): one progress notification
-_STEP_LINE = re.compile(r"step (\d+): ")  # how the agent's progress names a step (``agent.loop.run_agent``)
 
 
 class _Reply(BaseModel):
@@ -179,8 +177,10 @@ class Relay:
 
     async def pump(self) -> None:
         while (line := await self.queue.get()) is not None:
-            step = _STEP_LINE.match(line)
-            await (self.step_say(int(step.group(1)), self.total, line) if step else self.say(line))
+            if isinstance(line, StepLine):  # (``agent.loop.run_agent`` reports each step so)
+                await self.step_say(line.record.step, self.total, line)
+            else:
+                await self.say(line)
 
     async def around(self, work: Awaitable):
         """``work``'s result, with every line it reported sent before this returns."""

@@ -168,6 +168,19 @@ class StepRecord(_Record):
         ]
 
 
+class StepLine(str):
+    """A progress line that reports one step (``run_agent``'s ``progress``): the line as text,
+    and the step's record for a caller that needs more than text (the MCP server's progress
+    notification per step) without reading it back out of the words."""
+
+    record: StepRecord
+
+    def __new__(cls, text: str, record: StepRecord) -> StepLine:
+        line = super().__new__(cls, text)
+        line.record = record
+        return line
+
+
 def history_line(record: StepRecord) -> str:
     """The line a step leaves in the history the model reads (a run's and a replay's alike):
     ``3. TYPE [7] "Night Trains" [searchbox] Search -> ok``."""
