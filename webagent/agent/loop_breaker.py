@@ -43,6 +43,7 @@ from webagent.web.live_action import LiveAction, action_key
 STUCK_REPEATS = 3
 EXEMPT = frozenset({"SCROLL", "DIALOG", "DONE", "GOTO"})
 SHOWN_LINES = 5  # lines of the page quoted in a loop message (a table cell is a line)
+ROW_LINES = 4  # text lines quoted after a line holding a value the action set
 _PAGER_WORDS = frozenset({"next", "previous", "prev", "more", "older", "newer", "first", "last", "load more"})
 _PAGER_MARKS = frozenset("<>«»‹›…→←")
 _OLD_ID = re.compile(r"\[\d+\] ")  # an element's id in an action's text ("CLICK [59] [link]  Next")
@@ -186,7 +187,10 @@ class LoopBreaker:
         # what the page shows: what this action's first time, or the step that led here, made appear
         now = set(after)
         led_here = [line for line in self.arrived if line in now]
-        shows = _excerpt(self.news.get(key) or led_here or _holding(after, action) or after)
+        # first the page's lines holding the values it set, each with the lines after it (a
+        # result's row: the 1.5B searched a ticket three times, its owner shown under it)
+        held = _holding(after, action)
+        shows = _excerpt(held + [line for line in self.news.get(key) or led_here if line not in held] or after)
         message = f"{why}; it is not offered here again." + (f" The page already shows: {shows}" if shows else "")
         self.bans.setdefault(place, {})[key[0]] = _Ban(text, message, named)
         return LoopVerdict(warning=message, replan=count >= STUCK_REPEATS)
@@ -207,9 +211,22 @@ def _path(url: str) -> str:
 
 
 def _holding(lines: list[str], action: LiveAction) -> list[str]:
-    """The page's lines that hold a value the action set (the words it searched)."""
+    """The page's lines that hold a value the action set (the words it searched), each but a
+    form's own control with the text lines after it, up to ``ROW_LINES`` (its row)."""
     values = [v.lower() for v in (action.value, *action.args.values(), *(f.value for f in action.fields)) if v.strip()]
-    return [line for line in lines if any(v in line.lower() for v in values)]
+    holds = [any(v in line.lower() for v in values) for line in lines]
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if not holds[i]:
+            continue
+        out.append(line)
+        if _FORM_LINE.match(line):
+            continue
+        for j in range(i + 1, min(i + 1 + ROW_LINES, len(lines))):
+            if holds[j] or lines[j].startswith("[]"):
+                break
+            out.append(lines[j])
+    return list(dict.fromkeys(out))
 
 
 def _excerpt(lines: list[str]) -> str:

@@ -70,6 +70,9 @@ class SkillLifecycle:
             here = [o.skill for o in offered if o.here]
             seen_in = True if any(s.start.logged_in for s in here) else self.logged_in
             self.logged_in = False if any(logs_in(s) for s in here) else seen_in
+            if self.logged_in:  # a log-in that would open its page first cannot start: logged in, that page
+                # shows no form (the 1.5B, logged in, called one that stopped at its first field)
+                offered = [o for o in offered if o.here or not logs_in(o.skill)]
         if self.plan and usable and not dialog:
             offered = [self._through_plan(o, usable, obs) for o in offered]
             offered += self._planned(usable, obs, {o.skill.id for o in offered}, MAX_OFFERS - len(offered))
