@@ -179,11 +179,8 @@ def _site(base: str) -> str:
 # -- the tests ---------------------------------------------------------------------------------
 
 
-async def test_the_tools_and_their_schemas(tmp_path):
-    async with mcp_session(tmp_path, "--allow-site", "127.0.0.1:9", "--model", "fake:heuristic") as session:
-        listed = {tool.name: tool for tool in (await session.list_tools()).tools}
-        no_docs = await session.call_tool("ask_document", {"path": str(tmp_path / "x.txt"), "question": "what?"})
-    assert no_docs.is_error and "reads no documents" in _text(no_docs)
+def _check_tools(listed: dict, site: str) -> None:
+    """The tool list and its schemas, as an assistant reads them."""
     assert set(listed) == TOOLS
     run = listed["run_task"]
     schema = run.input_schema
@@ -191,7 +188,7 @@ async def test_the_tools_and_their_schemas(tmp_path):
     assert set(schema["properties"]) == {"url", "task", "allowed_sites", "secrets", "max_steps"}
     assert "Never a value" in schema["properties"]["secrets"]["description"]
     assert set(run.output_schema["properties"]) >= {"status", "answer", "steps", "trace_dir", "report"}
-    assert "127.0.0.1:9" in (run.description or "")  # the assistant reads where it may go
+    assert site in (run.description or "")  # the assistant reads where it may go
     assert set(listed["replay_workflow"].input_schema["properties"]) == {
         "name",
         "params",
@@ -204,7 +201,9 @@ async def test_the_tools_and_their_schemas(tmp_path):
     assert listed["list_runs"].annotations.read_only_hint and not listed["run_task"].annotations
 
 
-async def test_calls_outside_the_rules_are_refused_with_the_reason(tmp_path):
+async def test_the_tools_and_their_schemas_and_calls_outside_the_rules_refused_with_the_reason(tmp_path):
+    """One server (each start costs seconds of the suite): its tool list and schemas, then every
+    kind of call outside its rules, each refused with the reason."""
     runs, docs = tmp_path / "runs", tmp_path / "docs"
     docs.mkdir()
     (docs / "spec.md").write_text(
@@ -214,6 +213,7 @@ async def test_calls_outside_the_rules_are_refused_with_the_reason(tmp_path):
     env = _env(tmp_path, WEBAGENT_SECRET_API_TOKEN=TOKEN)
     args = ("--allow-site", "127.0.0.1:8123", "--model", "fake:heuristic", "--runs-dir", str(runs))
     async with mcp_session(tmp_path, *args, "--docs-dir", str(docs), env=env) as session:
+        listed = {tool.name: tool for tool in (await session.list_tools()).tools}
         asked = await session.call_tool(
             "ask_document", {"path": str(docs / "spec.md"), "question": "How many retries?"}
         )
@@ -234,6 +234,7 @@ async def test_calls_outside_the_rules_are_refused_with_the_reason(tmp_path):
             "skill": ("show_skill", {"site": "127.0.0.1:8123", "skill_id": "s1"}),
         }
         results = {key: await session.call_tool(name, arguments) for key, (name, arguments) in calls.items()}
+    _check_tools(listed, "127.0.0.1:8123")
     reasons = {key: _text(result) for key, result in results.items()}
     assert all(result.is_error for result in results.values()), reasons
     assert "outside the allowed sites (127.0.0.1:8123)" in reasons["outside"]
@@ -327,6 +328,9 @@ async def test_the_demo_order_through_run_task_with_a_progress_notification_per_
                 skills = await session.call_tool("list_skills", {"site": _site(demo_shop.base)})
                 first = skills.structured_content["skills"][0]
                 skill = await session.call_tool("show_skill", {"site": first["site"], "skill_id": first["id"]})
+                no_docs = await session.call_tool(
+                    "ask_document", {"path": str(tmp_path / "x.txt"), "question": "what?"}
+                )
     finally:
         model.stop_thread()
     assert not result.is_error, _text(result)
@@ -351,6 +355,7 @@ async def test_the_demo_order_through_run_task_with_a_progress_notification_per_
     assert outside.is_error and "outside the allowed sites" in _text(outside)
     assert not skills.is_error and first["site"] == _site(demo_shop.base)
     assert skill.structured_content["id"] == first["id"] and skill.structured_content["steps"]
+    assert no_docs.is_error and "reads no documents" in _text(no_docs)  # (started with no --docs-dir)
 
 
 @pytest.mark.browser
@@ -419,7 +424,7 @@ async def test_the_demo_order_through_run_task_with_the_embedded_model(tmp_path,
         with anyio.fail_after(900):
             result = await session.call_tool(
                 "run_task",
-                {"url": demo_shop.base + "index.html", "task": DEMO_TASK, "max_steps": 3},
+                {"url": demo_shop.base + "index.html", "task": DEMO_TASK, "max_steps": 2},
                 progress_callback=on_progress,
             )
     reply = result.structured_content or {}

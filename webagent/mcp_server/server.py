@@ -130,13 +130,10 @@ def build_server(tools: Tools):
         log.info("%s", line)
         await ctx.report_progress(step, total, line)
 
-    def sayer(ctx: Context):
-        async def say(line: str) -> None:
-            line = policy.mask(line)
-            log.info("%s", line)
-            await ctx.info(line)
-
-        return say
+    async def say(line: str) -> None:
+        # the server's log only: MCP's logging notifications are deprecated (SEP-2577), and the
+        # SDK warns on each one; the steps go out as progress notifications
+        log.info("%s", policy.mask(line))
 
     @server.tool(
         description="Do a task in a browser, starting at a URL: the agent observes the page, acts, and repeats "
@@ -165,7 +162,7 @@ def build_server(tools: Tools):
                     secrets,
                     max_steps,
                     lambda step, total, line: step_progress(ctx, step, total, line),
-                    sayer(ctx),
+                    say,
                 ),
             )
         )
@@ -196,7 +193,7 @@ def build_server(tools: Tools):
                     allowed_sites,
                     secrets,
                     lambda step, total, line: step_progress(ctx, step, total, line),
-                    sayer(ctx),
+                    say,
                 ),
             )
         )
