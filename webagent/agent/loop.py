@@ -51,7 +51,7 @@ from webagent.agent.grounding import form_method, site_change
 from webagent.agent.loop_breaker import LoopVerdict
 from webagent.agent.mind2web_export import Mind2WebRecorder
 from webagent.agent.options import AgentOptions, RunStatus
-from webagent.agent.secrets import mask_task, placeholder, uses_secret
+from webagent.agent.secrets import mask, mask_task, placeholder, uses_secret
 from webagent.agent.state import DID, RunState, did_key, page_key
 from webagent.browser import Observation
 from webagent.browser.errors import CaptureError
@@ -362,8 +362,8 @@ async def _decide(client, state: RunState, seen: _Seen) -> Decision:
             task=state.task,
             history=state.history,
             options=state.options,
-            url=obs.url,
-            title=obs.title,
+            url=mask(obs.url, state.named),  # (a GET form puts what was typed in the address: a password too)
+            title=mask(obs.title, state.named),
             dialog=dialog.kind if dialog is not None else "",
             can_back=state.can_back,
             warning="\n".join(text for text in (_dialog_text(dialog), state.warning) if text),
