@@ -164,6 +164,26 @@ async def test_a_lap_of_pages_comes_back_with_new_ids_and_what_led_away_is_out_o
     assert sum("ordered.html" in s.get("result_text", "") for s in off_steps) >= 2 and off.status != "done"
 
 
+async def test_a_list_filtered_after_a_pause_is_read_once_it_is_quiet(browser, site, tmp_path):
+    """A value typed on a page whose list filters itself after a pause (a table's search that
+    asks its server once the typing stops): the next step reads the filtered list, not the
+    list as it was the moment the field took the value (the 1.5B answered with the owner of
+    another ticket of the helpdesk's unfiltered list)."""
+
+    def policy(messages, params, purpose, context):
+        if not context.history:
+            return {"operation": "TYPE", "element_id": context.control_id("search field", "Filter"), "value": "mint"}
+        return {"operation": "DONE", "value": "Cy"}
+
+    result, backend, steps = await _run(
+        browser, site["guards"] + "filter.html", policy, tmp_path, task="Who owns mint?"
+    )
+    assert "Green tea, owner Ann" in str(_actions(backend)[0]["messages"])
+    now = str(_actions(backend)[1]["messages"][-1]["content"])  # the page after step 1, as the model reads it
+    assert "Mint tea, owner Cy" in now and "Green tea" not in now
+    assert (result.status, result.answer) == ("done", "Cy")
+
+
 async def test_an_answer_no_page_showed_is_refused_once_with_the_nearest_spans(browser, site, tmp_path):
     answers = ["Issue 99: item number 99", "Issue 9: item number 9 of the list"]
 

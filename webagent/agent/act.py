@@ -57,6 +57,9 @@ class Acted:
     inner: list[InnerStep] | None = None  # a SKILL's steps, or a FILL's fields and click, as each was done
 
 
+_SETS = frozenset({"TYPE", "SELECT", "FILL"})  # actions that set a value (a FILL may also send its form)
+
+
 async def act(
     browser,
     state: RunState,
@@ -118,6 +121,25 @@ async def act(
     after = state.lines(state.obs)  # (the next step reads the same rendering)
     retyped = any([_retyped_password(state, obs, i, v) for i, v in _typed(action, executed, inner)])
     changed = bool(finished) or (not fatal and (state.obs.url != obs.url or retyped or _changed(before, during, after)))
+    if (
+        executed.ok
+        and changed
+        and not fatal
+        and not finished
+        and action.operation in _SETS
+        and state.obs.url == obs.url
+    ):
+        # a value set on the same page may have a later effect than its own: the list a search
+        # filters as one types, after a pause and a request (the 1.5B read the unfiltered
+        # helpdesk list as the result, and answered with another ticket's owner)
+        t0 = time.perf_counter()
+        await browser.quiet()
+        try:
+            state.obs = keep_ids(obs, await browser.observe(), state.controls)
+            after = state.lines(state.obs)
+        except CaptureError:
+            pass
+        times["quiet_s"] = time.perf_counter() - t0
     if executed.ok and not changed and not fatal:  # a late effect (a timer, a request) is a change too
         t0 = time.perf_counter()
         if await browser.quiet():
