@@ -522,6 +522,7 @@ def _guards_after(
         action,
         text,
         page=seen.page["page"],
+        now=state.page,
         url=seen.obs.url,
         controls=seen.controls,
         control=control,

@@ -148,6 +148,7 @@ class LoopBreaker:
         text: str,
         *,
         page: str,
+        now: str,
         url: str,
         controls: Mapping[str, Control],
         control: Control | None,
@@ -156,7 +157,7 @@ class LoopBreaker:
         after: list[str],
     ) -> LoopVerdict:
         """After step ``n`` did ``action`` (``text``: as the history shows it) on ``page`` at
-        ``url`` (``controls``: its controls by id; ``before``/``after``: the page's lines, ids
+        ``url``, leaving the page state ``now`` (``controls``: its controls by id; ``before``/``after``: the page's lines, ids
         aside): ban it there when it changed nothing or is done there again, and on a return
         when it led away; re-plan at the third time."""
         if action.operation in EXEMPT or is_pager(control):
@@ -172,7 +173,7 @@ class LoopBreaker:
             self.news[key] = [line for line in after if line not in old and line.strip()]
         if changed and count == 1:
             self.arrived = self.news[key]
-            if place.startswith("page:"):
+            if place.startswith("page:") and now != page:  # (a password typed anew changes no line)
                 shows = _excerpt(self.news[key])
                 led = f"The run is back on this page as it was at step {n}, where {text} was done" + (
                     f" and showed: {shows}" if shows else ""
@@ -185,8 +186,8 @@ class LoopBreaker:
             else f"{text} was done on this same page at step {first}, and the run came back to it"
         )
         # what the page shows: what this action's first time, or the step that led here, made appear
-        now = set(after)
-        led_here = [line for line in self.arrived if line in now]
+        shown = set(after)
+        led_here = [line for line in self.arrived if line in shown]
         # first the page's lines holding the values it set, each with the lines after it (a
         # result's row: the 1.5B searched a ticket three times, its owner shown under it)
         held = _holding(after, action)
