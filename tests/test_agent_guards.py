@@ -184,6 +184,24 @@ async def test_a_list_filtered_after_a_pause_is_read_once_it_is_quiet(browser, s
     assert (result.status, result.answer) == ("done", "Cy")
 
 
+async def test_a_page_with_a_clock_is_the_same_state_when_the_run_comes_back_to_it(browser, site, tmp_path):
+    """A checkbox clicked on and off (the 0.5B clicked one six times on MiniWoB++'s
+    click-checkboxes) beside a clock that ticks on its own: the clock's line is left out of the
+    page's state, so the run sees it is back where a click led away, and the click is out of the
+    choices there; without that every capture was a new state and the toggling went on to the
+    step limit."""
+
+    def policy(messages, params, purpose, context):
+        box = context.control_id("checkbox", "Send me news")
+        if box in _clickable({"params": params}):
+            return {"operation": "CLICK", "element_id": box}
+        return {"operation": "DONE", "value": ""}
+
+    result, _, steps = await _run(browser, site["guards"] + "toggle.html", policy, tmp_path, max_steps=8)
+    clicks = [s for s in steps if (s.get("action") or {}).get("operation") == "CLICK"]
+    assert 2 <= len(clicks) <= 3 and result.status == "done", [s["action_text"] for s in steps]
+
+
 async def test_an_answer_no_page_showed_is_refused_once_with_the_nearest_spans(browser, site, tmp_path):
     answers = ["Issue 99: item number 99", "Issue 9: item number 9 of the list"]
 

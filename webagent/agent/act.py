@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from webagent.agent.fill import noted, run_fill
 from webagent.agent.secrets import reveal
 from webagent.agent.stable_ids import keep_ids
-from webagent.agent.state import RunState, page_key
+from webagent.agent.state import RunState, page_key, shape
 from webagent.browser import Action, ActionResult
 from webagent.llm.cache import content_hash
 from webagent.trace.engine import execute
@@ -86,6 +86,8 @@ async def act(
     except CaptureError:
         during = before
     recheck_s = time.perf_counter() - t0
+    if len(before) == len(during):  # lines that changed while the model decided: on their own
+        state.moving.update(shape(a) for a, b in zip(before, during) if a != b and shape(a) == shape(b))
     t0 = time.perf_counter()
     inner = None
     if action.operation == "FILL":
@@ -151,7 +153,7 @@ async def act(
                 pass
         times["quiet_s"] = time.perf_counter() - t0
     if changed:
-        state.page = page_key(state.obs.url, after)
+        state.page = page_key(state.obs.url, after, state.moving)
     if not executed.ok:
         text = f"failed: {executed.error}"
     elif changed:

@@ -332,7 +332,7 @@ async def _observe(browser, state: RunState, trace) -> _Seen:
     times["view_s"] = time.perf_counter() - t0
     before = state.lines(obs)
     if not state.page:
-        state.page = page_key(obs.url, before)
+        state.page = page_key(obs.url, before, state.moving)
     if not state.urls or state.urls[-1] != obs.url:
         state.urls.append(obs.url)
     page: dict[str, Any] = dict(

@@ -4,6 +4,7 @@ run did to each control, which the model's copy of the page says ("you typed thi
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,9 @@ class RunState:
     urls: list[str] = field(default_factory=list)  # the pages observed, in order (all on the allowed sites)
     warning: str = ""
     page: str = ""  # the current page's key: it changes only when an action changes the page
+    # the shapes of lines seen changing on their own, with nothing done (a clock): out of page keys,
+    # or a page with a clock is a new state at every step and no return to it is ever seen
+    moving: set[str] = field(default_factory=set)
     reuse: GistReuse = field(default_factory=GistReuse)
     secrets: set[str] = field(default_factory=set)  # values never written anywhere (traces scrub them)
     named: dict[str, str] = field(default_factory=dict)  # the model's placeholders: name -> value
@@ -127,6 +131,15 @@ def did_key(control) -> tuple[str, str]:
     return control.id, control.describe()
 
 
-def page_key(url: str, lines: list[str]) -> str:
-    """A page by what the model sees of it (``RunState.lines``) and its URL."""
-    return content_hash(url, "\n".join(lines))
+def page_key(url: str, lines: list[str], moving: set[str] | frozenset[str] = frozenset()) -> str:
+    """A page by what the model sees of it (``RunState.lines``) and its URL, less the lines that
+    change on their own (``moving``, by ``shape``: a clock's "Time left: 556 / 600sec")."""
+    return content_hash(url, "\n".join(line for line in lines if shape(line) not in moving))
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def shape(line: str) -> str:
+    """A line with its numbers as "#": a clock or a counter that ticks keeps its shape."""
+    return _DIGITS.sub("#", line)
