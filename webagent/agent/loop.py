@@ -155,6 +155,7 @@ async def run_agent(
         if options.skills:  # the start site's skills (``webagent skills``; none offered unless some were learned)
             state.skills.known = skills if skills is not None else skill_store.load(site_of(state.obs.url))
             state.skills.plan = options.plan
+            state.skills.secrets = list(state.named)  # (a log-in is offered only with a password to give)
             state.skills.menu_for(state.task, skill_states=options.skill_states, menu=options.menu)
         for n in range(1, options.max_steps + 1):
             outcome = await _step(browser, client, state, n, trace, recorder, after_step)

@@ -76,6 +76,14 @@ class SkillLifecycle:
         if self.plan and usable and not dialog:
             offered = [self._through_plan(o, usable, obs) for o in offered]
             offered += self._planned(usable, obs, {o.skill.id for o in offered}, MAX_OFFERS - len(offered))
+            if not self.secrets:  # no password to give: a log-in cannot run, nor what a plan reaches through one
+                # (a guest's basket task was offered nine skills that each stopped at "needs Log In first")
+                logins = {s.id for s in usable if logs_in(s)}
+                offered = [
+                    o
+                    for o in offered
+                    if not logs_in(o.skill) and not (isinstance(o, PlannedOffer) and logins & set(o.first))
+                ]
         self.offers = {o.label: o for o in offered}
         return offered
 
