@@ -200,6 +200,7 @@ async def test_a_page_with_a_clock_is_the_same_state_when_the_run_comes_back_to_
     result, _, steps = await _run(browser, site["guards"] + "toggle.html", policy, tmp_path, max_steps=8)
     clicks = [s for s in steps if (s.get("action") or {}).get("operation") == "CLICK"]
     assert 2 <= len(clicks) <= 3 and result.status == "done", [s["action_text"] for s in steps]
+    assert not [s["result_text"] for s in clicks if "Time left" in s["result_text"]]  # a tick is no news
 
 
 async def test_an_answer_no_page_showed_is_refused_once_with_the_nearest_spans(browser, site, tmp_path):

@@ -160,7 +160,7 @@ async def act(
         text = "ok" + (f", now on {state.obs.url}" if state.obs.url != obs.url else "")
         if finished:
             text += f"; {finished}"
-        elif news := _news(during, state.shown(state.obs), state.obs.url != obs.url, _acted_on(action)):
+        elif news := _news(during, state.shown(state.obs), state.obs.url != obs.url, _acted_on(action), state.moving):
             text += f"; the page now shows {news}"
     else:
         text = "no visible change"
@@ -211,7 +211,13 @@ def _changed(before: list[str], during: list[str], after: list[str]) -> bool:
     return any(a != b for i, (a, b) in enumerate(zip(during, after)) if i not in moving)
 
 
-def _news(before: list[str], after: list[str], new_page: bool, acted_on: tuple[str, ...] = ()) -> str:
+def _news(
+    before: list[str],
+    after: list[str],
+    new_page: bool,
+    acted_on: tuple[str, ...] = (),
+    moving: set[str] | frozenset[str] = frozenset(),
+) -> str:
     """A few of the lines the page shows now that it did not (a flash message, a changed
     total), briefly: what the model needs to see that its action worked. ``before`` is
     without ids (``RunState.lines``), ``after`` as the model reads it."""
@@ -222,7 +228,10 @@ def _news(before: list[str], after: list[str], new_page: bool, acted_on: tuple[s
     added = [
         line.strip()
         for line in after
-        if LINE_ID.sub("[]", line) not in seen and line.strip() and not (own and line.startswith(own))
+        if LINE_ID.sub("[]", line) not in seen
+        and line.strip()
+        and not (own and line.startswith(own))
+        and shape(line) not in moving  # (a clock's tick is no news of the action)
     ]
     if not added:
         return ""
