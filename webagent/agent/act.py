@@ -123,34 +123,17 @@ async def act(
     after = state.lines(state.obs)  # (the next step reads the same rendering)
     retyped = any([_retyped_password(state, obs, i, v) for i, v in _typed(action, executed, inner)])
     changed = bool(finished) or (not fatal and (state.obs.url != obs.url or retyped or _changed(before, during, after)))
-    if (
-        executed.ok
-        and changed
-        and not fatal
-        and not finished
-        and action.operation in _SETS
-        and state.obs.url == obs.url
-    ):
-        # a value set on the same page may have a later effect than its own: the list a search
-        # filters as one types, after a pause and a request (the 1.5B read the unfiltered
-        # helpdesk list as the result, and answered with another ticket's owner)
+    # A late effect is read once the page is quiet: an action that changed nothing may change it
+    # after a timer or a request; a value set on the same page may have a later effect than its
+    # own (a list a search filters as one types, after a pause and a request: the 1.5B read the
+    # unfiltered helpdesk list as the result, and answered with another ticket's owner).
+    late = not changed or (not finished and action.operation in _SETS and state.obs.url == obs.url)
+    if executed.ok and not fatal and late:
         t0 = time.perf_counter()
-        await browser.quiet()
-        try:
-            state.obs = keep_ids(obs, await browser.observe(), state.controls)
-            after = state.lines(state.obs)
-        except CaptureError:
-            pass
-        times["quiet_s"] = time.perf_counter() - t0
-    if executed.ok and not changed and not fatal:  # a late effect (a timer, a request) is a change too
-        t0 = time.perf_counter()
-        if await browser.quiet():
-            try:
-                state.obs = keep_ids(obs, await browser.observe(), state.controls)
-                after = state.lines(state.obs)
-                changed = state.obs.url != obs.url or _changed(before, during, after)
-            except CaptureError:
-                pass
+        mutated = await browser.quiet()
+        if (mutated or changed) and (again := await _look_again(browser, state, obs)) is not None:
+            after = again
+            changed = changed or state.obs.url != obs.url or _changed(before, during, after)
         times["quiet_s"] = time.perf_counter() - t0
     if changed:
         state.page = page_key(state.obs.url, after, state.moving)
@@ -199,6 +182,18 @@ def _retyped_password(state: RunState, obs, element_id: str, value: str) -> bool
     typed = content_hash(reveal(value, state.named))
     before, state.passwords_typed[element_id] = state.passwords_typed.get(element_id), typed
     return before is not None and before != typed
+
+
+async def _look_again(browser, state: RunState, obs) -> list[str] | None:
+    """The page captured again into ``state.obs`` (the ids the model knows kept), its lines;
+    None when it cannot be captured (``state.obs`` stays as it was)."""
+    from webagent.browser.capture import CaptureError
+
+    try:
+        state.obs = keep_ids(obs, await browser.observe(), state.controls)
+    except CaptureError:
+        return None
+    return state.lines(state.obs)
 
 
 def _changed(before: list[str], during: list[str], after: list[str]) -> bool:

@@ -27,8 +27,9 @@ comes a third time in the run (``stuck``; this also catches loops between pages)
 * ``dry_run``: actions are predicted and reported, never executed (the page stays as it is).
 * Issue 47's guards, each an option: ``loop_breaker`` (``webagent.agent.loop_breaker``: an
   action done on a page state leaves that state's choices, at once if it changed nothing, on a
-  return if it led away; the model is told what the page already shows, a third repeat re-plans -- ``StepOutcome.loop.replan``, ``_replan``;
-  without it, the warning and ``stuck`` above), ``grounded_done`` (``webagent.agent.grounding``:
+  return if it led away; the model is told what the page already shows; a third repeat
+  re-plans -- ``StepOutcome.loop.replan``, ``_replan``; without it, the warning and ``stuck``
+  above), ``grounded_done`` (``webagent.agent.grounding``:
   a DONE refused once when no page showed its answer, or when it gives none and nothing on the
   site changed; the refusal is the step's problem, counted with the refusals) and ``reason``
   (a short reason before the action, in the step's record).
