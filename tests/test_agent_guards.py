@@ -5,6 +5,7 @@ with the nearest spans; an empty DONE with nothing changed refused once, naming 
 unsent), and the short reason before the action (in the schema first, in the trace and the
 report, never executed)."""
 
+import time
 from pathlib import Path
 
 import pytest
@@ -192,6 +193,7 @@ async def test_a_page_with_a_clock_is_the_same_state_when_the_run_comes_back_to_
     step limit."""
 
     def policy(messages, params, purpose, context):
+        time.sleep(0.3)  # a model takes time to decide: the clock ticks meanwhile, even on a loaded machine
         box = context.control_id("checkbox", "Send me news")
         if box in _clickable({"params": params}):
             return {"operation": "CLICK", "element_id": box}

@@ -201,3 +201,49 @@ def test_serve_directory_serves_and_stops(tmp_path):
         urllib.request.urlopen(url + "a.txt", timeout=2)
     with pytest.raises(FileNotFoundError):
         serve_directory(tmp_path / "missing")
+
+
+@pytest.mark.browser
+@requires_chromium
+async def test_lands_on_asks_where_a_page_would_send_the_run_with_its_cookies_and_follows_no_redirect():
+    """``BrowserSession.lands_on`` (the menu's look at a skill's start page): a GET with the
+    context's cookies, its redirect named, not followed; an error page is ""; a host the guard
+    refuses is never asked."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            asked.append(self.path)
+            staff = "session=1" in (self.headers.get("Cookie") or "")
+            if self.path == "/" and staff:  # the public form's page sends a logged-in visitor to the list
+                self.send_response(302)
+                self.send_header("Location", "/tickets/")
+            elif self.path == "/login":
+                self.send_response(200)
+                self.send_header("Set-Cookie", "session=1; Path=/")
+            else:
+                self.send_response(404 if self.path == "/gone/" else 200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        async with BrowserSession() as browser:
+            await browser.open(base + "login")  # the browser now holds the session cookie
+            assert await browser.lands_on(base) == base + "tickets/"
+            assert "/tickets/" not in asked  # the redirect was named, not followed
+            assert await browser.lands_on(base + "tickets/") == base + "tickets/"
+            assert await browser.lands_on(base + "gone/") == ""
+            assert await browser.lands_on("http://example.com/") is None  # not an allowed site: not asked
+    finally:
+        server.shutdown()
+        server.server_close()

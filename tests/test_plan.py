@@ -406,3 +406,48 @@ async def test_a_goal_offered_here_that_could_not_start_is_planned_once_the_run_
     error = went.run.result.error or ""
     assert error.startswith('skill "Set status" stopped at its step 1 of 2'), error
     assert error.endswith('; then skill "Set status" needs "Log in" first, and the run has no secret for its password')
+
+
+async def test_a_start_page_that_now_sends_the_run_elsewhere_is_not_offered():
+    """A skill recorded logged out whose start page sends a logged-in run elsewhere (a public
+    form's page redirects staff to their list: the 1.5B's call stopped at its first field) is not
+    offered; one recorded logged in whose page sends a logged-out run to the log-in still is, a
+    log-in first (``SkillLifecycle.look_ahead``, asked of the site again after a skill runs)."""
+    skills = _skills()
+    report = _skill(
+        "report",
+        SkillStart(url=HOME, pattern=url_pattern(HOME), path="/", reachable=True),
+        [_step(HOME, "CLICK", "9")],
+        end=SkillEnd(url=HOME, path="/"),
+    )
+    site = {"logged_in": False, "asked": []}
+
+    async def lands_on(url: str) -> str | None:
+        site["asked"].append(urlsplit(url).path)
+        path = urlsplit(url).path
+        if site["logged_in"] and path == "/":
+            return LIST
+        if not site["logged_in"] and path in STAFF:
+            return LOGIN
+        return url
+
+    life = SkillLifecycle(known=[*skills.values(), report], secrets=["password"])
+    await life.look_ahead(lands_on, LOGIN)
+    offered = {o.label: o for o in life.offer(_obs(LOGIN), {}, dialog=False)}
+    assert {"report", "open_ticket"} <= set(offered)  # logged out: the form's page opens; the list after a log-in
+    assert offered["open_ticket"].line().endswith("(runs log_in first)")
+    await life.look_ahead(lands_on, LOGIN)
+    assert sorted(site["asked"]) == ["/", "/login/", "/tickets/"]  # each start page asked once
+    site["logged_in"] = True
+    life.acted(offered["log_in"], True, [], True, 1)  # a skill ran: the pages are asked again
+    await life.look_ahead(lands_on, LIST)
+    assert "report" not in {o.label for o in life.offer(_obs(LIST), {}, dialog=False)}
+    assert len(site["asked"]) == 6
+    # a site that does not answer leaves the menu as the recordings say
+    quiet = SkillLifecycle(known=[*skills.values(), report], secrets=["password"], logged_in=True)
+
+    async def no_answer(url: str) -> None:
+        return None
+
+    await quiet.look_ahead(no_answer, LIST)
+    assert "report" in {o.label for o in quiet.offer(_obs(LIST), {}, dialog=False)}

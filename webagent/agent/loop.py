@@ -347,6 +347,8 @@ async def _observe(browser, state: RunState, trace) -> _Seen:
     )
     if dialog is not None:
         page["dialog"] = dialog.model_dump(exclude_none=True)
+    if state.skills.known and hasattr(browser, "lands_on"):  # where the menu's start pages lead now
+        await state.skills.look_ahead(browser.lands_on, obs.url)
     state.skills.offer(obs, controls, dialog is not None)
     if state.options.grounded_done:  # what a DONE's answer is checked against
         state.grounds.see(before, obs.cleaned_html)
@@ -523,7 +525,9 @@ def _guards_after(
         n,
         action,
         text,
-        page=seen.page["page"],
+        # (keyed again with the lines now known to change on their own: the first step's key
+        # held the clock its action taught, and a return to that page was missed)
+        page=page_key(seen.obs.url, seen.before, state.moving),
         now=state.page,
         url=seen.obs.url,
         controls=seen.controls,

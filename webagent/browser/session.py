@@ -35,6 +35,7 @@ import os
 import shutil
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 from webagent.browser import dialogs
 from webagent.browser.capture import capture
@@ -378,6 +379,24 @@ class BrowserSession(Tabs):
             raise CaptureError(f"{exc} (and before that: {first})") from None
         except Exception as exc:  # noqa: BLE001
             raise CaptureError(f"could not capture the page: {first_line(exc)} (and before that: {first})") from None
+
+    async def lands_on(self, url: str) -> str | None:
+        """Where opening ``url`` would land now, asked of the site without opening it: a GET with
+        this context's cookies, its redirect not followed (nothing rendered, no other host asked).
+        The redirect's target, ``url`` itself when it answers, "" when it answers an error; None
+        when it cannot be asked (the guard refuses it, no answer)."""
+        if self.guard is not None and self.guard.why_refused(url) is not None:
+            return None
+        try:
+            answer = await self.context.request.get(url, max_redirects=0, timeout=3000)
+        except Exception:  # noqa: BLE001 - no answer: not known
+            return None
+        try:
+            if 300 <= answer.status < 400:
+                return urljoin(url, answer.headers.get("location", ""))
+            return url if answer.ok else ""
+        finally:
+            await answer.dispose()
 
     async def settle_any(self) -> None:
         try:

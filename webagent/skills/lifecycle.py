@@ -9,17 +9,23 @@ not reach after every search it sent.
 With ``plan`` on (``AgentOptions.plan``), a skill is also offered where a plan over the site's
 skills reaches its start (``skills.plan``: its line says which skills run first), a SKILL runs
 through its plan, and the lifecycle keeps what the run has seen of where it stands (logged in
-or not)."""
+or not).
+
+A skill that would open its start page first is offered only if that page, asked of the site
+now (``look_ahead``: a GET with the run's cookies, not rendered), does not send the run
+elsewhere: a public form's page recorded logged out redirects a logged-in run to the staff's
+list, where the 1.5B's call stopped at its first field. The answers hold until a form is sent
+or a skill runs (either may log in or out)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from webagent.browser import Observation
 from webagent.skills.learn import site_of
-from webagent.skills.model import Skill
-from webagent.skills.offer import MAX_OFFERS, Offer, block, label, offers
+from webagent.skills.model import Skill, at_path
+from webagent.skills.offer import MAX_OFFERS, Offer, block, label, offers, stable_start, start_on
 from webagent.skills.plan import Ask, PlanRun, Where, logs_in, run_plan
 from webagent.skills.plan import plan as plan_for
 from webagent.skills.run import Repair, SkillRun, run_skill, started
@@ -54,13 +60,27 @@ class SkillLifecycle:
     task: str = ""  # what the menu is ranked by (``offer.offers``)
     levers: dict[str, bool] = field(default_factory=dict)  # ``offers``' skill_states and menu (``AgentOptions``)
     reachable: Callable[[Skill], bool] | None = None  # a planner's: whether a skill's start can be reached
+    asked: set[str] = field(default_factory=set)  # start pages asked of the site (``look_ahead``)
+    elsewhere: set[str] = field(default_factory=set)  # of those, the ones that now send the run elsewhere
 
     def menu_for(self, task: str, *, skill_states: bool = True, menu: bool = True) -> None:
         self.task, self.levers = task, {"skill_states": skill_states, "menu": menu}
 
+    async def look_ahead(self, lands_on: Callable[[str], Awaitable[str | None]], url: str) -> None:
+        """Ask the site where each stable start page of ``url``'s site would land now
+        (``BrowserSession.lands_on``), each page once until a form is sent or a skill runs."""
+        for skill in self.known:
+            start = start_on(skill, url)
+            if skill.site != site_of(url) or not stable_start(skill) or start in self.asked:
+                continue
+            self.asked.add(start)
+            landed = await lands_on(start)
+            if landed is not None and not (landed and at_path(skill.start.path, landed)):
+                self.elsewhere.add(start)
+
     def offer(self, obs: Observation, controls: dict[str, Control], dialog: bool) -> list[Offer]:
         """The skills this page offers (none while it holds a dialog open), kept as this step's."""
-        usable = [s for s in self.known if s.id not in self.unstartable]
+        usable = [s for s in self.known if s.id not in self.unstartable and not self._sent_elsewhere(s, obs.url)]
         offered = (
             offers(usable, obs, controls, self.task, reachable=self.reachable, **self.levers)
             if usable and not dialog
@@ -86,6 +106,12 @@ class SkillLifecycle:
                 ]
         self.offers = {o.label: o for o in offered}
         return offered
+
+    def _sent_elsewhere(self, skill: Skill, url: str) -> bool:
+        """Whether the skill's start page now sends the run elsewhere, and no plan changes that:
+        it was recorded logged out (a plan never logs out), or the run is logged in already (a
+        page that needs a log-in sends a logged-out run to the log-in, which a plan runs first)."""
+        return start_on(skill, url) in self.elsewhere and (not skill.start.logged_in or self.logged_in is True)
 
     def _through_plan(self, offer: Offer, usable: list[Skill], obs: Observation) -> Offer:
         """An offer that opens its start page, as a plan would run it: after a log-in if the run
@@ -147,6 +173,8 @@ class SkillLifecycle:
         self.last = None
         if offer is None and ok and sent_form:  # a form the model sent may have logged in, or out
             self.logged_in = None
+        if ok and (sent_form or offer is not None):  # where start pages lead may have changed
+            self.asked, self.elsewhere = set(), set()
         if offer is not None and not ok and not started(steps or []):
             self.unstartable.add(offer.skill.id)
             self.failed_starts[offer.skill.id] = self.failed_starts.get(offer.skill.id, 0) + 1
