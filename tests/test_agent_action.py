@@ -134,6 +134,25 @@ def test_an_answer_from_the_page_is_not_refused_for_sharing_a_few_words_with_a_n
         assert problem is None and action is not None and action.value == answer
 
 
+def test_an_answer_the_page_shows_is_not_refused_when_a_loop_message_quotes_it_too():
+    """The loop breaker's message quotes the page's lines: the 1.5B's right answer, the submitter
+    the message quoted from the page, was refused as the prompt's own words and cost a step."""
+    page = '[8] link "8. Invoice #4471 charged twice"\nSubmitter: accounts@brightpath.example'
+    said = (
+        'TYPE "4471" + Enter [search field] Search: at step 3 changed nothing on this page; it is not offered '
+        'here again. The page already shows: "Submitter: accounts@brightpath.example"'
+    )
+    reply = _reply('{"operation": "DONE", "value": "accounts@brightpath.example"}')
+    assert parse_live_action(reply, Choices(CONTROLS, notes=(said,), page=page)) == (
+        parse_live_action(reply, FIRST)[0],
+        None,
+    )
+    # without the page's word for it, the same answer reads as a copy of the message
+    assert parse_live_action(reply, Choices(CONTROLS, notes=(said,)))[1].kind == "bad_answer"
+    copied = _reply('{"operation": "DONE", "value": "TYPE \\"4471\\" + Enter [search field] Search: at step 3"}')
+    assert parse_live_action(copied, Choices(CONTROLS, notes=(said,), page=page))[1].kind == "bad_answer"
+
+
 def _branches(choices: Choices) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for branch in live_action_schema(choices)["properties"]["action"]["anyOf"]:

@@ -98,6 +98,7 @@ async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
             skills=dict(ctx.skill_params),
             fill=ctx.fill,
             notes=ctx.notes,
+            page=page,
             repeated=ctx.repeated,
             reason=options.reason,
         )

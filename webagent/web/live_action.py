@@ -75,6 +75,7 @@ class Choices:
     # answer quoting them is refused (the 1.5B answered with the warning, and with the task
     # whose password it read as a placeholder)
     notes: tuple[str, ...] = ()
+    page: str = ""  # the page's text as the prompt shows it: an answer it holds is the page's, whatever a note quotes
     # actions this run repeated on this page state (``action_key`` -> what the model is told):
     # out of the schema where an enum can say so, refused after the reply otherwise
     repeated: Mapping[str, str] = field(default_factory=dict)
@@ -390,7 +391,13 @@ def _checked_action(reply: Reply, choices: Choices) -> Checked:
             return None, Problem("bad_value", 'DIALOG takes the value "accept" or "dismiss"')
         text = action.text if choices.dialog == "prompt" and answer == "accept" else ""
         return action.model_copy(update={"element_id": "", "press_enter": False, "value": answer, "text": text}), None
-    if op == "DONE" and (quoted := next((n for n in choices.notes if _quotes(action.value, n)), None)):
+    # (an answer the page shows is the page's: a loop message quotes the page, and the 1.5B's
+    # right answer, quoted there too, was refused)
+    if (
+        op == "DONE"
+        and not _shows(choices.page, action.value)
+        and (quoted := next((n for n in choices.notes if _quotes(action.value, n)), None))
+    ):
         return None, Problem(
             "bad_answer",
             f"DONE's answer quotes this prompt's own words ({quoted[:50]!r}), not the page: answer with what "
@@ -406,6 +413,12 @@ def _checked_action(reply: Reply, choices: Choices) -> Checked:
             "value": action.value if op in ("SCROLL", "DONE") else "",
         }
     ), None
+
+
+def _shows(page: str, answer: str) -> bool:
+    """Whether the page's text holds ``answer``, case and spaces aside."""
+    a = " ".join(answer.lower().split())
+    return bool(a) and a in " ".join(page.lower().split())
 
 
 def _quotes(answer: str, note: str) -> bool:
