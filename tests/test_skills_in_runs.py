@@ -236,7 +236,10 @@ async def test_a_skill_step_whose_page_changed_is_repaired_by_the_model(browser,
 async def test_a_skill_called_again_with_the_same_values_is_a_loop(browser, site, skills):
     await open_page(browser, site + "notes.html?user=x")
 
+    seen: list = []
+
     def model(messages, params, purpose, context):
+        seen.append(messages)
         label = _offered(context, skills, "Save note")
         return {"action": {"operation": "SKILL", "element_id": label, "args": {"title": "Tea", "colour": "White"}}}
 
@@ -248,9 +251,11 @@ async def test_a_skill_called_again_with_the_same_values_is_a_loop(browser, site
         skills=skills,
     )
     assert result.status == "stuck" and result.steps == 3, result
-    # the loop breaker: the second call at the same address is the last; the model, giving
-    # nothing else, is refused and asked afresh, and the run is stuck after three such steps
+    # the loop breaker: a skill run to its end is not offered again with the same values (the
+    # 1.5B submitted one new ticket three times); the model, giving nothing else, is refused
+    # and asked afresh, and the run is stuck after three such steps
     await open_page(browser, site + "notes.html?user=x")
+    seen.clear()
     result = await run_agent(
         browser,
         fake_client(FunctionBackend(model)),
@@ -258,7 +263,8 @@ async def test_a_skill_called_again_with_the_same_values_is_a_loop(browser, site
         options=AgentOptions(max_steps=8, screenshots=False),
         skills=skills,
     )
-    assert (result.status, result.steps, result.failed_steps) == ("stuck", 5, 3), result
+    assert (result.status, result.steps, result.failed_steps) == ("stuck", 4, 3), result
+    assert "ran to its end at step 1; it is not offered again with the same values" in str(seen[2])  # (re-asked)
     assert result.error == "the model gave only actions already repeated on this page, 3 times"
 
 

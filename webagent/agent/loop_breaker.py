@@ -16,6 +16,10 @@ created).
   six times, the answer on the page). If it led elsewhere, it is out when the run comes back
   to the same page state, and the model is told it is back, what it did here and what that
   made appear. The same state and the same action give the same result: a loop.
+* **A skill run to its end** (it changed the page) is out of the choices with the same values
+  for the rest of the run, wherever it is called from: its steps open its own start page, so
+  the page it was called from says nothing of where it acts (the 1.5B submitted the same new
+  ticket three times, from the log-in page and from each new ticket's page).
 * **A third repeat** (the model answering a banned action again, or doing one a third time):
   the run re-plans (``LoopVerdict.replan``: the loop's place for a planner; until there is
   one, the model is asked afresh, its conversation restarted, the repeated actions still out
@@ -42,6 +46,7 @@ from webagent.web.live_action import LiveAction, action_key
 
 STUCK_REPEATS = 3
 EXEMPT = frozenset({"SCROLL", "DIALOG", "DONE", "GOTO"})
+RAN = "ran"  # the place of the skills run to their end: anywhere in the run
 SHOWN_LINES = 5  # lines of the page quoted in a loop message (a table cell is a line)
 ROW_LINES = 4  # text lines quoted after a line holding a value the action set
 _PAGER_WORDS = frozenset({"next", "previous", "prev", "more", "older", "newer", "first", "last", "load more"})
@@ -122,6 +127,7 @@ class LoopBreaker:
             **self.left.get(f"page:{page}", {}),
             **self.bans.get(f"page:{page}", {}),
             **self.bans.get(_path(url), {}),
+            **self.bans.get(RAN, {}),
         }
 
     def banned(self, page: str, url: str, controls: Mapping[str, Control]) -> dict[str, str]:
@@ -173,6 +179,9 @@ class LoopBreaker:
             self.news[key] = [line for line in after if line not in old and line.strip()]
         if changed and count == 1:
             self.arrived = self.news[key]
+            if action.operation == "SKILL":
+                said = f"{text} ran to its end at step {n}; it is not offered again with the same values."
+                self.bans.setdefault(RAN, {})[key[0]] = _Ban(text, said, named)
             if place.startswith("page:") and now != page:  # (a password typed anew changes no line)
                 shows = _excerpt(self.news[key])
                 led = f"The run is back on this page as it was at step {n}, where {text} was done" + (
