@@ -30,7 +30,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from webagent.browser import Observation
 from webagent.retrieval import bm25_top_k
 from webagent.skills.learn import site_of
-from webagent.skills.model import Skill, at_path, segments
+from webagent.skills.model import Skill, at_path
 from webagent.trace.fingerprint import parse, url_pattern
 from webagent.trace.match import find
 from webagent.web.agent_view import Control
@@ -69,27 +69,9 @@ class RecordOffer(Offer):
         return line + f" (first opens the {RECORD} named: one of the links above)"
 
 
-def _kind(segment: str) -> str:
-    """What a path segment is made of: digits, letters, or both (``14``, ``submit``, ``jazz27``)."""
-    return ("9" if any(c.isdigit() for c in segment) else "") + ("a" if any(c.isalpha() for c in segment) else "")
-
-
-def _like_recorded(skill: Skill, path: str) -> bool:
-    """Whether ``path``'s varying segments are of the kind the recording's were: a ticket's
-    number, not the word of another page the template also fits (``/tickets/submit/`` for
-    ``/tickets/*/``, learned on ``/tickets/14/``: the 1.5B opened "New Ticket" as a record)."""
-    template, recorded, mine = (
-        segments(skill.start.path),
-        segments(urlsplit(skill.start.url).path),
-        segments(path),
-    )
-    return all(_kind(r) == _kind(m) for t, r, m in zip(template, recorded, mine) if "*" in t)
-
-
 def record_links(skill: Skill, obs: Observation, controls: dict[str, Control]) -> dict[str, str]:
-    """The page's links to the skill's start template (same site, varying segments of the kind
-    the recording's were), by name -> id: the records a ``RecordOffer`` can open. The first
-    link of each name; links without a name are left out."""
+    """The page's links to the skill's start template (same site), by name -> id: the records
+    a ``RecordOffer`` can open. The first link of each name; links without a name are left out."""
     try:
         root = parse(obs.raw_html)
     except Exception:  # noqa: BLE001 - a page lxml cannot read links to nothing
@@ -100,7 +82,7 @@ def record_links(skill: Skill, obs: Observation, controls: dict[str, Control]) -
         if control is None or control.disabled or not control.name or control.name in out or not el.get("href"):
             continue
         target = urlsplit(urljoin(obs.url, el.get("href")))
-        if target.netloc == host and at_path(skill.start.path, target.path) and _like_recorded(skill, target.path):
+        if target.netloc == host and at_path(skill.start.path, target.path):
             out[control.name] = control.id
     return out
 
