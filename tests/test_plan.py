@@ -28,7 +28,6 @@ from webagent.skills.offer import Offer
 from webagent.skills.plan import Where, given_arguments, plan, reachable_from, run_plan
 from webagent.trace.fingerprint import PageRef, fingerprint_of, url_pattern
 from webagent.trace.step import Op, RecordedStep
-from webagent.web.agent_view import Control
 
 SITE = "http://127.0.0.1:8000"
 HOME, LOGIN, LIST = f"{SITE}/", f"{SITE}/login/", f"{SITE}/tickets/"
@@ -53,13 +52,6 @@ PAGES = {
         '<button backend_node_id="8" type="submit">Save</button></form></body></html>'
     ),
 }
-QUEUE = f"{SITE}/queue/"
-PAGES["/queue/"] = (  # a staff list linking to two tickets' pages, and to a page of another kind
-    '<html><body backend_node_id="1"><a backend_node_id="20" href="/tickets/14/">14. Printer jams</a>'
-    '<a backend_node_id="21" href="/tickets/15/">15. VPN drops</a><a backend_node_id="22" href="/about/">About</a>'
-    "</body></html>"
-)
-LINKS = {"20": f"{LIST}14/", "21": f"{LIST}15/", "22": f"{SITE}/about/"}
 STAFF = ("/tickets/",)  # paths a guest is sent away from (to the log-in)
 
 
@@ -112,8 +104,6 @@ class FakeSite:
             self._go(LIST if self.logged_in else LOGIN)
         elif action.op == "CLICK" and action.element_id == "6":
             self._go(f"{LIST}{self.typed.get('5', '')}/")
-        elif action.op == "CLICK" and action.element_id in LINKS:
-            self._go(LINKS[action.element_id])
         elif action.op == "CLICK" and action.element_id == "8":
             self.saved = (self.url, self.typed.get("7", "open"))
         return ActionResult(ok=True, action=action, url=self.url)
@@ -461,31 +451,3 @@ async def test_a_start_page_that_now_sends_the_run_elsewhere_is_not_offered():
 
     await quiet.look_ahead(no_answer, LIST)
     assert "report" in {o.label for o in quiet.offer(_obs(LIST), {}, dialog=False)}
-
-
-@pytest.mark.asyncio
-async def test_a_skill_that_starts_on_a_record_is_offered_on_a_page_linking_to_records_and_opens_the_one_named():
-    """set_status starts on a ticket's page (``/tickets/*/``): never opened by address (the
-    recording's ticket), but offered on a list that links to tickets, with one more parameter,
-    ``record``, whose values are those links' names; called, it opens that ticket, then runs."""
-    skills = _skills()
-    site = FakeSite(QUEUE, logged_in=True)
-    controls = {i: Control(i, "CLICK", "link", n) for i, n in (("20", "14. Printer jams"), ("21", "15. VPN drops"))}
-    controls["22"] = Control("22", "CLICK", "link", "About")
-    life = SkillLifecycle(known=list(skills.values()), secrets=["password"], logged_in=True)
-    offered = {o.label: o for o in life.offer(_obs(QUEUE), controls, dialog=False)}
-    assert offered["set_status"].line().startswith('[set_status] skill "Set status" (record, status): ')
-    assert life.params()["set_status"] == {"record": ("14. Printer jams", "15. VPN drops"), "status": ()}
-    # where no link leads to a ticket: only a plan's way there (its line says which skill runs first)
-    home = {o.label: o for o in life.offer(_obs(HOME), {}, dialog=False)}
-    assert isinstance(home["set_status"], PlannedOffer) and "record" not in life.params()["set_status"]
-    life.offer(_obs(QUEUE), controls, dialog=False)
-    went = await life.run(site, _obs(QUEUE), "set_status", {"record": "15. VPN drops", "status": "closed"}, None, None)
-    assert went.result.ok and site.saved == (f"{LIST}15/", "closed"), went.result.error
-    assert [s.op for s in went.steps] == ["CLICK", "SELECT", "CLICK"]  # the record's link, then the skill's steps
-    # a link that leads elsewhere stops before any of the skill's steps
-    life.offer(_obs(QUEUE), controls, dialog=False)
-    life.offers["set_status"].records["About"] = "22"  # (as if the page named a link to another kind of page)
-    site = FakeSite(QUEUE, logged_in=True)
-    went = await life.run(site, _obs(QUEUE), "set_status", {"record": "About", "status": "closed"}, None, None)
-    assert not went.result.ok and "not a page like /tickets/*/" in (went.result.error or "") and site.saved is None

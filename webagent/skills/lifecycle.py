@@ -22,24 +22,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from webagent.browser import Action, Observation
+from webagent.browser import Observation
 from webagent.skills.learn import site_of
 from webagent.skills.model import Skill, at_path
-from webagent.skills.offer import (
-    MAX_OFFERS,
-    RECORD,
-    Offer,
-    RecordOffer,
-    block,
-    label,
-    offers,
-    stable_start,
-    start_on,
-)
+from webagent.skills.offer import MAX_OFFERS, Offer, block, label, offers, stable_start, start_on
 from webagent.skills.plan import Ask, PlanRun, Where, logs_in, run_plan
 from webagent.skills.plan import plan as plan_for
 from webagent.skills.run import Repair, SkillRun, run_skill, started
-from webagent.trace.engine import execute
 from webagent.trace.record import InnerStep
 from webagent.web.agent_view import Control
 
@@ -127,8 +116,6 @@ class SkillLifecycle:
     def _through_plan(self, offer: Offer, usable: list[Skill], obs: Observation) -> Offer:
         """An offer that opens its start page, as a plan would run it: after a log-in if the run
         is logged out (its line says so)."""
-        if isinstance(offer, RecordOffer):  # (it opens the record the model names: no plan needed)
-            return offer
         chain = None if offer.here else plan_for(offer.skill, usable, Where(obs.url, self.logged_in))
         return (
             PlannedOffer(offer.label, offer.skill, False, offer.options, first=tuple(s.id for s in chain))
@@ -150,33 +137,6 @@ class SkillLifecycle:
     ) -> SkillRun:
         """The offered skill ``label`` run with ``args``: through its plan, or alone (``plan`` off)."""
         offer = self.offers[label]
-        opened: list[InnerStep] = []
-        if isinstance(offer, RecordOffer):  # first the record the model named, by its link on this page
-            went = await execute(
-                browser,
-                obs,
-                Action(op="CLICK", element_id=offer.records[args[RECORD]]),
-                element=f'[link] "{args[RECORD]}"',
-            )
-            if not went.result.ok:
-                self.last = None
-                why = f'skill "{offer.skill.name}" could not open the record {args[RECORD]!r}: {went.result.error}'
-                return SkillRun(went.result.model_copy(update={"error": why}), obs, [went.step])
-            obs, opened = await browser.observe(), [went.step]
-            if not at_path(offer.skill.start.path, obs.url):  # (never the recording's record, by address)
-                self.last = None
-                why = f"the link {args[RECORD]!r} led to {obs.url}, not a page like {offer.skill.start.path}"
-                failed = went.result.model_copy(update={"ok": False, "error": f'skill "{offer.skill.name}": {why}'})
-                return SkillRun(failed, obs, opened)
-            args = {k: v for k, v in args.items() if k != RECORD}
-            offer = Offer(offer.label, offer.skill, True, offer.options)
-        ran = await self._run(browser, obs, offer, args, reveal, repair)
-        ran.steps[:0] = opened
-        return ran
-
-    async def _run(
-        self, browser, obs: Observation, offer: Offer, args: dict[str, str], reveal, repair: Repair | None
-    ) -> SkillRun:
         if not self.plan:
             self.last = None
             return await run_skill(browser, obs, offer, args, reveal, repair)
@@ -201,13 +161,7 @@ class SkillLifecycle:
 
     def params(self) -> dict[str, dict[str, tuple[str, ...]]]:
         """What each offered skill takes: parameter -> its live options (``Choices.skills``)."""
-        return {
-            o.label: {
-                **({RECORD: o.options[RECORD]} if isinstance(o, RecordOffer) else {}),
-                **{p.name: o.options.get(p.name, ()) for p in o.skill.params},
-            }
-            for o in self.offers.values()
-        }
+        return {o.label: {p.name: o.options.get(p.name, ()) for p in o.skill.params} for o in self.offers.values()}
 
     def acted(self, offer: Offer | None, ok: bool, steps: list[InnerStep] | None, sent_form: bool, n: int) -> None:
         """After step ``n``'s action was done: ``offer`` the skill it called (or None), ``steps``

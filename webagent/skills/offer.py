@@ -10,12 +10,6 @@ never decides what is allowed), at most ``MAX_OFFERS``. Offers only add to the p
 control stays offered beside them. A select parameter takes the select's live options as its
 only values when the select is on this page, else the options the recording saw.
 
-A skill whose start is a record's page (a varying segment: ``/tickets/*/``) is never opened
-by address (the recording's record); where the page links to such pages (a list of tickets), it
-is offered as a ``RecordOffer``: it takes one more parameter, ``record``, whose values are the
-names of those links, and opens the one the model names before its own steps. The 1.5B found
-the ticket in the list and never opened it: the skills that change a ticket start on its page.
-
 ``skill_states=False`` matches starts as before they were learned (a digit run in a path as
 any record number); ``menu=False`` offers in page order without ranking or recorded options:
 each lever can be measured alone (``AgentOptions``)."""
@@ -25,13 +19,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from webagent.browser import Observation
 from webagent.retrieval import bm25_top_k
 from webagent.skills.learn import site_of
 from webagent.skills.model import Skill, at_path
-from webagent.trace.fingerprint import parse, url_pattern
+from webagent.trace.fingerprint import url_pattern
 from webagent.trace.match import find
 from webagent.web.agent_view import Control
 
@@ -51,40 +45,6 @@ class Offer:
 
     def line(self) -> str:
         return self.skill.line(self.label) + ("" if self.here else f" (opens {self.skill.start.pattern} first)")
-
-
-RECORD = "record"  # a ``RecordOffer``'s parameter: which of the page's links to the skill's start it opens
-
-
-@dataclass(frozen=True)
-class RecordOffer(Offer):
-    """A skill whose start is a record's page, offered on a page that links to such pages: it
-    opens the record named by its ``record`` argument (``records``: a link's name -> its id)."""
-
-    records: dict[str, str] = field(default_factory=dict)
-
-    def line(self) -> str:
-        head, _, rest = self.skill.line(self.label).partition(" (")
-        line = f"{head} ({RECORD}, {rest}" if self.skill.params else f"{head} ({RECORD}){rest.partition(')')[2]}"
-        return line + f" (first opens the {RECORD} named: one of the links above)"
-
-
-def record_links(skill: Skill, obs: Observation, controls: dict[str, Control]) -> dict[str, str]:
-    """The page's links to the skill's start template (same site), by name -> id: the records
-    a ``RecordOffer`` can open. The first link of each name; links without a name are left out."""
-    try:
-        root = parse(obs.raw_html)
-    except Exception:  # noqa: BLE001 - a page lxml cannot read links to nothing
-        return {}
-    host, out = urlsplit(obs.url).netloc, {}
-    for el in root.iter("a"):
-        control = controls.get(el.get("backend_node_id") or "")
-        if control is None or control.disabled or not control.name or control.name in out or not el.get("href"):
-            continue
-        target = urlsplit(urljoin(obs.url, el.get("href")))
-        if target.netloc == host and at_path(skill.start.path, target.path):
-            out[control.name] = control.id
-    return out
 
 
 def start_on(skill: Skill, url: str) -> str:
@@ -162,35 +122,22 @@ def offers(
     site = site_of(obs.url)
     if reachable is None:
         reachable = stable_start if skill_states else _legacy_reachable
-    here, records, elsewhere = [], [], []
-    linked: dict[str, dict[str, str]] = {}  # skill id -> the records this page links to
+    here, elsewhere = [], []
     for skill in skills:
         if skill.site != site:
             continue
         if _starts_here(skill, obs, skill_states):
             here.append((skill, True))
-        elif skill_states and "*" in skill.start.path and RECORD not in {p.name for p in skill.params}:
-            if linked.setdefault(skill.id, record_links(skill, obs, controls)):
-                records.append((skill, False))
         elif reachable(skill):
             elsewhere.append((skill, False))
     chosen: dict[tuple[str, str], tuple[Skill, bool]] = {}
-    for skill, at in here + records + elsewhere:
+    for skill, at in here + elsewhere:
         # the same steps learned on two start pages (a search box on every page): offered once
         chosen.setdefault((skill.name, skill.description), (skill, at))
     kept = list(chosen.values())
     if menu and task and len(kept) > MAX_OFFERS:  # the most relevant to the task, in the order above
         kept = [kept[i] for i in bm25_top_k([f"{s.name} {s.description}" for s, _ in kept], task, MAX_OFFERS)]
-    out: list[Offer] = []
-    for skill, at in kept[:MAX_OFFERS]:
-        options = _options(skill, obs, controls, at, menu)
-        if not at and linked.get(skill.id):  # (its record's select options: those recorded, if any)
-            out.append(
-                RecordOffer(label(skill), skill, False, {RECORD: tuple(linked[skill.id]), **options}, linked[skill.id])
-            )
-        else:
-            out.append(Offer(label(skill), skill, at, options))
-    return out
+    return [Offer(label(skill), skill, at, _options(skill, obs, controls, at, menu)) for skill, at in kept[:MAX_OFFERS]]
 
 
 def label(skill: Skill) -> str:
