@@ -43,7 +43,7 @@ from webagent.llm.replies import read_reply
 from webagent.problems import Problem
 from webagent.prompts import load_prompt
 from webagent.web.action import MAX_ENUM_IDS, _action_from_text, clean_op, clean_value
-from webagent.web.agent_view import Control, grouped_options, matching_option, option_names
+from webagent.web.agent_view import Control, fold, grouped_options, matching_option, option_names
 from webagent.web.control_name import cut
 from webagent.web.live_chat import LiveChat, fold_conversation, full_step_message
 from webagent.web.typed_action import MAX_SELECT_BRANCHES
@@ -417,14 +417,14 @@ def _checked_action(reply: Reply, choices: Choices) -> Checked:
 
 def _shows(page: str, answer: str) -> bool:
     """Whether the page's text holds ``answer``, case and spaces aside."""
-    a = " ".join(answer.lower().split())
-    return bool(a) and a in " ".join(page.lower().split())
+    a = fold(answer)
+    return bool(a) and a in fold(page)
 
 
 def _quotes(answer: str, note: str) -> bool:
     """Whether ``answer`` holds ``note`` (a placeholder), or is a copy of a piece of it (a
     warning; from 20 characters, its first 40 as the note has them), case and spaces aside."""
-    a, n = " ".join(answer.lower().split()), " ".join(note.lower().split())
+    a, n = fold(answer), fold(note)
     return bool(n) and (n in a or (len(a) >= 20 and a[:40] in n))
 
 
