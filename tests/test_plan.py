@@ -28,6 +28,7 @@ from webagent.skills.offer import Offer
 from webagent.skills.plan import Where, given_arguments, plan, reachable_from, run_plan
 from webagent.trace.fingerprint import PageRef, fingerprint_of, url_pattern
 from webagent.trace.step import Op, RecordedStep
+from webagent.web.agent_view import Control
 
 SITE = "http://127.0.0.1:8000"
 HOME, LOGIN, LIST = f"{SITE}/", f"{SITE}/login/", f"{SITE}/tickets/"
@@ -451,3 +452,47 @@ async def test_a_start_page_that_now_sends_the_run_elsewhere_is_not_offered():
 
     await quiet.look_ahead(no_answer, LIST)
     assert "report" in {o.label for o in quiet.offer(_obs(LIST), {}, dialog=False)}
+
+
+QUEUE = f"{SITE}/queue/"
+PAGES["/queue/"] = (  # a staff list linking to two tickets' pages, a form's page the template fits, and another
+    '<html><body backend_node_id="1"><a backend_node_id="20" href="/tickets/14/">14. Printer jams</a>'
+    '<a backend_node_id="21" href="/tickets/15/">15. VPN drops</a><a backend_node_id="22" href="/about/">About</a>'
+    '<a backend_node_id="23" href="/tickets/submit/">New ticket</a></body></html>'
+)
+
+
+def _links(*named: tuple[str, str]) -> dict[str, Control]:
+    return {i: Control(i, "CLICK", "link", name) for i, name in named}
+
+
+def test_a_skill_that_starts_on_a_record_is_shown_one_click_away_on_a_page_linking_to_records():
+    """set_status starts on a ticket's page (``/tickets/*/``): never opened by address (the
+    recording's ticket) nor offered on a list; the list that links to tickets says which links
+    open such a page and that set_status runs there (where no plan reaches it: no skill opens a
+    ticket by its number). The model clicks the record it means;
+    ``/tickets/submit/`` fits the template but is a word where the recording's was a number."""
+    skills = _skills()
+    known = [skills["log_in"], skills["set_status"]]  # (no skill opens a ticket by its number: no plan)
+    controls = _links(("20", "14. Printer jams"), ("21", "15. VPN drops"), ("22", "About"), ("23", "New ticket"))
+    life = SkillLifecycle(known=known, secrets=["password"], logged_in=True)
+    offered = {o.label for o in life.offer(_obs(QUEUE), controls, dialog=False)}
+    assert "set_status" not in offered
+    block = life.block()
+    assert (
+        '- link "14. Printer jams", link "15. VPN drops" opens a page at /tickets/*/ where these run: set_status (status)'
+        in block.splitlines()
+    )
+    assert "New ticket" not in block and "About" not in block
+    # on the ticket's page it is offered as a skill, and nothing is one click away
+    offered = {o.label for o in life.offer(_obs(f"{LIST}14/"), {}, dialog=False)}
+    assert "set_status" in offered and "One click away" not in life.block()
+    # a long list is counted, not named (no name to copy); with the menu lever off, not shown
+    rows = "".join(f'<a backend_node_id="{30 + k}" href="/tickets/{k}/">x</a>' for k in range(4))
+    obs = _obs(QUEUE).model_copy(update={"raw_html": f'<html><body backend_node_id="1">{rows}</body></html>'})
+    life.offer(obs, _links(*((str(30 + k), f"{k}. Ticket") for k in range(4))), dialog=False)
+    assert "- any of 4 links above opens a page at /tickets/*/" in life.block()
+    off = SkillLifecycle(known=known, secrets=["password"], logged_in=True)
+    off.menu_for("close the ticket", menu=False)
+    off.offer(_obs(QUEUE), controls, dialog=False)
+    assert "One click away" not in off.block()

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from webagent.browser import Observation
 from webagent.skills.learn import site_of
 from webagent.skills.model import Skill, at_path
-from webagent.skills.offer import MAX_OFFERS, Offer, block, label, offers, stable_start, start_on
+from webagent.skills.offer import MAX_OFFERS, Linked, Offer, block, label, linked, offers, stable_start, start_on
 from webagent.skills.plan import Ask, PlanRun, Where, logs_in, run_plan
 from webagent.skills.plan import plan as plan_for
 from webagent.skills.run import Repair, SkillRun, run_skill, started
@@ -49,6 +49,7 @@ class PlannedOffer(Offer):
 class SkillLifecycle:
     known: list[Skill] = field(default_factory=list)  # the site's skills (``webagent.skills.store``)
     offers: dict[str, Offer] = field(default_factory=dict)  # this step's offers: label -> offer
+    near: list[Linked] = field(default_factory=list)  # this step's skills one click away (``offer.linked``)
     done: dict[str, int] = field(default_factory=dict)  # skill id -> the step that last did it
     unstartable: set[str] = field(default_factory=set)  # skills not offered now: they could not start
     failed_starts: dict[str, int] = field(default_factory=dict)  # skill id -> the times it could not start
@@ -105,6 +106,11 @@ class SkillLifecycle:
                     if not logs_in(o.skill) and not (isinstance(o, PlannedOffer) and logins & set(o.first))
                 ]
         self.offers = {o.label: o for o in offered}
+        self.near = (
+            linked(usable, obs, controls, {o.skill.id for o in offered})
+            if usable and not dialog and self.levers.get("menu", True) and self.levers.get("skill_states", True)
+            else []
+        )
         return offered
 
     def _sent_elsewhere(self, skill: Skill, url: str) -> bool:
@@ -157,7 +163,7 @@ class SkillLifecycle:
 
     def block(self) -> str:
         """The lines the model reads after the page (``offer.block``)."""
-        return block(list(self.offers.values()), self.done)
+        return block(list(self.offers.values()), self.done, self.near)
 
     def params(self) -> dict[str, dict[str, tuple[str, ...]]]:
         """What each offered skill takes: parameter -> its live options (``Choices.skills``)."""
