@@ -285,11 +285,15 @@ async def test_grounds_take_the_pages_words_lists_and_counts_and_refuse_each_kin
         assert not grounds.shown(said), said
     refusal = grounds.refusal("Dave Smithers")
     assert refusal is not None and '"Dave Smith"' in str(refusal)
+    assert str(refusal).endswith(
+        "Nothing on the site was changed in this run (no form was sent and confirmed by the page, no skill ran to its end)"
+    )
     assert grounds.refusal("bob") is None  # once
     assert grounds.refusal("") is not None and grounds.refusal("") is None  # its own kind, once too
     changed = Grounds()
     changed.changed("step 2: FILL ... then CLICK [9] [submit button]  Save")
     assert changed.refusal("") is None
+    assert "Nothing on the site" not in str(changed.refusal("bob"))  # a change made: not said
 
 
 async def test_the_reason_comes_first_in_the_schema_and_lands_in_the_trace_never_executed(browser, site, tmp_path):

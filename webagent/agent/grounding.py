@@ -4,7 +4,9 @@ when what it claims is not borne out by the pages of the run.
 * **An answer** (DONE with a value) must be text a page of the run showed (case and spaces
   aside; each part of a list "a, b and c" alike), or a count of rows a page showed (a table's
   rows, a list's items). If not, it is refused once, with the nearest spans the pages showed
-  (rapidfuzz's partial alignment): a 1.5B answered from the task's words, not the page's.
+  (rapidfuzz's partial alignment): a 1.5B answered from the task's words, not the page's. The
+  refusal also says when nothing on the site was changed yet (it cannot know whether the task
+  asks a question or a change: it states both facts).
 * **No answer** (DONE with an empty value) claims the task's change is made: it is refused
   once when no step of the run changed the site: a form sent by POST (a GET form is a search)
   or a button of no form (a script's form), the page changing after it; a dialog's confirm
@@ -29,6 +31,9 @@ from webagent.html.dom import ID_ATTR
 from webagent.problems import Problem
 
 NEAREST = 3  # spans the refusal quotes
+NOTHING_CHANGED = (
+    "Nothing on the site was changed in this run (no form was sent and confirmed by the page, no skill ran to its end)"
+)
 SPAN_CHARS = 80
 # a list answer's parts: "dave, alice and bob"
 _PARTS = re.compile(r"\s*(?:[,;\n]|\band\b)\s*", re.IGNORECASE)
@@ -133,7 +138,10 @@ class Grounds:
                 "ungrounded_answer",
                 f'DONE refused once: no page of this run showed "{answer.strip()[:SPAN_CHARS]}"'
                 + (f". The nearest text the pages showed: {near}" if near else "")
-                + ". Answer with the text as a page shows it",
+                + ". Answer with the text as a page shows it"
+                # (a fact, as the empty DONE's refusal says it: the 1.5B, on the product page it
+                # was to add to the basket, answered "No action needed." twice)
+                + ("" if self.changes else f". {NOTHING_CHANGED}"),
             )
         if self.changes or "no_change" in self.refused:
             return None
@@ -141,8 +149,7 @@ class Grounds:
         unsent = "; ".join(f"{what}: its form was not sent" for what in self.unsent.values())
         return Problem(
             "no_change",
-            "DONE refused once: nothing on the site was changed in this run (no form was sent and "
-            "confirmed by the page, no skill ran to its end)"
+            f"DONE refused once: {NOTHING_CHANGED[0].lower()}{NOTHING_CHANGED[1:]}"
             + (f". Filled and not sent: {unsent}" if unsent else "")
             + ". If the task asks a question, give the answer as the page shows it",
         )
