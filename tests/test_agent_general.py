@@ -221,10 +221,10 @@ async def test_the_agent_lets_a_perfect_model_reach_the_goal(browser, site, case
         assert await _page_result(browser) == "ok", story
     # Nothing the perfect model proposed was refused, nor missing from the view. (The
     # delayed booking's "Book now" may be missing for a step while it has not appeared
-    # yet: the model waits with a scroll; a refusal is still a loss.)
-    losses = [
-        loss for loss in gold.losses if not (case == "delayed_booking" and loss["message"].startswith("no line shows"))
-    ]
+    # yet: the model waits with a scroll; a refusal is still a loss. On a loaded machine it may
+    # appear between the capture and the gold model's look at the live page: "not offered: no
+    # line shows" then, the same wait.)
+    losses = [loss for loss in gold.losses if not (case == "delayed_booking" and "no line shows" in loss["message"])]
     assert not losses, story
 
 
