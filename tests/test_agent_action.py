@@ -194,6 +194,43 @@ def test_a_repeat_refused_withholds_its_target_from_the_reask_only():
     assert "SKILL" in _branches(typed) and choices.withheld == frozenset()  # the choices themselves unchanged
 
 
+def test_a_fill_of_a_form_takes_the_fields_it_sends_and_the_buttons_that_send_it():
+    """The helpdesk's ticket list sits in a mass-update <form>: its search box and page-size
+    select (a script's, no name) and its toolbar's buttons (type=button) are no part of what
+    the form sends; the 1.5B filled the two and clicked "Queries", a panel's toggle. A FILL of
+    a form takes its named fields (all, when it names none) and, when it has any, only the
+    buttons that send it; fields
+    in no form still go with buttons in none (a page built of divs)."""
+    from webagent.web.agent_view import build_view
+
+    page = (
+        '<html><body backend_node_id="1"><form backend_node_id="2" method="post">'
+        '<input backend_node_id="3" type="search" aria-label="Search"><select backend_node_id="4">'
+        '<option backend_node_id="20">10</option><option backend_node_id="21">25</option></select>'
+        '<select backend_node_id="5" name="action"><option backend_node_id="22">Close</option></select>'
+        '<button backend_node_id="6" type="button">Queries</button><button backend_node_id="7" type="submit">Go</button>'
+        "</form>"
+        '<form backend_node_id="8"><input backend_node_id="9" name="title" aria-label="Title">'
+        '<input backend_node_id="10" name="body" aria-label="Body"><button backend_node_id="11" type="button">Preview</button>'
+        '<button backend_node_id="12">Save</button></form>'
+        '<form backend_node_id="13"><input backend_node_id="14" name="a" aria-label="A"><input backend_node_id="15" '
+        'name="b" aria-label="B"><button backend_node_id="16" type="button">Send</button></form>'
+        '<form backend_node_id="23"><input backend_node_id="24" aria-label="C"><input backend_node_id="25" '
+        'aria-label="D"><button backend_node_id="26">Go on</button></form>'
+        '<div><input backend_node_id="17" aria-label="Name"><button backend_node_id="18" type="button">Next</button></div>'
+        "</body></html>"
+    )
+    controls = build_view(page).controls
+    assert (controls["7"].submits, controls["6"].submits, controls["12"].submits) == (True, False, True)
+    assert (controls["3"].named, controls["5"].named) == (False, True)
+    groups = Choices(controls).fill_groups()
+    assert "2" not in groups  # one field it sends: no FILL (a lone field is sent by Enter)
+    assert groups["8"] == (["9", "10"], ["12"])  # "Preview" sends nothing
+    assert groups["13"] == (["14", "15"], ["16"])  # no button sends it: a script's button does
+    assert groups["23"] == (["24", "25"], ["26"])  # it names no field: a script sends them all
+    assert groups[""] == (["17"], ["18"])
+
+
 def test_the_schema_is_one_openai_strict_mode_accepts():
     """OpenAI needs an object at the root, every property required and no extra ones: its own
     strict conversion leaves the schema as it is."""

@@ -50,6 +50,8 @@ class Control:
     ancestors: tuple[str, ...] = ()  # ids of its nearest ancestors, parent first (a few levels)
     disabled: bool = False  # shown, but nothing can be done with it
     role: str = ""  # the browser's accessibility role (a live page's ``ax_role``; "" on Mind2Web's)
+    named: bool = True  # a field with a name: its <form> sends its value (a script's field has none)
+    submits: bool = False  # a button that sends its <form>: type submit (or none, for a <button>), image
 
     def describe(self) -> str:
         """``[link]  Night Trains``: the short form used in histories and records."""
@@ -178,6 +180,15 @@ def _labelled_cell(cell, head: str) -> bool:
     return words(cell, skip=_is_control) not in ("", head)
 
 
+def _submits(el) -> bool:
+    """Whether clicking ``el`` sends its form, as HTML says: ``<input type=submit|image>``, a
+    ``<button>`` whose type is submit, missing or unknown (not "button" or "reset")."""
+    kind = (el.get("type") or "").lower()
+    if tag(el) == "input":
+        return kind in ("submit", "image")
+    return tag(el) == "button" and kind not in ("button", "reset")
+
+
 class _Builder:
     def __init__(self, root):
         self.view = AgentView()
@@ -199,6 +210,8 @@ class _Builder:
             ancestors=tuple(a.get(ID_ATTR) or "" for a, _ in zip(el.iterancestors(), range(4))),
             disabled="disabled" in flags,
             role=el.get("ax_role") or "",
+            named=bool(el.get("name")),
+            submits=_submits(el),
         )
         return " ".join([f"[{owner}] {kind}", *([_quote(name)] if name else []), *shown, *flags])
 

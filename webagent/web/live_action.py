@@ -114,13 +114,23 @@ class Choices:
         return self.fill and ("FILL", "") not in self.withheld and bool(self.fill_groups())
 
     def fill_groups(self) -> dict[str, tuple[list[str], list[str]]]:
-        """form id ("" for none) -> (its fields, its buttons), for the forms a FILL can fill."""
+        """form id ("" for none) -> (its fields, its buttons), for the forms a FILL can fill.
+        Of a <form>: the fields it sends when it names any (a nameless field beside named ones
+        is a script's; a form that names none is sent by a script whole), and the buttons that
+        send it when it has any (a list's toolbar in the helpdesk's mass-update form: the 1.5B
+        filled its search box and page-size select, then clicked "Queries", a panel's toggle);
+        fields in no form go with buttons in none."""
         groups: dict[str, tuple[list[str], list[str]]] = {}
-        for i in self.ids("TYPE") + self.ids("SELECT"):
-            groups.setdefault(self.controls[i].form, ([], []))[0].append(i)
-        for i in self.ids("CLICK"):  # the buttons a FILL may click after filling (``SUBMITS``)
-            if self.controls[i].kind in SUBMITS and self.controls[i].form in groups:
-                groups[self.controls[i].form][1].append(i)
+        fields = [self.controls[i] for i in self.ids("TYPE") + self.ids("SELECT")]
+        naming = {c.form for c in fields if c.form and c.named}
+        for c in fields:
+            if c.named or c.form not in naming:
+                groups.setdefault(c.form, ([], []))[0].append(c.id)
+        clicks = [self.controls[i] for i in self.ids("CLICK")]
+        sending = {c.form for c in clicks if c.form and c.submits}
+        for c in clicks:  # the buttons a FILL may click after filling (``SUBMITS``)
+            if c.kind in SUBMITS and c.form in groups and (c.submits or c.form not in sending):
+                groups[c.form][1].append(c.id)
         return {f: (ids, buttons) for f, (ids, buttons) in groups.items() if len(ids) >= 2 or (not f and buttons)}
 
 
