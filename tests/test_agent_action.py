@@ -179,21 +179,6 @@ def test_schema_ties_each_operation_to_the_controls_it_fits():
     assert "9" not in branches["CLICK"][0]["properties"]["element_id"]["enum"]  # disabled: shown, not offered
 
 
-def test_a_repeat_refused_withholds_its_target_from_the_reask_only():
-    """A repeat the schema could not exclude (free text, a skill's arguments) is refused after
-    the reply; the re-ask's choices withhold its target: the skill, the field, any FILL."""
-    search = LiveAction(operation="SKILL", element_id="go", args={"q": "tea"})
-    choices = Choices(CONTROLS, skills={"go": {"q": ()}, "log_in": {}}, repeated={"x": "no"})
-    skills = [b["properties"]["element_id"]["enum"] for b in _branches(choices)["SKILL"]]
-    assert skills == [["go"], ["log_in"]]
-    withheld = choices.withholding(search)
-    assert [b["properties"]["element_id"]["enum"] for b in _branches(withheld)["SKILL"]] == [["log_in"]]
-    typed = choices.withholding(LiveAction(operation="TYPE", element_id="7", value="tea"))
-    assert "TYPE" not in _branches(typed) and "FILL" in _branches(typed)  # (the name field was the only one)
-    assert "FILL" not in _branches(choices.withholding(LiveAction(operation="FILL")))
-    assert "SKILL" in _branches(typed) and choices.withheld == frozenset()  # the choices themselves unchanged
-
-
 def test_a_fill_of_a_form_takes_the_fields_it_sends_and_the_buttons_that_send_it():
     """The helpdesk's ticket list sits in a mass-update <form>: its search box and page-size
     select (a script's, no name) and its toolbar's buttons (type=button) are no part of what

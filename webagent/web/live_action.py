@@ -79,9 +79,6 @@ class Choices:
     # actions this run repeated on this page state (``action_key`` -> what the model is told):
     # out of the schema where an enum can say so, refused after the reply otherwise
     repeated: Mapping[str, str] = field(default_factory=dict)
-    # (operation, element id) out of the schema for one re-ask: the target of an action the
-    # model repeated although it was refused (``withholding``); ("FILL", "") for every FILL
-    withheld: frozenset[tuple[str, str]] = frozenset()
     reason: bool = False  # a short "reason" is asked before the action (``REASON_CHARS``)
 
     def ids(self, op: str) -> list[str]:
@@ -96,14 +93,6 @@ class Choices:
         ops += (["SKILL"] if self.skills else []) + ["SCROLL"]
         return ops + (["BACK"] if self.can_back else []) + ["DONE"]
 
-    def withholding(self, action: LiveAction) -> Choices:
-        """These choices for the re-ask after ``action`` was refused as a repeat: its target
-        out of the schema for that one call (the skill; the field it typed into; any FILL), so
-        the re-ask cannot be the same action again. The 1.5B answered a search refused as a
-        repeat with the same search on its re-ask: the schema could not say no to a value."""
-        target = "" if action.operation == "FILL" else action.element_id or ""
-        return replace(self, withheld=self.withheld | {(action.operation, target)})
-
     def fills(self) -> bool:
         """Whether FILL is offered: a form (or the fields in no form) with two or more fields to
         fill, or a field in no <form> and a button. A lone field of a <form> is sent by Enter
@@ -111,7 +100,7 @@ class Choices:
         "Night Trains by Ada Lovelace" (book and buyer in one box) and never found the book. A
         field in no form has no Enter to send it: its button must be clicked (MiniWoB++'s
         enter-text: the 0.5B typed with Enter three times and was stuck)."""
-        return self.fill and ("FILL", "") not in self.withheld and bool(self.fill_groups())
+        return self.fill and bool(self.fill_groups())
 
     def fill_groups(self) -> dict[str, tuple[list[str], list[str]]]:
         """form id ("" for none) -> (its fields, its buttons), for the forms a FILL can fill.
@@ -144,14 +133,9 @@ def action_key(action: LiveAction) -> str:
 
 def _unrepeated_clicks(choices: Choices, ids: list[str]) -> list[str]:
     """``ids`` less those whose CLICK this run repeated on this page state."""
-    if not choices.repeated and not choices.withheld:
+    if not choices.repeated:
         return ids
-    return [
-        i
-        for i in ids
-        if action_key(LiveAction(operation="CLICK", element_id=i)) not in choices.repeated
-        and ("CLICK", i) not in choices.withheld
-    ]
+    return [i for i in ids if action_key(LiveAction(operation="CLICK", element_id=i)) not in choices.repeated]
 
 
 def _id_field(ids: list[str]) -> dict:
@@ -199,7 +183,7 @@ def live_action_schema(choices: Choices) -> dict:
         branches.append(_branch("DIALOG", {"value": {"type": "string", "enum": list(DIALOG_ANSWERS)}}, ["value"]))
     if ids := _unrepeated_clicks(choices, choices.ids("CLICK")):
         branches.append(_branch("CLICK", {"element_id": _id_field(ids)}, ["element_id"]))
-    if ids := [i for i in choices.ids("TYPE") if ("TYPE", i) not in choices.withheld]:
+    if ids := choices.ids("TYPE"):
         branches.append(
             _branch(
                 "TYPE",
@@ -213,9 +197,7 @@ def live_action_schema(choices: Choices) -> dict:
         branches += _fill_branches(choices)
     if not choices.dialog:
         for label, params in choices.skills.items():
-            if ("SKILL", label) in choices.withheld or (
-                not params and action_key(LiveAction(operation="SKILL", element_id=label)) in choices.repeated
-            ):
+            if not params and action_key(LiveAction(operation="SKILL", element_id=label)) in choices.repeated:
                 continue
             args = _object(
                 {p: {"type": "string", **({"enum": option_names(o)} if o else {})} for p, o in params.items()}, params
@@ -372,14 +354,11 @@ def _live_action_from_text(text: str) -> dict | None:
 Checked = tuple[LiveAction | None, Problem | None]
 
 
-def parse_live_action(reply: Reply, choices: Choices, refused: list[LiveAction] | None = None) -> Checked:
+def parse_live_action(reply: Reply, choices: Choices) -> Checked:
     """(action, problem): the reply checked against what ``choices`` allow, an action this
-    run repeated on this page state refused with what the loop breaker says of it (and kept
-    in ``refused``, when given: the re-ask withholds its target)."""
+    run repeated on this page state refused with what the loop breaker says of it."""
     action, problem = _checked_action(reply, choices)
     if action is not None and (said := choices.repeated.get(action_key(action))):
-        if refused is not None:
-            refused.append(action)
         return None, Problem("repeated", said)
     return action, problem
 
@@ -695,14 +674,9 @@ async def predict_live_action(
     prompt = _messages(user, bool(choices.skills), chat.turns if chat is not None else None, choices.reason)
     outcome = LiveOutcome()
 
-    refused: list[LiveAction] = []
-
     def parse(reply: Reply) -> Checked:
         outcome.reason = reason_of(reply) if choices.reason else ""
-        return parse_live_action(reply, choices, refused)
-
-    def reask_schema() -> dict:  # a repeat refused: its target out of the re-ask's schema
-        return live_action_schema(choices.withholding(refused[-1]) if refused else choices)
+        return parse_live_action(reply, choices)
 
     ops = choices.operations()
     about = LiveContext(
@@ -715,7 +689,6 @@ async def predict_live_action(
             prompt,
             parse=parse,
             schema=live_action_schema(choices),
-            reask_schema=reask_schema,
             # a skill's arguments and a FILL's fields take more words; the reason its own (``REASON_CHARS``)
             max_tokens=(256 if choices.fills() else 200 if choices.skills else 96) + (32 if choices.reason else 0),
             purpose=purpose,
