@@ -33,7 +33,8 @@ from webagent.problems import Problem
 
 NEAREST = 3  # spans the refusal quotes
 NOTHING_CHANGED = (
-    "Nothing on the site was changed in this run (no form was sent and confirmed by the page, no skill that sends one ran to its end)"
+    "Nothing on the site was changed in this run (no form was sent and confirmed by the page, "
+    "no skill that sends one ran to its end)"
 )
 SPAN_CHARS = 80
 # a list answer's parts: "dave, alice and bob"
