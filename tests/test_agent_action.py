@@ -183,8 +183,8 @@ def test_a_fill_of_a_form_takes_the_fields_it_sends_and_the_buttons_that_send_it
     """The helpdesk's ticket list sits in a mass-update <form>: its search box and page-size
     select (a script's, no name) and its toolbar's buttons (type=button) are no part of what
     the form sends; the 1.5B filled the two and clicked "Queries", a panel's toggle. A FILL of
-    a form takes its named fields (all, when it names none) and, when it has any, only the
-    buttons that send it; fields
+    a form takes its named fields (all, when it names none) and only the buttons that send it;
+    a form that names no field and shows no such button is a script's controls; fields
     in no form still go with buttons in none (a page built of divs)."""
     from webagent.web.agent_view import build_view
 
@@ -210,8 +210,10 @@ def test_a_fill_of_a_form_takes_the_fields_it_sends_and_the_buttons_that_send_it
     assert (controls["3"].named, controls["5"].named) == (False, True)
     groups = Choices(controls).fill_groups()
     assert "2" not in groups  # one field it sends: no FILL (a lone field is sent by Enter)
+    hidden_go = page.replace('<button backend_node_id="7" type="submit">Go</button>', "").replace(' name="action"', "")
+    assert "2" not in Choices(build_view(hidden_go).controls).fill_groups()  # nameless, and nothing sends it
     assert groups["8"] == (["9", "10"], ["12"])  # "Preview" sends nothing
-    assert groups["13"] == (["14", "15"], ["16"])  # no button sends it: a script's button does
+    assert groups["13"] == (["14", "15"], [])  # no button sends it: its fields filled, the click the model's
     assert groups["23"] == (["24", "25"], ["26"])  # it names no field: a script sends them all
     assert groups[""] == (["17"], ["18"])
 

@@ -105,22 +105,25 @@ class Choices:
     def fill_groups(self) -> dict[str, tuple[list[str], list[str]]]:
         """form id ("" for none) -> (its fields, its buttons), for the forms a FILL can fill.
         Of a <form>: the fields it sends when it names any (a nameless field beside named ones
-        is a script's; a form that names none is sent by a script whole), and the buttons that
-        send it when it has any (a list's toolbar in the helpdesk's mass-update form: the 1.5B
-        filled its search box and page-size select, then clicked "Queries", a panel's toggle);
-        fields in no form go with buttons in none."""
+        is a script's), and only the buttons that send it (type submit, or a <button> with
+        none); a form that names no field and shows no button that sends it is a script's
+        controls, no FILL (the helpdesk's ticket list sits in a mass-update form whose own
+        button is hidden: the 1.5B filled the list's search box and page-size select, then
+        clicked "Queries", a panel's toggle). Fields in no form go with buttons in none."""
         groups: dict[str, tuple[list[str], list[str]]] = {}
         fields = [self.controls[i] for i in self.ids("TYPE") + self.ids("SELECT")]
         naming = {c.form for c in fields if c.form and c.named}
         for c in fields:
             if c.named or c.form not in naming:
                 groups.setdefault(c.form, ([], []))[0].append(c.id)
-        clicks = [self.controls[i] for i in self.ids("CLICK")]
-        sending = {c.form for c in clicks if c.form and c.submits}
-        for c in clicks:  # the buttons a FILL may click after filling (``SUBMITS``)
-            if c.kind in SUBMITS and c.form in groups and (c.submits or c.form not in sending):
+        for c in (self.controls[i] for i in self.ids("CLICK")):  # what a FILL may click after (``SUBMITS``)
+            if c.kind in SUBMITS and c.form in groups and (c.submits or c.kind == "submit button" or not c.form):
                 groups[c.form][1].append(c.id)
-        return {f: (ids, buttons) for f, (ids, buttons) in groups.items() if len(ids) >= 2 or (not f and buttons)}
+        return {
+            f: (ids, buttons)
+            for f, (ids, buttons) in groups.items()
+            if (len(ids) >= 2 or (not f and buttons)) and (not f or buttons or f in naming)
+        }
 
 
 def action_key(action: LiveAction) -> str:
