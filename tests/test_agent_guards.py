@@ -352,3 +352,31 @@ async def test_the_browser_counts_the_requests_that_write_to_an_allowed_site(bro
     assert site_change("SKILL", "", "", False, "", wrote=True)
     assert not site_change("SKILL", "", "", False, "", wrote=False)
     assert site_change("SKILL", "", "", False, "", wrote=None)  # a browser that does not count: as before
+
+
+def _scrolls(request) -> list[str]:
+    """The ways a step's schema lets the model SCROLL."""
+    branches = _schema(request)["properties"]["action"]["anyOf"]
+    found = [b for b in branches if b["properties"]["operation"]["enum"] == ["SCROLL"]]
+    return found[0]["properties"]["value"]["enum"] if found else []
+
+
+async def test_a_scroll_that_cannot_move_is_a_wait_twice_then_out_of_the_choices(browser, site, tmp_path):
+    """Scrolling is exempt from the loop breaker while it moves the page; at the bottom of a
+    short page it is a wait (a button that appears late), twice, then out of the schema with
+    why (the 1.5B scrolled down at the bottom of a list 14 times, to the step limit)."""
+
+    def policy(messages, params, purpose, context):
+        if "down" in _scrolls({"params": params}):
+            return {"operation": "SCROLL", "value": "down"}
+        return {"operation": "DONE", "value": "3 results for tea"}  # (not shown: refused, then taken)
+
+    result, backend, steps = await _run(browser, site["guards"] + "search.html", policy, tmp_path, max_steps=6)
+    calls = _actions(backend)
+    assert [s["action_text"] for s in steps[:2]] == ["SCROLL down", "SCROLL down"]
+    assert all("did not move" in s["result_text"] for s in steps[:2])
+    assert "down" in _scrolls(calls[1]) and _scrolls(calls[2]) == ["up"]
+    assert "SCROLL down did not move the page at step 2, 2 times; it is not offered here again." in str(
+        calls[2]["messages"][-1]["content"]
+    )
+    assert result.steps < 6

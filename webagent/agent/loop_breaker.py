@@ -45,6 +45,10 @@ from webagent.web.control_name import cut
 from webagent.web.live_action import LiveAction, action_key
 
 STUCK_REPEATS = 3
+# a scroll that did not move the page is a wait (a button that appears late): allowed this many
+# times on one page state, then out of its choices (the 1.5B scrolled down at the bottom of the
+# helpdesk's list 14 times, to the step limit)
+STILL_SCROLLS = 2
 EXEMPT = frozenset({"SCROLL", "DIALOG", "DONE", "GOTO"})
 RAN = "ran"  # the place of the skills run to their end: anywhere in the run
 SHOWN_LINES = 5  # lines of the page quoted in a loop message (a table cell is a line)
@@ -161,11 +165,15 @@ class LoopBreaker:
         changed: bool,
         before: list[str],
         after: list[str],
+        moved: bool = True,
     ) -> LoopVerdict:
         """After step ``n`` did ``action`` (``text``: as the history shows it) on ``page`` at
         ``url``, leaving the page state ``now`` (``controls``: its controls by id; ``before``/``after``: the page's lines, ids
         aside): ban it there when it changed nothing or is done there again, and on a return
-        when it led away; re-plan at the third time."""
+        when it led away; re-plan at the third time. A SCROLL is exempt while it moves the
+        page (``moved``); one that cannot is banned at its ``STILL_SCROLLS``-th time there."""
+        if action.operation == "SCROLL" and not moved and not changed:
+            return self._still_scroll(n, action, text, page)
         if action.operation in EXEMPT or is_pager(control):
             return LoopVerdict()
         text = _OLD_ID.sub("", text)  # (this capture's ids: another capture gives others)
@@ -204,6 +212,16 @@ class LoopBreaker:
         message = f"{why}; it is not offered here again." + (f" The page already shows: {shows}" if shows else "")
         self.bans.setdefault(place, {})[key[0]] = _Ban(text, message, named)
         return LoopVerdict(warning=message, replan=count >= STUCK_REPEATS)
+
+    def _still_scroll(self, n: int, action: LiveAction, text: str, page: str) -> LoopVerdict:
+        place = f"page:{page}"
+        key = (action_key(action), place)
+        count = self.count[key] = self.count.get(key, 0) + 1
+        if count < STILL_SCROLLS:
+            return LoopVerdict()
+        message = f"{text} did not move the page at step {n}, {count} times; it is not offered here again."
+        self.bans.setdefault(place, {})[key[0]] = _Ban(text, message, action)
+        return LoopVerdict(warning=message)
 
     def refused(self, page: str, url: str, problem: str) -> LoopVerdict:
         """A step whose reply was only actions banned here (``problem_kind`` "repeated"): the

@@ -207,7 +207,11 @@ def live_action_schema(choices: Choices) -> dict:
             )
             skill = {"element_id": {"type": "string", "enum": [label]}, "args": args}
             branches.append(_branch("SKILL", skill, ["element_id", "args"]))
-        branches.append(_branch("SCROLL", {"value": {"type": "string", "enum": ["down", "up"]}}, ["value"]))
+        ways = [
+            w for w in ("down", "up") if action_key(LiveAction(operation="SCROLL", value=w)) not in choices.repeated
+        ]
+        if ways:  # (a way that did not move the page, twice here, is out: ``loop_breaker.STILL_SCROLLS``)
+            branches.append(_branch("SCROLL", {"value": {"type": "string", "enum": ways}}, ["value"]))
     if choices.can_back and not choices.dialog:
         branches.append(_branch("BACK"))
     branches.append(_branch("DONE", {"value": {"type": "string"}}, ["value"]))
