@@ -281,7 +281,7 @@ async def test_grounds_take_the_pages_words_lists_and_counts_and_refuse_each_kin
     refusal = grounds.refusal("Dave Smithers")
     assert refusal is not None and '"Dave Smith"' in str(refusal)
     assert str(refusal).endswith(
-        "Nothing on the site was changed in this run (no form was sent and confirmed by the page, no skill that sends one ran to its end)"
+        "Nothing on the site was changed in this run (no form was sent and confirmed by the page, no skill ran to its end)"
     )
     assert grounds.refusal("bob") is None  # once
     assert grounds.refusal("") is not None and grounds.refusal("") is None  # its own kind, once too
@@ -318,40 +318,6 @@ async def test_the_reason_comes_first_in_the_schema_and_lands_in_the_trace_never
     _, off, off_steps = await _run(browser, site["guards"] + "search.html", policy, tmp_path / "off", reason=False)
     assert list(_schema(_actions(off)[0])["properties"]) == ["action"]
     assert '"reason"' not in str(_actions(off)[0]["messages"]) and "reason" not in off_steps[0]
-
-
-async def test_the_browser_counts_the_requests_that_write_to_an_allowed_site(browser, site):
-    """``BrowserSession.writes``: a form sent by POST and a script's POST count; a GET search,
-    and a POST to a site the guard refuses (never sent), do not. A skill run to its end is a
-    change of the site only if its steps wrote (a search or filter skill changed nothing)."""
-    from webagent.agent.grounding import site_change
-    from webagent.browser.guard import NavigationGuard
-
-    url = site["guards"] + "writes.html"
-    browser.guard = NavigationGuard.for_start_url(url)
-    try:
-        assert (await browser.open(url)).ok
-        page = browser.page
-        start = browser.writes
-        await page.fill("input[name=q]", "tea")
-        await page.click("text=Search")
-        await page.wait_for_load_state()
-        assert browser.writes == start  # a GET search
-        await page.click("#away")
-        await page.wait_for_timeout(300)
-        assert browser.writes == start  # refused by the guard: never reaches the site
-        await page.click("#script")
-        await page.wait_for_timeout(300)
-        assert browser.writes == start + 1
-        await page.fill("input[name=note]", "hi")
-        await page.click("text=Save")
-        await page.wait_for_load_state()
-        assert browser.writes == start + 2
-    finally:
-        browser.guard = None
-    assert site_change("SKILL", "", "", False, "", wrote=True)
-    assert not site_change("SKILL", "", "", False, "", wrote=False)
-    assert site_change("SKILL", "", "", False, "", wrote=None)  # a browser that does not count: as before
 
 
 def _scrolls(request) -> list[str]:

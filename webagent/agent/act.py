@@ -55,9 +55,6 @@ class Acted:
     finished: str | None = None  # the site's word (``after_step``)
     fatal: str | None = None
     inner: list[InnerStep] | None = None  # a SKILL's steps, or a FILL's fields and click, as each was done
-    # whether the pages sent the site a request that writes (``BrowserSession.writes``: POST,
-    # PUT, PATCH, DELETE) while it was done; None when the browser does not count them
-    wrote: bool | None = None
 
 
 _SETS = frozenset({"TYPE", "SELECT", "FILL"})  # actions that set a value (a FILL may also send its form)
@@ -93,7 +90,6 @@ async def act(
         state.moving.update(shape(a) for a, b in zip(before, during) if a != b and shape(a) == shape(b))
     t0 = time.perf_counter()
     inner = None
-    writes = getattr(browser, "writes", None)
     if action.operation == "FILL":
         filled = await run_fill(browser, obs, action, state.controls(obs), lambda v: reveal(v, state.named), held)
         executed, inner = filled.result, filled.steps
@@ -112,14 +108,7 @@ async def act(
     times["execute_s"] = time.perf_counter() - t0
     if _asks(browser):  # the action raised a dialog the page holds open: the model answers it next
         times["observe_s"] = recheck_s
-        return Acted(
-            executed,
-            executed.ok,
-            True,
-            executed.note or "the page opened a dialog",
-            inner=inner,
-            wrote=_wrote(browser, writes),
-        )
+        return Acted(executed, executed.ok, True, executed.note or "the page opened a dialog", inner=inner)
     if after_step is not None:
         finished = await after_step()
     t0 = time.perf_counter()
@@ -160,13 +149,7 @@ async def act(
         text = "no visible change"
     if executed.note:
         text += f" ({executed.note})"
-    return Acted(executed, executed.ok, changed, text, finished, fatal, inner, _wrote(browser, writes))
-
-
-def _wrote(browser, before: int | None) -> bool | None:
-    """Whether the browser's count of requests that write went up since ``before`` (None: not counted)."""
-    now = getattr(browser, "writes", None)
-    return None if before is None or now is None else now > before
+    return Acted(executed, executed.ok, changed, text, finished, fatal, inner)
 
 
 def _asks(browser) -> bool:

@@ -10,8 +10,7 @@ when what it claims is not borne out by the pages of the run.
 * **No answer** (DONE with an empty value) claims the task's change is made: it is refused
   once when no step of the run changed the site: a form sent by POST (a GET form is a search)
   or a button of no form (a script's form), the page changing after it; a dialog's confirm
-  accepted; or a skill run to its end that sent a request that writes (a search or a
-  filter skill changed nothing). The refusal names the forms the run filled and did not
+  accepted; or a skill run to its end. The refusal names the forms the run filled and did not
   send.
 
 Nothing here reads the task: only what the pages showed and what the run did. A perfect
@@ -33,8 +32,7 @@ from webagent.problems import Problem
 
 NEAREST = 3  # spans the refusal quotes
 NOTHING_CHANGED = (
-    "Nothing on the site was changed in this run (no form was sent and confirmed by the page, "
-    "no skill that sends one ran to its end)"
+    "Nothing on the site was changed in this run (no form was sent and confirmed by the page, no skill ran to its end)"
 )
 SPAN_CHARS = 80
 # a list answer's parts: "dave, alice and bob"
@@ -196,17 +194,13 @@ def form_method(html: str, form: str) -> str:
 _SENDS = ("submit button", "button")
 
 
-def site_change(op: str, kind: str, form: str, enter: bool, html: str, wrote: bool | None = None) -> bool:
+def site_change(op: str, kind: str, form: str, enter: bool, html: str) -> bool:
     """Whether an action that worked and changed the page changed the site: a form sent by
     anything but GET (``op`` CLICK on a button, FILL with its button, TYPE with Enter), a
-    button of no form clicked (a script's form), a dialog accepted, a skill run to its end that
-    sent the site a request that writes (``wrote``: POST, PUT...; when the browser counts them:
-    a skill that searched or filtered changed nothing, and the 1.5B's empty DONE after one was
-    taken). ``kind`` and ``form`` are the control's (``agent_view.Control``), ``html`` the page's
-    it was done on (a form's method is read from it)."""
-    if op == "SKILL":
-        return True if wrote is None else wrote
-    if op == "DIALOG":
+    button of no form clicked (a script's form), a dialog accepted, a skill run to its end.
+    ``kind`` and ``form`` are the control's (``agent_view.Control``), ``html`` the page's it
+    was done on (a form's method is read from it)."""
+    if op in ("SKILL", "DIALOG"):
         return True
     sends = (op in ("CLICK", "FILL") and kind in _SENDS) or (op == "TYPE" and enter)
     if not sends:

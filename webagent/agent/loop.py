@@ -548,11 +548,7 @@ def _note_change(state: RunState, seen: _Seen, guard: _Guarded, acted: Acted, n:
     assert action is not None
     op = action.operation if action.operation != "DIALOG" or action.value == "accept" else ""
     kind, form = (control.kind, control.form) if control is not None else ("", "")
-    if (
-        guard.held is None
-        and acted.changed
-        and site_change(op, kind, form, action.press_enter, seen.obs.raw_html, acted.wrote)
-    ):
+    if guard.held is None and acted.changed and site_change(op, kind, form, action.press_enter, seen.obs.raw_html):
         state.grounds.changed(f"step {n}: {text}", form if form else None)
         return
     unsent = (op == "TYPE" and not action.press_enter) or op == "SELECT" or (op == "FILL" and not action.element_id)

@@ -24,11 +24,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from webagent.browser.intercept import Interceptor
 
 
-# the methods of a request that changes the site (a form sent by POST, a script's PUT...): what
-# tells a step that changed something from one that only looked (a search, a filter: GET)
-WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-
-
 class Tabs:
     if TYPE_CHECKING:  # what the session this mixes into provides (``BrowserSession``)
         action_timeout_s: float
@@ -56,7 +51,6 @@ class Tabs:
         self._announced: set = set()  # told about (their closing is told too)
         self._closing: set = set()  # closed by the session itself
         self._inflight: dict[object, int] = {}  # Page -> requests in flight
-        self.writes = 0  # requests that write (``WRITES``) the pages sent to an allowed site, ever
         self._page_opened: asyncio.Event | None = None
         self.events: list[str] = []  # every browser event, in order (see events.py)
         self._events_taken = 0  # how many of them take_events() handed out
@@ -67,7 +61,7 @@ class Tabs:
         page.on("crash", lambda p: browser_events.on_crash(self, p))
         page.on("close", self._on_close)
         page.on("framedetached", self._forget_frame)
-        page.on("request", lambda r: self._on_request(page, r))
+        page.on("request", lambda r: self._count(page, +1))
         page.on("requestfinished", lambda r: self._count(page, -1))
         page.on("requestfailed", lambda r: self._count(page, -1))
         page.set_default_timeout(self.action_timeout_s * 1000)
@@ -90,12 +84,6 @@ class Tabs:
         self._inflight.pop(page, None)
         self._announced.discard(page)
         self._closing.discard(page)
-
-    def _on_request(self, page, request) -> None:
-        self._count(page, +1)
-        if request.method in WRITES and request.resource_type in ("document", "xhr", "fetch"):
-            if self.guard is None or self.guard.why_refused(request.url) is None:
-                self.writes += 1
 
     def _count(self, page, delta: int) -> None:
         self._inflight[page] = max(0, self._inflight.get(page, 0) + delta)
