@@ -208,7 +208,9 @@ def live_action_schema(choices: Choices) -> dict:
             skill = {"element_id": {"type": "string", "enum": [label]}, "args": args}
             branches.append(_branch("SKILL", skill, ["element_id", "args"]))
         ways = [
-            w for w in ("down", "up") if action_key(LiveAction(operation="SCROLL", value=w)) not in choices.repeated
+            w
+            for w in ("down", "up")
+            if action_key(LiveAction(operation="SCROLL", element_id="", value=w)) not in choices.repeated
         ]
         if ways:  # (a way that did not move the page, twice here, is out: ``loop_breaker.STILL_SCROLLS``)
             branches.append(_branch("SCROLL", {"value": {"type": "string", "enum": ways}}, ["value"]))
