@@ -535,7 +535,7 @@ def _guards_after(
         changed=acted.changed,
         before=seen.before,
         after=after,
-        moved="did not move" not in (acted.executed.note or ""),  # (``browser.actions``' word for a still scroll)
+        moved=acted.executed.moved is not False,  # (a SCROLL that could not move: ``ActionResult.moved``)
     )
     if acted.changed and not verdict.warning and state.obs is not None:  # back where it was: what it did there
         verdict.warning = state.loops.returned(state.page, state.obs.url)

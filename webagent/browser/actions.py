@@ -320,6 +320,7 @@ async def _dispatch(session, action: Action, ref, observation, result: ActionRes
         cdp = await session.cdp_session(session.page)
         found = await cdp.send("Runtime.evaluate", {"expression": "document.documentElement", "returnByValue": False})
         moved = await call_function(cdp, found["result"]["objectId"], _SCROLL, 1 if action.direction == "down" else -1)
+        result.moved = bool(moved)
         result.note = (
             None
             if moved
@@ -352,6 +353,7 @@ async def _dispatch(session, action: Action, ref, observation, result: ActionRes
         result.note = f"selected {out['chosen']!r}"
     elif op == "SCROLL":
         moved = await call_function(cdp, object_id, _SCROLL, 1 if action.direction == "down" else -1)
+        result.moved = bool(moved)
         result.note = None if moved else "the element did not move (not scrollable or at its end)"
     await session.settle()
 

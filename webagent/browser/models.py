@@ -114,3 +114,4 @@ class ActionResult(_Strict):
     elapsed_s: float = 0.0
     # the dialog the action raised and left open (answer it with DIALOG), or the one DIALOG answered
     dialog: Dialog | None = None
+    moved: bool | None = None  # a SCROLL: whether the page (or the element) moved; None for other actions
