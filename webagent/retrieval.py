@@ -4,6 +4,7 @@ document-QA and Mind2Web baselines: BM25 (bm25s) and all-MiniLM-L6-v2 embeddings
 from __future__ import annotations
 
 import functools
+import re
 import threading
 
 from webagent.errors import UserError
@@ -16,20 +17,34 @@ def top_k_in_order(scores: list[float], k: int) -> list[int]:
 
 
 def bm25_top_k(texts: list[str], query: str, k: int) -> list[int]:
+    if k >= len(texts):
+        return list(range(len(texts)))
+    scores = bm25_scores(texts, query)
+    return list(range(k)) if scores is None else top_k_in_order(scores, k)
+
+
+def words(text: str) -> set[str]:
+    """The words BM25 scores ``text`` by: lowercased, two characters or more, English stop words left out."""
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return {w for w in re.findall(r"(?u)\b\w\w+\b", text.lower())} - set(STOPWORDS_EN)
+
+
+def bm25_scores(texts: list[str], query: str) -> list[float] | None:
+    """Each text's BM25 score for ``query`` (bm25s, English stop words left out); None when the
+    query has no word left to score by."""
     import logging
 
     import bm25s
 
     logging.getLogger("bm25s").setLevel(logging.WARNING)  # its DEBUG lines would garble the progress display
-    if k >= len(texts):
-        return list(range(len(texts)))
     q = bm25s.tokenize([query], stopwords="en", show_progress=False)
-    if not q.vocab:
-        return list(range(k))
+    if not q.vocab or not texts:
+        return None
     corpus = bm25s.tokenize(texts, stopwords="en", show_progress=False)
     retriever = bm25s.BM25()
     retriever.index(corpus, show_progress=False)
-    return top_k_in_order(list(retriever.get_scores(list(q.vocab))), k)
+    return [float(x) for x in retriever.get_scores(list(q.vocab))]
 
 
 class NeuralRanker:

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field, fields
 
 from webagent.agent.options import AgentOptions
+from webagent.agent.task_lines import task_lines
 from webagent.browser import Observation
 from webagent.errors import UserError
 from webagent.html import Snippet
@@ -89,6 +90,10 @@ async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
     """The model's action on ``ctx``'s page (see the module docstring)."""
     snippets, controls, options, reuse, chat = ctx.snippets, ctx.controls, ctx.options, ctx.reuse, ctx.chat
     page = "\n".join(s.text for s in snippets)
+    # (after the skills, last before the task: the page's parts the task names, shown again)
+    after = [ctx.skills] if ctx.skills and not ctx.dialog else []
+    if options.task_lines and not ctx.dialog and (shown := task_lines(page, ctx.task)):
+        after.append(shown)
 
     async def predict(context: str, allowed: list[str], hint: str = "", in_chat: bool = False) -> LiveOutcome:
         choices = Choices(
@@ -104,7 +109,7 @@ async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
         )
         return await predict_live_action(
             client,
-            context=context + ("\n" + ctx.skills if ctx.skills and not ctx.dialog else ""),
+            context="\n".join([context, *after]),
             task=ctx.task,
             history=ctx.history,
             choices=choices,

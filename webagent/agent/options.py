@@ -83,6 +83,15 @@ class AgentOptions:
             negative="--no-reason",
         ),
     )
+    task_lines: bool = field(
+        default=True,
+        metadata=cli(
+            "--task-lines",
+            "After a long page, show again its parts that share the most words with the task "
+            "(webagent.agent.task_lines).",
+            negative="--no-task-lines",
+        ),
+    )
     plan: bool = field(
         default=True,
         metadata=cli(
