@@ -107,10 +107,6 @@ class FakeSite:
             self._go(f"{LIST}{self.typed.get('5', '')}/")
         elif action.op == "CLICK" and action.element_id == "8":
             self.saved = (self.url, self.typed.get("7", "open"))
-        elif action.op == "CLICK" and (
-            link := re.search(f'<a backend_node_id="{action.element_id}" href="([^"]+)"', _page(self.url))
-        ):
-            self._go(f"{SITE}{link.group(1)}")
         return ActionResult(ok=True, action=action, url=self.url)
 
 
@@ -500,40 +496,3 @@ def test_a_skill_that_starts_on_a_record_is_shown_one_click_away_on_a_page_linki
     off.menu_for("close the ticket", menu=False)
     off.offer(_obs(QUEUE), controls, dialog=False)
     assert "One click away" not in off.block()
-
-
-FOUND = f"{SITE}/found/"
-PAGES["/found/"] = (  # a search that left one ticket: its number and its title link to its page
-    '<html><body backend_node_id="1"><a backend_node_id="40" href="/tickets/14/">14</a>'
-    '<a backend_node_id="41" href="/tickets/14/">Printer jams</a>'
-    '<a backend_node_id="42" href="/tickets/submit/">New ticket</a></body></html>'
-)
-
-
-async def test_a_page_linking_to_one_record_offers_its_skills_and_running_one_opens_that_record_first():
-    """A search left one ticket: set_status (a ticket's page) is offered on the list, saying the
-    link it opens first; running it clicks that link, then its steps run on the ticket's page. A
-    list of two tickets offers it nowhere (which one is the model's click); a link that leads
-    elsewhere (a guest sent to the log-in) runs nothing and says where it led."""
-    skills = _skills()
-    known = [skills["log_in"], skills["set_status"]]
-    controls = _links(("40", "14"), ("41", "Printer jams"), ("42", "New ticket"))
-    site = FakeSite(FOUND, logged_in=True)
-    life = SkillLifecycle(known=known, secrets=["password"], logged_in=True)
-    offered = {o.label: o for o in life.offer(_obs(FOUND), controls, dialog=False)}
-    assert offered["set_status"].line().endswith('(opens link "Printer jams" first)')  # (its longest name)
-    assert "One click away" not in life.block()  # (it is offered: not listed again)
-    run = await life.run(site, _obs(FOUND), "set_status", {"status": "closed"}, None, None)
-    assert run.result.ok and site.saved == (f"{LIST}14/", "closed")
-    assert site.done[0] == ("CLICK", "41", None) and 'opened link "Printer jams" first' in (run.result.note or "")
-    assert [s.op for s in run.steps] == ["CLICK", "SELECT", "CLICK"]
-    # two tickets on the page: not offered, listed one click away
-    assert "set_status" not in {
-        o.label for o in life.offer(_obs(QUEUE), _links(("20", "a"), ("21", "b")), dialog=False)
-    }
-    # the link sends a guest to the log-in: nothing of the skill runs
-    guest = FakeSite(FOUND, logged_in=False)
-    life.offer(_obs(FOUND), controls, dialog=False)
-    run = await life.run(guest, _obs(FOUND), "set_status", {"status": "closed"}, None, None)
-    assert not run.result.ok and guest.saved is None and guest.done == [("CLICK", "41", None)]
-    assert f"led to {LOGIN}, not to its start page" in (run.result.error or "")

@@ -7,9 +7,8 @@ second time not again in the run: the 1.5B, once logged in, called a skill whose
 not reach after every search it sent.
 
 With ``plan`` on (``AgentOptions.plan``), a skill is also offered where a plan over the site's
-skills reaches its start (``skills.plan``: its line says which skills run first), or, for a
-skill that starts on a record's page, where the page links to that one record only (its line
-says which link it opens first: ``offer.one_record``); a SKILL runs through its plan, and the lifecycle keeps what the run has seen of where it stands (logged in
+skills reaches its start (``skills.plan``: its line says which skills run first), a SKILL runs
+through its plan, and the lifecycle keeps what the run has seen of where it stands (logged in
 or not).
 
 A skill that would open its start page first is offered only if that page, asked of the site
@@ -23,26 +22,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from webagent.browser import Action, Observation
+from webagent.browser import Observation
 from webagent.skills.learn import site_of
 from webagent.skills.model import Skill, at_path
-from webagent.skills.offer import (
-    MAX_OFFERS,
-    Linked,
-    Offer,
-    RecordOffer,
-    block,
-    label,
-    linked,
-    offers,
-    one_record,
-    stable_start,
-    start_on,
-)
+from webagent.skills.offer import MAX_OFFERS, Linked, Offer, block, label, linked, offers, stable_start, start_on
 from webagent.skills.plan import Ask, PlanRun, Where, logs_in, run_plan
 from webagent.skills.plan import plan as plan_for
 from webagent.skills.run import Repair, SkillRun, run_skill, started
-from webagent.trace.engine import execute
 from webagent.trace.record import InnerStep
 from webagent.web.agent_view import Control
 
@@ -110,7 +96,6 @@ class SkillLifecycle:
                 offered = [o for o in offered if o.here or not logs_in(o.skill)]
         if self.plan and usable and not dialog:
             offered = [self._through_plan(o, usable, obs) for o in offered]
-            offered += one_record(usable, obs, controls, {o.skill.id for o in offered})[: MAX_OFFERS - len(offered)]
             offered += self._planned(usable, obs, {o.skill.id for o in offered}, MAX_OFFERS - len(offered))
             if not self.secrets:  # no password to give: a log-in cannot run, nor what a plan reaches through one
                 # (a guest's basket task was offered nine skills that each stopped at "needs Log In first")
@@ -161,13 +146,6 @@ class SkillLifecycle:
         if not self.plan:
             self.last = None
             return await run_skill(browser, obs, offer, args, reveal, repair)
-        opened: list[InnerStep] = []
-        if isinstance(offer, RecordOffer) and offer.link is not None:  # the one record's link first
-            went = await open_record(browser, obs, offer)
-            if not went.result.ok:
-                self.last = None
-                return went
-            opened, obs, offer = went.steps, went.obs, Offer(offer.label, offer.skill, True, offer.options)
         self.last = await run_plan(
             browser,
             obs,
@@ -181,10 +159,6 @@ class SkillLifecycle:
             ask=self.ask,
         )
         self.logged_in = self.last.logged_in
-        if opened:
-            run = self.last.run
-            note = "; ".join(x for x in (f'opened link "{opened[0].element}" first', run.result.note) if x)
-            self.last.run = SkillRun(run.result.model_copy(update={"note": note}), run.obs, [*opened, *run.steps])
         return self.last.run
 
     def block(self) -> str:
@@ -212,19 +186,3 @@ class SkillLifecycle:
             self.failed_starts[offer.skill.id] = self.failed_starts.get(offer.skill.id, 0) + 1
         elif ok and sent_form:
             self.unstartable = {s for s in self.unstartable if self.failed_starts.get(s, 0) >= MAX_FAILED_STARTS}
-
-
-async def open_record(browser, obs: Observation, offer: RecordOffer) -> SkillRun:
-    """Click the record's link of ``offer`` (the one this page links to); ok when the page it
-    opens is the skill's start page, else failed with where it led (the skill not run)."""
-    assert offer.link is not None
-    link = offer.link
-    went = await execute(browser, obs, Action(op="CLICK", element_id=link.element_id), element=link.name)
-    at = await browser.observe() if went.result.ok else obs
-    if went.result.ok and not at_path(offer.skill.start.path, at.url):
-        why = f'skill "{offer.skill.name}" did not run: link "{link.name}" led to {at.url}, not to its start page'
-        return SkillRun(went.result.model_copy(update={"ok": False, "error": why}), at, [went.step])
-    if not went.result.ok:
-        why = f'skill "{offer.skill.name}" did not run: link "{link.name}" could not be clicked: {went.result.error}'
-        return SkillRun(went.result.model_copy(update={"error": why}), at, [went.step])
-    return SkillRun(went.result, at, [went.step])

@@ -15,9 +15,7 @@ address (that would be the recording's record). Where this page links to such pa
 tickets), the menu says so after the skills (``Linked``): which links open such a page and which
 skills then run there. The model opens the record itself, by clicking the link it means: the
 1.5B found the ticket in the list and never opened it, and when the program opened a record it
-named as an argument, it named the wrong one (the list's first). A page that links to exactly
-one such record (a search that left one ticket) offers the template's skills as run after
-opening that link (``RecordOffer``, ``one_record``): there the program is left no choice to make.
+named as an argument, it named the wrong one (the list's first).
 
 ``skill_states=False`` matches starts as before they were learned (a digit run in a path as
 any record number); ``menu=False`` offers in page order without ranking, recorded options or the skills one click away:
@@ -48,15 +46,6 @@ HEADER = (
 
 
 @dataclass(frozen=True)
-class RecordLink:
-    """A usable link of this page to a record's page: its element id, its name, the path it opens."""
-
-    element_id: str
-    name: str
-    path: str
-
-
-@dataclass(frozen=True)
 class Offer:
     label: str  # the skill's id ("log_in"), as the model reads and answers it
     skill: Skill
@@ -65,17 +54,6 @@ class Offer:
 
     def line(self) -> str:
         return self.skill.line(self.label) + ("" if self.here else f" (opens {self.skill.start.pattern} first)")
-
-
-@dataclass(frozen=True)
-class RecordOffer(Offer):
-    """A skill that starts on a record's page, offered on a page that links to that one record
-    only: running it clicks ``link`` first (``lifecycle.SkillLifecycle.run``)."""
-
-    link: RecordLink | None = None
-
-    def line(self) -> str:
-        return self.skill.line(self.label) + (f' (opens link "{self.link.name}" first)' if self.link else "")
 
 
 @dataclass(frozen=True)
@@ -112,33 +90,18 @@ def _like_recorded(skill: Skill, path: str) -> bool:
     return all(_kind(r) == _kind(m) for t, r, m in zip(template, recorded, mine) if "*" in t)
 
 
-def record_links(skill: Skill, obs: Observation, controls: dict[str, Control], root) -> list[RecordLink]:
-    """This page's usable links to the skill's start template (same host, varying segments of
-    the recorded kind), in page order."""
-    host, out = urlsplit(obs.url).netloc, list[RecordLink]()
+def _links_to(skill: Skill, obs: Observation, controls: dict[str, Control], root) -> tuple[str, ...]:
+    """The names of this page's usable links to the skill's start template (same host, varying
+    segments of the recorded kind), each name once, in page order."""
+    host, out = urlsplit(obs.url).netloc, dict[str, None]()
     for el in root.iter("a"):
         control = controls.get(el.get(ID_ATTR) or "")
         if control is None or control.disabled or not control.name or not el.get("href"):
             continue
         target = urlsplit(urljoin(obs.url, el.get("href")))
         if target.netloc == host and at_path(skill.start.path, target.path) and _like_recorded(skill, target.path):
-            out.append(RecordLink(control.id, control.name, target.path))
-    return out
-
-
-def _links_to(skill: Skill, obs: Observation, controls: dict[str, Control], root) -> tuple[str, ...]:
-    """The names of this page's links to the skill's start template, each name once, in page order."""
-    return tuple(dict.fromkeys(link.name for link in record_links(skill, obs, controls, root)))
-
-
-def page_root(obs: Observation):
-    """The page's HTML as lxml reads it (None: an empty page, or one lxml cannot read)."""
-    if not obs.raw_html.strip():
-        return None
-    try:
-        return parse(obs.raw_html)
-    except Exception:  # noqa: BLE001 - a page lxml cannot read links to nothing
-        return None
+            out[control.name] = None
+    return tuple(out)
 
 
 def linked(skills: list[Skill], obs: Observation, controls: dict[str, Control], offered: set[str]) -> list[Linked]:
@@ -146,7 +109,11 @@ def linked(skills: list[Skill], obs: Observation, controls: dict[str, Control], 
     to, grouped by that page's template (``Linked``), each group's skills at most ``MAX_OFFERS``."""
     site = site_of(obs.url)
     record_skills = [s for s in skills if s.site == site and "*" in s.start.path and s.id not in offered]
-    if not record_skills or (root := page_root(obs)) is None:
+    if not record_skills or not obs.raw_html.strip():
+        return []
+    try:
+        root = parse(obs.raw_html)
+    except Exception:  # noqa: BLE001 - a page lxml cannot read links to nothing
         return []
     groups: dict[str, tuple[tuple[str, ...], list[Skill]]] = {}
     for skill in record_skills:
@@ -155,24 +122,6 @@ def linked(skills: list[Skill], obs: Observation, controls: dict[str, Control], 
         elif links := _links_to(skill, obs, controls, root):
             groups[skill.start.path] = (links, [skill])
     return [Linked(t, links, tuple(found[:MAX_OFFERS])) for t, (links, found) in groups.items()]
-
-
-def one_record(skills: list[Skill], obs: Observation, controls: dict[str, Control], offered: set[str]) -> list[Offer]:
-    """The site's skills (not ``offered`` here) that start on a record's page of which this
-    page links to exactly one (a search that left one ticket): each offered as run after
-    opening that record's link (``RecordOffer``). A page linking to two or more records of a
-    template offers none of them: which one is the model's click."""
-    site = site_of(obs.url)
-    record_skills = [s for s in skills if s.site == site and "*" in s.start.path and s.id not in offered]
-    if not record_skills or (root := page_root(obs)) is None:
-        return []
-    out: list[Offer] = []
-    for skill in record_skills:
-        links = record_links(skill, obs, controls, root)
-        if len({link.path for link in links}) == 1:
-            link = max(links, key=lambda x: len(x.name))  # (its most telling name: a title, not a number)
-            out.append(RecordOffer(label(skill), skill, False, _options(skill, obs, controls, False, True), link))
-    return out
 
 
 def start_on(skill: Skill, url: str) -> str:
