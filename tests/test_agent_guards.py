@@ -220,6 +220,29 @@ async def test_an_answer_no_page_showed_is_refused_once_with_the_nearest_spans(b
     assert "Reason:" not in (tmp_path / "trace" / "report.html").read_text() or steps[0].get("reason")
 
 
+async def test_an_answer_the_page_shows_only_as_what_the_run_typed_into_a_field_is_refused(browser, site, tmp_path):
+    """The 1.5B typed the comment it was to save into a search box, then gave it as its answer:
+    a field's value the run typed is not the site's word (a read-only field's value is)."""
+
+    def policy(messages, params, purpose, context):
+        if not context.history:
+            return {
+                "operation": "TYPE",
+                "element_id": context.control_id("text field", "Title"),
+                "value": "Gardening tips",
+            }
+        return {"operation": "DONE", "value": "Gardening tips"}
+
+    result, _, steps = await _run(browser, site["guards"] + "note.html", policy, tmp_path, task="Save a note")
+    assert steps[1]["problem_kind"] == "ungrounded_answer", [s["result_text"] for s in steps]
+    assert (result.status, result.steps) == ("done", 3)  # (refused once, then taken)
+    grounds = Grounds()
+    grounds.typed_by_run(["Gardening tips", "x" * 200])
+    grounds.see(['[4] text field "Title" value="Gardening tips"', f'[5] textarea "Body" value="{"x" * 119}…"'], "")
+    grounds.see(['[6] read-only field "Title" value="Gardening tips"'], "")
+    assert not grounds.shown("x" * 200) and grounds.shown("Gardening tips")  # (the read-only field's)
+
+
 async def test_a_count_of_the_rows_a_page_showed_is_an_answer(browser, site, tmp_path):
     result, _, steps = await _run(
         browser,

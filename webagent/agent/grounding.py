@@ -2,7 +2,8 @@
 when what it claims is not borne out by the pages of the run.
 
 * **An answer** (DONE with a value) must be text a page of the run showed (case and spaces
-  aside; each part of a list "a, b and c" alike), or a count of rows a page showed (a table's
+  aside; each part of a list "a, b and c" alike; not a value the run typed itself, shown back
+  in its field), or a count of rows a page showed (a table's
   rows, a list's items). If not, it is refused once, with the nearest spans the pages showed
   (rapidfuzz's partial alignment): a 1.5B answered from the task's words, not the page's. The
   refusal also says when nothing on the site was changed yet (it cannot know whether the task
@@ -39,6 +40,7 @@ SPAN_CHARS = 80
 _PARTS = re.compile(r"\s*(?:[,;\n]|\band\b)\s*", re.IGNORECASE)
 _LINE_ID = re.compile(r"^\[[^\]]*\]\s*")
 _NAMED = re.compile(r'^[^"]*?"((?:[^"\\]|\\.)*)"(.*)$')  # a control line after its id: kind "name" state
+_VALUE = re.compile(r' value="((?:[^"\\]|\\.)*)"')  # a field's value as the view shows it
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 
 
@@ -72,11 +74,13 @@ class Grounds:
     changes: list[str] = field(default_factory=list)  # the steps that changed the site, as said
     unsent: dict[str, str] = field(default_factory=dict)  # form id -> what the run filled in it, not sent
     refused: set[str] = field(default_factory=set)  # the kinds of refusal already made (each once)
+    typed: list[str] = field(default_factory=list)  # values the run itself typed, normalized
     _seen_pages: set[str] = field(default_factory=set)
     _seen_lines: set[str] = field(default_factory=set)
 
     def see(self, lines: list[str], html: str) -> None:
         """A page the run observed: its lines as the model read them and its rows."""
+        lines = [self._echo(line) for line in lines]
         text = _norm(" \n ".join(lines))
         if text in self._seen_pages:
             return
@@ -87,6 +91,14 @@ class Grounds:
                 self._seen_lines.add(cleaned)
                 self.lines.append(cleaned)
         self.counts |= row_counts(html)
+
+    def typed_by_run(self, values: list[str]) -> None:
+        """Values the run itself typed (a field's, a skill's arguments): a page that shows one
+        back as a field's value does not show it as the site's (the 1.5B typed the comment it was to
+        save into the search box, then gave it as its answer)."""
+        for value in values:
+            if (v := _answer(value)) and v not in self.typed:
+                self.typed.append(v)
 
     def filled(self, form: str, what: str) -> None:
         """A field of ``form`` set and not sent yet."""
@@ -112,6 +124,17 @@ class Grounds:
         end = r"(?!\w)" if text[-1:].isalnum() else ""
         pattern = re.compile(edge + re.escape(text) + end)
         return any(pattern.search(page) for page in self.pages)
+
+    def _echo(self, line: str) -> str:
+        """A field's line without the value the run typed into it (a read-only field's value is
+        the site's, and stays)."""
+        found = _VALUE.search(line)
+        if not found or not _LINE_ID.match(line) or "read-only field" in line[: found.start()]:
+            return line
+        value = _answer(found.group(1).replace('\\"', '"'))
+        cut = value.endswith("\u2026") and value[:-1]  # (a long value is shown cut: its start)
+        typed = value in self.typed or (cut and any(t.startswith(cut) for t in self.typed))
+        return line[: found.start()] + line[found.end() :] if value and typed else line
 
     def nearest(self, answer: str) -> list[str]:
         """The spans of the pages' lines nearest to ``answer`` (best first, at most ``NEAREST``)."""

@@ -546,6 +546,10 @@ def _note_change(state: RunState, seen: _Seen, guard: _Guarded, acted: Acted, n:
     """A step that changed the site (``grounding.site_change``), or set fields of a form it did not send."""
     action, control = guard.action, guard.control
     assert action is not None
+    if action.operation in ("TYPE", "FILL", "SKILL"):  # what it typed is no page's word for an answer
+        state.grounds.typed_by_run(
+            [action.value or "", *(f.value for f in action.fields), *(action.args or {}).values()]
+        )
     op = action.operation if action.operation != "DIALOG" or action.value == "accept" else ""
     kind, form = (control.kind, control.form) if control is not None else ("", "")
     if guard.held is None and acted.changed and site_change(op, kind, form, action.press_enter, seen.obs.raw_html):
