@@ -5,7 +5,8 @@ placeholder. Through ``decide_page``, the block is what the model reads last bef
 
 from __future__ import annotations
 
-from tests.agent_support import prompt_of
+from agent_support import prompt_of
+
 from webagent.agent import AgentOptions
 from webagent.agent.decide import decide_page
 from webagent.agent.task_lines import HEADER, MIN_LINES, parts, task_lines
