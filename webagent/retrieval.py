@@ -24,10 +24,17 @@ def bm25_top_k(texts: list[str], query: str, k: int) -> list[int]:
 
 
 def words(text: str) -> set[str]:
-    """The words BM25 scores ``text`` by: lowercased, two characters or more, English stop words left out."""
+    """The words BM25 scores ``text`` by (bm25s's default token pattern): lowercased, two
+    characters or more, English stop words left out."""
+    return set(re.findall(r"(?u)\b\w\w+\b", text.lower())) - _stopwords()
+
+
+@functools.cache
+def _stopwords() -> frozenset[str]:
+    """bm25s's English stop words, built once (``words`` runs on every part of a page, every step)."""
     from bm25s.stopwords import STOPWORDS_EN
 
-    return {w for w in re.findall(r"(?u)\b\w\w+\b", text.lower())} - set(STOPWORDS_EN)
+    return frozenset(STOPWORDS_EN)
 
 
 def bm25_scores(texts: list[str], query: str) -> list[float] | None:

@@ -543,7 +543,8 @@ def _guards_after(
 
 
 def _note_change(state: RunState, seen: _Seen, guard: _Guarded, acted: Acted, n: int, text: str) -> None:
-    """A step that changed the site (``grounding.site_change``), or set fields of a form it did not send."""
+    """A step that changed the site (``grounding.site_change``), or set fields of a form it did
+    not send; and what it typed (no page's word for an answer: ``Grounds.typed_by_run``)."""
     action, control = guard.action, guard.control
     assert action is not None
     if action.operation in ("TYPE", "FILL", "SKILL"):  # what it typed is no page's word for an answer
