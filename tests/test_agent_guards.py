@@ -197,7 +197,7 @@ async def test_a_page_with_a_clock_is_the_same_state_when_the_run_comes_back_to_
         box = context.control_id("checkbox", "Send me news")
         if box in _clickable({"params": params}):
             return {"operation": "CLICK", "element_id": box}
-        return {"operation": "DONE", "value": ""}
+        return {"operation": "DONE", "value": "Settings"}  # (a word the page shows: taken at once)
 
     result, _, steps = await _run(browser, site["guards"] + "toggle.html", policy, tmp_path, max_steps=8)
     clicks = [s for s in steps if (s.get("action") or {}).get("operation") == "CLICK"]
@@ -235,7 +235,7 @@ async def test_an_answer_the_page_shows_only_as_what_the_run_typed_into_a_field_
 
     result, _, steps = await _run(browser, site["guards"] + "note.html", policy, tmp_path, task="Save a note")
     assert steps[1]["problem_kind"] == "ungrounded_answer", [s["result_text"] for s in steps]
-    assert (result.status, result.steps) == ("done", 3)  # (refused once, then taken)
+    assert result.status == "stuck" and steps[2]["problem_kind"] == "repeated"  # (said again on the same page)
     grounds = Grounds()
     grounds.typed_by_run(["Gardening tips", "x" * 200])
     grounds.see(['[4] text field "Title" value="Gardening tips"', f'[5] textarea "Body" value="{"x" * 119}…"'], "")
@@ -272,16 +272,33 @@ async def test_a_done_with_nothing_changed_is_refused_once_naming_the_form_not_s
     assert (result.status, result.steps) == ("done", 4)
 
 
-async def test_a_done_refused_is_refused_once_then_taken(browser, site, tmp_path):
-    result, _, steps = await _run(
+async def test_a_refused_done_said_again_on_the_same_page_is_a_repeat_and_taken_once_the_page_changed(
+    browser, site, tmp_path
+):
+    """Grounding refuses once; the same DONE again on the same page state is a loop (the 1.5B's
+    wrong DONEs were mostly one refused DONE said twice): refused, asked afresh, stuck the third
+    time. Said again after a step that changed the page, it is taken (grounding's once)."""
+    result, backend, steps = await _run(
         browser,
         site["guards"] + "note.html",
         lambda m, p, purpose, context: {"operation": "DONE", "value": ""},
         tmp_path,
         task="Save a note",
     )
-    assert [s["problem_kind"] for s in steps] == ["no_change", None]
-    assert (result.status, result.steps) == ("done", 2)
+    assert [s["problem_kind"] for s in steps] == ["no_change", "repeated", "repeated", "repeated"]
+    assert steps[1]["result_text"].startswith('refused: DONE "" was refused at step 1 on this same page')
+    assert (result.status, result.steps) == ("stuck", 4)
+    again = [r for r in _actions(backend)][2]["messages"]  # asked afresh: the conversation restarted
+    assert len(again) < len(_actions(backend)[1]["messages"])
+
+    def policy(messages, params, purpose, context):
+        if len(context.history) == 1:
+            return {"operation": "TYPE", "element_id": context.control_id("text field", "Title"), "value": "Tea"}
+        return {"operation": "DONE", "value": ""}
+
+    moved, _, steps = await _run(browser, site["guards"] + "note.html", policy, tmp_path / "moved", task="Save a note")
+    assert [s["problem_kind"] for s in steps] == ["no_change", None, None]
+    assert (moved.status, moved.steps) == ("done", 3)
     off, _, _ = await _run(
         browser,
         site["guards"] + "note.html",
@@ -358,7 +375,7 @@ async def test_a_scroll_that_cannot_move_is_a_wait_twice_then_out_of_the_choices
     def policy(messages, params, purpose, context):
         if "down" in _scrolls({"params": params}):
             return {"operation": "SCROLL", "value": "down"}
-        return {"operation": "DONE", "value": "3 results for tea"}  # (not shown: refused, then taken)
+        return {"operation": "DONE", "value": "Tea shop"}
 
     result, backend, steps = await _run(browser, site["guards"] + "search.html", policy, tmp_path, max_steps=6)
     calls = _actions(backend)

@@ -408,7 +408,9 @@ async def _guard(client, state: RunState, seen: _Seen, action: LiveAction | None
     )
     guarded = _Guarded(action, secret, hidden, offer, control, description)
     if action is not None and action.operation == "DONE" and state.options.grounded_done and not state.options.dry_run:
-        guarded.refused = state.grounds.refusal(scrub(action.value, secrets))
+        answer = scrub(action.value, secrets)
+        again = state.loops.done_again(seen.page["page"], answer, seen.before) if _breaks_loops(state.options) else ""
+        guarded.refused = Problem("repeated", again) if again else state.grounds.refusal(answer)
     if not state.options.dry_run:
         guarded.held, form_check = await _check_form(client, state, seen.controls, control, action)
         if form_check is not None:
@@ -518,6 +520,11 @@ def _guards_after(
         if decision.outcome.problem_kind == "repeated":
             return state.loops.refused(seen.page["page"], seen.obs.url, decision.outcome.problem or "")
         return None
+    if guard.refused is not None:  # a DONE refused: by grounding (kept), or as one refused here before
+        if guard.refused.kind == "repeated":
+            return state.loops.refused(seen.page["page"], seen.obs.url, "")  # (its result line says why)
+        state.loops.done_refused(n, seen.page["page"], scrub(action.value, state.secrets))
+        return LoopVerdict()
     if acted.executed is None or guard.held is not None:  # nothing was done (a DONE, a form held by the check)
         return LoopVerdict()
     after = state.lines(state.obs) if state.obs is not None else seen.before

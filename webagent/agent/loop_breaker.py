@@ -26,7 +26,11 @@ created).
   of its choices). The run ends as ``stuck`` only when the model has no other action left
   to give: it answered nothing but repeated actions ``STUCK_REPEATS`` times on one page.
 * **Exempt:** scrolling, paging (a pager's link or button: "Next", "2", "»"), waits, dialogs'
-  answers and DONE (``agent.grounding`` checks it).
+  answers and DONE (``agent.grounding`` checks it). But a DONE that grounding refused, given
+  again word for word on the same page state, is a repeat like any other (``done_again``): it
+  is refused, and the model asked afresh; the third time the run is ``stuck``. (Grounding's
+  "refused once" then took it: 22 of 23 such DONEs in the 1.5B's runs were wrong, and 9 of its
+  12 wrong DONEs at e6663ab were one refused DONE said twice.)
 
 Nothing here reads the task, and no message points at DONE.
 """
@@ -125,6 +129,26 @@ class LoopBreaker:
     arrived: list[str] = field(default_factory=list)  # what the last step that changed the page made appear
     # place -> the actions that led away from it (by identity): out of its choices on a return
     left: dict[str, dict[str, _Ban]] = field(default_factory=dict)
+    # (page state, the answer, spaces and case aside) -> the step whose DONE grounding refused
+    refused_dones: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def done_refused(self, n: int, page: str, answer: str) -> None:
+        """Step ``n``'s DONE with ``answer`` was refused (``agent.grounding``) on ``page``."""
+        self.refused_dones.setdefault((page, _said(answer)), n)
+
+    def done_again(self, page: str, answer: str, lines: list[str]) -> str:
+        """Why a DONE with ``answer`` is a repeat on ``page`` (its ``lines``): refused there
+        before and the page state unchanged since ("" when it is not)."""
+        n = self.refused_dones.get((page, _said(answer)))
+        if n is None:
+            return ""
+        shown = set(lines)
+        shows = _excerpt([line for line in self.arrived if line in shown] or lines)
+        said = cut(" ".join(answer.split()), 80)
+        return (
+            f'DONE "{said}" was refused at step {n} on this same page, and the page is as it was then; '
+            "it is not taken here again." + (f" The page shows: {shows}" if shows else "")
+        )
 
     def _here(self, page: str, url: str) -> dict[str, _Ban]:
         return {
@@ -231,7 +255,12 @@ class LoopBreaker:
         if times >= STUCK_REPEATS:
             return LoopVerdict(stuck=f"the model gave only actions already repeated on this page, {times} times")
         done = "; ".join(ban.text for ban in self._here(page, url).values())
-        return LoopVerdict(warning=f"{problem} Already done here, not offered again: {done}.", replan=True)
+        already = f"Already done here, not offered again: {done}." if done else ""
+        return LoopVerdict(warning=" ".join(x for x in (problem, already) if x), replan=True)
+
+
+def _said(answer: str) -> str:
+    return " ".join(answer.split()).casefold()
 
 
 def _path(url: str) -> str:
