@@ -123,7 +123,7 @@ async def test_navigation_to_another_domain_is_refused_and_reported(browser, sit
     def policy(messages, params, purpose, context):
         if not context.history:
             return {"operation": "CLICK", "element_id": context.control_id("link", "A special offer")}
-        return {"operation": "DONE", "element_id": "", "value": ""}
+        return {"operation": "DONE", "element_id": "", "value": "Members area"}  # (the page's words: taken)
 
     result, _, steps, _ = await _run(browser, site + "login.html", policy, tmp_path)
     assert result.status == "done"

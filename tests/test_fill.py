@@ -326,8 +326,8 @@ async def test_fill_stops_where_the_page_changes_under_it(browser, tmp_path):
         assert (await browser.open(base + "moves.html")).ok
 
         def policy(messages, params, purpose, context):
-            if "You moved" in context.page:
-                return {"action": {"operation": "DONE", "value": ""}}
+            if "You moved" in context.page:  # (the page's words: taken; the SELECT sent no form)
+                return {"action": {"operation": "DONE", "value": "You moved."}}
             fields = [
                 (context.control_id("select", "Where"), "There"),
                 (context.control_id("text field", "Note"), "hi"),
