@@ -64,7 +64,7 @@ def demo_policy(messages, params, purpose, context=None):
             }
         return {"operation": "CLICK", "element_id": context.control_id("button", "Place order")}
     if "confirm.html" in url:
-        return {"operation": "DONE", "element_id": "", "value": "ordered Night Trains"}
+        return {"operation": "DONE", "element_id": "", "value": "Night Trains"}  # (the book, as the page shows it)
     raise AssertionError(f"unexpected page {url}")
 
 

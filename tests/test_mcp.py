@@ -156,7 +156,7 @@ def login_model(messages: list[dict], body: dict) -> str:
     url, lines = _page(messages)
     empty = _ids(lines, " empty")
     if "welcome.html" in url:
-        return json.dumps({"operation": "DONE", "element_id": "", "value": "signed in as grace"})
+        return json.dumps({"operation": "DONE", "element_id": "", "value": "Welcome"})
     if _id(lines, "text field") in empty:
         return json.dumps({"operation": "TYPE", "element_id": _id(lines, "text field"), "value": "grace"})
     if _id(lines, "password field") in empty:

@@ -33,7 +33,7 @@ def login_policy(messages, params, purpose, context=None):
         return {"fix": "", "ready": True}
     history = "\n".join(context.history)
     if "welcome.html" in context.url:
-        return {"operation": "DONE", "element_id": "", "value": "logged in"}
+        return {"operation": "DONE", "element_id": "", "value": "Welcome"}  # (the page says so)
     if '"grace"' not in history:
         return {"operation": "TYPE", "element_id": context.control_id("text field", "Username"), "value": "grace"}
     if "********" not in history:

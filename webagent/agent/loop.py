@@ -523,7 +523,8 @@ def _guards_after(
     if guard.refused is not None:  # a DONE refused: by grounding (kept), or as one refused here before
         if guard.refused.kind == "repeated":
             return state.loops.refused(seen.page["page"], seen.obs.url, "")  # (its result line says why)
-        state.loops.done_refused(n, seen.page["page"], scrub(action.value, state.secrets))
+        if guard.refused.kind == "ungrounded_answer":  # (an empty DONE's "nothing changed" may be wrong: a GET form)
+            state.loops.done_refused(n, seen.page["page"], scrub(action.value, state.secrets))
         return LoopVerdict()
     if acted.executed is None or guard.held is not None:  # nothing was done (a DONE, a form held by the check)
         return LoopVerdict()
