@@ -14,7 +14,7 @@ when what it claims is not borne out by the pages of the run.
   accepted; or a skill run to its end. The refusal names the forms the run filled and did not
   send.
 
-A refused DONE said again word for word on the same page state is a loop, not a second try
+A refused answer given again word for word on the same page state is a loop, not a second try
 (``loop_breaker.LoopBreaker.done_again``, with the loop breaker on).
 
 Nothing here reads the task: only what the pages showed and what the run did. A perfect

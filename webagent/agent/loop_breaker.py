@@ -26,9 +26,11 @@ created).
   of its choices). The run ends as ``stuck`` only when the model has no other action left
   to give: it answered nothing but repeated actions ``STUCK_REPEATS`` times on one page.
 * **Exempt:** scrolling, paging (a pager's link or button: "Next", "2", "»"), waits, dialogs'
-  answers and DONE (``agent.grounding`` checks it). But a DONE that grounding refused, given
-  again word for word on the same page state, is a repeat like any other (``done_again``): it
-  is refused, and the model asked afresh; the third time the run is ``stuck``. (Grounding's
+  answers and DONE (``agent.grounding`` checks it). But an answer grounding refused (no page
+  showed it), given again word for word on the same page state, is a repeat like any other
+  (``done_again``): it is refused, and the model asked afresh; the third time the run is
+  ``stuck``. (An empty DONE refused as "nothing changed" is not: that refusal can be wrong, a
+  log-in by a GET form.) (Grounding's
   "refused once" then took it: 22 of 23 such DONEs in the 1.5B's runs were wrong, and 9 of its
   12 wrong DONEs at e6663ab were one refused DONE said twice.)
 
