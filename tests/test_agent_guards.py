@@ -272,33 +272,45 @@ async def test_a_done_with_nothing_changed_is_refused_once_naming_the_form_not_s
     assert (result.status, result.steps) == ("done", 4)
 
 
-async def test_a_refused_done_said_again_on_the_same_page_is_a_repeat_and_taken_once_the_page_changed(
+async def test_a_refused_answer_said_again_on_the_same_page_is_a_repeat_and_taken_once_the_page_changed(
     browser, site, tmp_path
 ):
-    """Grounding refuses once; the same DONE again on the same page state is a loop (the 1.5B's
-    wrong DONEs were mostly one refused DONE said twice): refused, asked afresh, stuck the third
-    time. Said again after a step that changed the page, it is taken (grounding's once)."""
+    """Grounding refuses an answer no page showed once; the same answer again on the same page
+    state is a loop (the 1.5B's wrong DONEs were mostly one refused DONE said twice): refused,
+    asked afresh, stuck the third time. Given again after a step that changed the page, it is
+    taken (grounding's once); an empty DONE refused as "nothing changed" is taken said again
+    (that refusal can be wrong: a log-in by a GET form)."""
     result, backend, steps = await _run(
         browser,
         site["guards"] + "note.html",
-        lambda m, p, purpose, context: {"operation": "DONE", "value": ""},
+        lambda m, p, purpose, context: {"operation": "DONE", "value": "Tea saved"},
         tmp_path,
         task="Save a note",
     )
-    assert [s["problem_kind"] for s in steps] == ["no_change", "repeated", "repeated", "repeated"]
-    assert steps[1]["result_text"].startswith('refused: DONE "" was refused at step 1 on this same page')
+    assert [s["problem_kind"] for s in steps] == ["ungrounded_answer", "repeated", "repeated", "repeated"]
+    assert steps[1]["result_text"].startswith('refused: DONE "Tea saved" was refused at step 1 on this same page')
+    assert 'The page shows: "New note"' in steps[1]["result_text"]
     assert (result.status, result.steps) == ("stuck", 4)
-    again = [r for r in _actions(backend)][2]["messages"]  # asked afresh: the conversation restarted
-    assert len(again) < len(_actions(backend)[1]["messages"])
+    calls = _actions(backend)
+    assert len(calls[2]["messages"]) < len(calls[1]["messages"])  # asked afresh: the conversation restarted
 
     def policy(messages, params, purpose, context):
         if len(context.history) == 1:
             return {"operation": "TYPE", "element_id": context.control_id("text field", "Title"), "value": "Tea"}
-        return {"operation": "DONE", "value": ""}
+        return {"operation": "DONE", "value": "Tea saved"}
 
     moved, _, steps = await _run(browser, site["guards"] + "note.html", policy, tmp_path / "moved", task="Save a note")
-    assert [s["problem_kind"] for s in steps] == ["no_change", None, None]
+    assert [s["problem_kind"] for s in steps] == ["ungrounded_answer", None, None]
     assert (moved.status, moved.steps) == ("done", 3)
+    empty, _, steps = await _run(
+        browser,
+        site["guards"] + "note.html",
+        lambda m, p, purpose, context: {"operation": "DONE", "value": ""},
+        tmp_path / "empty",
+        task="Save a note",
+    )
+    assert [s["problem_kind"] for s in steps] == ["no_change", None]
+    assert (empty.status, empty.steps) == ("done", 2)
     off, _, _ = await _run(
         browser,
         site["guards"] + "note.html",
