@@ -280,13 +280,16 @@ async def test_a_refused_answer_said_again_on_the_same_page_is_a_repeat_and_take
     asked afresh, stuck the third time. Given again after a step that changed the page, it is
     taken (grounding's once); an empty DONE refused as "nothing changed" is taken said again
     (that refusal can be wrong: a log-in by a GET form)."""
-    result, backend, steps = await _run(
-        browser,
-        site["guards"] + "note.html",
-        lambda m, p, purpose, context: {"operation": "DONE", "value": "Tea saved"},
-        tmp_path,
-        task="Save a note",
-    )
+
+    def done_on_note(value, folder, **options):
+        """A model that answers only DONE with ``value`` on the note page."""
+
+        def policy(messages, params, purpose, context):
+            return {"operation": "DONE", "value": value}
+
+        return _run(browser, site["guards"] + "note.html", policy, folder, task="Save a note", **options)
+
+    result, backend, steps = await done_on_note("Tea saved", tmp_path)
     assert [s["problem_kind"] for s in steps] == ["ungrounded_answer", "repeated", "repeated", "repeated"]
     assert steps[1]["result_text"].startswith('refused: DONE "Tea saved" was refused at step 1 on this same page')
     assert 'The page shows: "New note"' in steps[1]["result_text"]
@@ -302,22 +305,10 @@ async def test_a_refused_answer_said_again_on_the_same_page_is_a_repeat_and_take
     moved, _, steps = await _run(browser, site["guards"] + "note.html", policy, tmp_path / "moved", task="Save a note")
     assert [s["problem_kind"] for s in steps] == ["ungrounded_answer", None, None]
     assert (moved.status, moved.steps) == ("done", 3)
-    empty, _, steps = await _run(
-        browser,
-        site["guards"] + "note.html",
-        lambda m, p, purpose, context: {"operation": "DONE", "value": ""},
-        tmp_path / "empty",
-        task="Save a note",
-    )
+    empty, _, steps = await done_on_note("", tmp_path / "empty")
     assert [s["problem_kind"] for s in steps] == ["no_change", None]
     assert (empty.status, empty.steps) == ("done", 2)
-    off, _, _ = await _run(
-        browser,
-        site["guards"] + "note.html",
-        lambda m, p, purpose, context: {"operation": "DONE", "value": "anything"},
-        tmp_path / "off",
-        grounded_done=False,
-    )
+    off, _, _ = await done_on_note("anything", tmp_path / "off", grounded_done=False)
     assert (off.status, off.steps) == ("done", 1)
 
 

@@ -29,10 +29,10 @@ created).
   answers and DONE (``agent.grounding`` checks it). But an answer grounding refused (no page
   showed it), given again word for word on the same page state, is a repeat like any other
   (``done_again``): it is refused, and the model asked afresh; the third time the run is
-  ``stuck``. (An empty DONE refused as "nothing changed" is not: that refusal can be wrong, a
-  log-in by a GET form.) (Grounding's
-  "refused once" then took it: 22 of 23 such DONEs in the 1.5B's runs were wrong, and 9 of its
-  12 wrong DONEs at e6663ab were one refused DONE said twice.)
+  ``stuck``. (Grounding's "refused once" had taken the repeat: 22 of 23 such DONEs in the
+  1.5B's runs were wrong, and 9 of its 12 wrong DONEs at e6663ab were one refused DONE said
+  twice.) An empty DONE refused as "nothing changed" is not a repeat said again: that refusal
+  can be wrong (a log-in by a GET form).
 
 Nothing here reads the task, and no message points at DONE.
 """
