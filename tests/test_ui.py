@@ -22,6 +22,7 @@ import pytest_asyncio
 from agent_support import demo_policy
 from browser_support import requires_chromium, serve_pages
 from click.testing import CliRunner
+from playwright.async_api import expect
 from test_skills import LOGIN, PARAMS
 
 from webagent.cli import main
@@ -131,11 +132,15 @@ async def test_a_demo_shop_run_shows_its_steps_live_opens_from_the_runs_list_and
     assert (await page.request.get(ui.base + shot)).headers["content-type"] == "image/png"
 
     job = ui.desk.get(page.url.rsplit("/", 1)[1])
+    # a click that navigates returns before the next page is there: wait for it, then read it
     await page.click("nav >> text=Runs")
+    await page.wait_for_url("**/runs")
     row = page.locator(f"#runs tr[data-run='agent/{job.trace_dir.name}']")
-    assert await row.count() == 1 and "done" in (await row.text_content() or "")
+    await expect(row).to_have_count(1)
+    await expect(row).to_contain_text("done")
     await row.locator("a.report").click()
-    assert "webagent run: done" in (await page.text_content("h1") or "")  # the run's own report.html
+    await page.wait_for_url(f"**/runs/agent/{job.trace_dir.name}/")
+    await expect(page.locator("h1")).to_contain_text("webagent run: done")  # the run's own report.html
 
     # The saved workflow, replayed from its page with another name, on the demo shop served again.
     await page.goto(ui.base + "/replay")
