@@ -326,6 +326,15 @@ async def _observe(browser, state: RunState, trace) -> _Seen:
     problem: str | None = None
     try:
         snippets, view = state.view(obs)
+        if not snippets and dialog is None:
+            # An empty capture: a document still loading after a click that navigated. Look once
+            # more after the page settled, rather than spend a step on it (a capture that fails
+            # leaves the page as it was seen).
+            with contextlib.suppress(CaptureError):
+                if hasattr(browser, "settle_any"):
+                    await browser.settle_any()
+                state.obs = obs = await browser.observe()
+                snippets, view = state.view(obs)
         controls = view.controls
         if not snippets:
             problem = "the page shows nothing to act on"
