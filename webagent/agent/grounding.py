@@ -4,7 +4,8 @@ when what it claims is not borne out by the pages of the run.
 * **An answer** (DONE with a value) must be text a page of the run showed (case and spaces
   aside; each part of a list "a, b and c" alike; not a value the run typed itself, shown back
   in its field), or a count of rows a page showed (a table's
-  rows, a list's items). If not, it is refused once, with the nearest spans the pages showed
+  rows, a list's items). If not, it is refused once, with the parts of it that a page showed
+  and that hold a value (a price in a sentence), else the nearest spans the pages showed
   (rapidfuzz's partial alignment): a 1.5B answered from the task's words, not the page's. The
   refusal also says when nothing on the site was changed yet (it cannot know whether the task
   asks a question or a change: it states both facts).
@@ -39,6 +40,9 @@ NOTHING_CHANGED = (
     "Nothing on the site was changed in this run (no form was sent and confirmed by the page, no skill ran to its end)"
 )
 SPAN_CHARS = 80
+ANSWER_WORDS = 40  # an answer's words looked at for the parts a page showed
+_VALUE_MARK = re.compile(r"[\d@$\u00a3\u20ac\u00a5]")  # a digit, "@", a currency sign: a value, not a common word
+_EDGE_MARKS = ".,;:!?\"'()"
 # a list answer's parts: "dave, alice and bob"
 _PARTS = re.compile(r"\s*(?:[,;\n]|\band\b)\s*", re.IGNORECASE)
 _LINE_ID = re.compile(r"^\[[^\]]*\]\s*")
@@ -153,17 +157,36 @@ class Grounds:
                 break
         return spans
 
+    def shown_parts(self, answer: str) -> list[str]:
+        """The runs of the answer's words that a page showed and that hold a value (a digit, a
+        currency sign, an "@"), longest first, at most ``NEAREST``: the 1.5B answered "The price
+        of the book is £39.99.", refused with three near spans it said the same sentence again."""
+        words = _clean(answer).split()[:ANSWER_WORDS]
+        parts: list[str] = []
+        taken: set[int] = set()
+        for n in range(len(words) - 1, 0, -1):  # (the whole answer is what was not shown)
+            for i in range(len(words) - n + 1):
+                if taken.intersection(range(i, i + n)):
+                    continue
+                text = " ".join(words[i : i + n]).strip(_EDGE_MARKS)
+                if _VALUE_MARK.search(text) and (norm := _answer(text)) and self._on_a_page(norm):
+                    parts.append(text)
+                    taken.update(range(i, i + n))
+        return parts[:NEAREST]
+
     def refusal(self, answer: str) -> Problem | None:
         """Why a DONE with ``answer`` is refused, or None; each kind of refusal is made once."""
         if answer.strip():
             if "ungrounded_answer" in self.refused or self.shown(answer):
                 return None
             self.refused.add("ungrounded_answer")
-            near = "; ".join(f'"{s}"' for s in self.nearest(answer))
+            parts = self.shown_parts(answer)
+            near = "; ".join(f'"{s}"' for s in parts or self.nearest(answer))
+            said = "Of it, the pages showed" if parts else "The nearest text the pages showed"
             return Problem(
                 "ungrounded_answer",
                 f'DONE refused once: no page of this run showed "{answer.strip()[:SPAN_CHARS]}"'
-                + (f". The nearest text the pages showed: {near}" if near else "")
+                + (f". {said}: {near}" if near else "")
                 + ". Answer with the text as a page shows it"
                 # (a fact, as the empty DONE's refusal says it: the 1.5B, on the product page it
                 # was to add to the basket, answered "No action needed." twice)
