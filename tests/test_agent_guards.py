@@ -329,7 +329,9 @@ async def test_grounds_take_the_pages_words_lists_and_counts_and_refuse_each_kin
     assert grounds.refusal("bob") is None  # once
     assert grounds.refusal("") is not None and grounds.refusal("") is None  # its own kind, once too
     priced = Grounds()
-    priced.see(["Designing Data-Intensive Applications", "£39.99", "In stock (3 available)", "Basket total: £37.99"], "")
+    priced.see(
+        ["Designing Data-Intensive Applications", "£39.99", "In stock (3 available)", "Basket total: £37.99"], ""
+    )
     refusal = priced.refusal("The price of the book is £39.99.")  # a sentence round the value a page showed
     assert refusal is not None and 'Of it, the pages showed: "£39.99".' in str(refusal) and "£37.99" not in str(refusal)
     assert priced.shown_parts("3 available, total £37.99 with bob@example.org") == ["3 available", "£37.99"]
