@@ -130,6 +130,34 @@ async def test_a_repeat_the_schema_cannot_exclude_is_refused_and_the_run_ends_on
     assert (old.status, old.steps) == ("stuck", 4) and "3 times" in (old.error or "")
 
 
+async def test_the_same_click_three_times_in_a_row_each_changing_the_page_re_plans_and_stays_offered(
+    browser, site, tmp_path
+):
+    """A counter's "Add one", clicked again and again: each click changes the page (a new page
+    state each time, so no ban applies). The third time in a row, the run re-plans (the model's
+    conversation restarted) and the model is told it; the click stays offered (it may be meant)."""
+
+    def policy(messages, params, purpose, context):
+        if len(context.history) < 4:
+            return {"operation": "CLICK", "element_id": context.control_id("button", "Add one")}
+        return {"operation": "DONE", "value": ""}
+
+    result, backend, steps = await _run(browser, site["pages"] + "counter.html", policy, tmp_path, task="Add four")
+    assert [s["ok"] and s["changed"] for s in steps[:4]] == [True] * 4
+    assert not steps[1].get("warning") and not steps[2].get("warning")
+    calls = _actions(backend)
+    told = steps[3]["warning"]
+    assert told == (
+        "CLICK [button]  Add one was done 3 times in a row (steps 1 to 3), the page changing each time."
+        ' The page now shows: "3"'
+    )
+    assert "DONE" not in told and told in str(calls[3]["messages"][-1]["content"])
+    assert len(calls[3]["messages"]) < len(calls[2]["messages"])  # re-planned: the conversation restarted
+    assert steps[3]["action"]["element_id"] in _clickable(calls[3])  # still offered
+    assert "4 times in a row" in steps[4]["warning"]
+    assert (result.status, result.steps) == ("done", 5)
+
+
 async def test_a_lap_of_pages_comes_back_with_new_ids_and_what_led_away_is_out_of_the_choices(browser, site, tmp_path):
     """The 1.5B's lap through the MCP server: shop, book, order, "Back to the shop", and round
     again, each page a new document with new ids. Back on the shop as it was, the book's link

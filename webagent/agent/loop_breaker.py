@@ -25,6 +25,9 @@ created).
   one, the model is asked afresh, its conversation restarted, the repeated actions still out
   of its choices). The run ends as ``stuck`` only when the model has no other action left
   to give: it answered nothing but repeated actions ``STUCK_REPEATS`` times on one page.
+* **The same action in a row** (by its target's identity, wherever it is), each time changing
+  the page: the third time, the run re-plans, as above, and the model is told what the page now
+  shows; it stays offered (a new page state each time: a counter's "Add one" may be meant).
 * **Exempt:** scrolling, paging (a pager's link or button: "Next", "2", "»"), waits, dialogs'
   answers and DONE (``agent.grounding`` checks it). But an answer grounding refused (no page
   showed it), given again word for word on the same page state, is a repeat like any other
@@ -133,6 +136,10 @@ class LoopBreaker:
     left: dict[str, dict[str, _Ban]] = field(default_factory=dict)
     # (page state, the answer, spaces and case aside) -> the step whose DONE grounding refused
     refused_dones: dict[tuple[str, str], int] = field(default_factory=dict)
+    # the last action that changed the page (its key by identity) and how many times in a row
+    # it was done, each time changing the page (``_in_a_row``)
+    last: str = ""
+    streak: int = 0
 
     def done_refused(self, n: int, page: str, answer: str) -> None:
         """Step ``n``'s DONE with ``answer`` was refused (``agent.grounding``) on ``page``."""
@@ -198,6 +205,8 @@ class LoopBreaker:
         aside): ban it there when it changed nothing or is done there again, and on a return
         when it led away; re-plan at the third time. A SCROLL is exempt while it moves the
         page (``moved``); one that cannot is banned at its ``STILL_SCROLLS``-th time there."""
+        if action.operation in EXEMPT or is_pager(control) or not changed:
+            self.last, self.streak = "", 0  # (the same action "in a row" is broken by any other)
         if action.operation == "SCROLL" and not moved and not changed:
             return self._still_scroll(n, action, text, page)
         if action.operation in EXEMPT or is_pager(control):
@@ -211,6 +220,8 @@ class LoopBreaker:
         if count == 1:
             old = set(before)
             self.news[key] = [line for line in after if line not in old and line.strip()]
+        if changed and (again := self._in_a_row(n, key[0], text, before, after)):
+            return again
         if changed and count == 1:
             self.arrived = self.news[key]
             if action.operation == "SKILL":
@@ -238,6 +249,24 @@ class LoopBreaker:
         message = f"{why}; it is not offered here again." + (f" The page already shows: {shows}" if shows else "")
         self.bans.setdefault(place, {})[key[0]] = _Ban(text, message, named)
         return LoopVerdict(warning=message, replan=count >= STUCK_REPEATS)
+
+    def _in_a_row(self, n: int, key: str, text: str, before: list[str], after: list[str]) -> LoopVerdict | None:
+        """The same action done again right after itself, changing the page each time (a new
+        page state each time, so no ban keyed on it applies): at its third time in a row, the
+        run re-plans, and the model is told what the repeats made appear (the 1.5B clicked
+        "Assign this ticket to alice" eight times, each adding a follow-up row). Not banned: a
+        counter's "Add one" may be meant three times."""
+        self.streak = self.streak + 1 if key == self.last else 1
+        self.last = key
+        if self.streak < STUCK_REPEATS:
+            return None
+        old = set(before)
+        shows = _excerpt([line for line in after if line not in old and line.strip()] or after)
+        message = (
+            f"{text} was done {self.streak} times in a row (steps {n - self.streak + 1} to {n}), the page changing each time."
+            + (f" The page now shows: {shows}" if shows else "")
+        )
+        return LoopVerdict(warning=message, replan=True)
 
     def _still_scroll(self, n: int, action: LiveAction, text: str, page: str) -> LoopVerdict:
         place = f"page:{page}"
