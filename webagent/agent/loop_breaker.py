@@ -220,8 +220,7 @@ class LoopBreaker:
         if count == 1:
             old = set(before)
             self.news[key] = [line for line in after if line not in old and line.strip()]
-        if changed and (again := self._in_a_row(n, key[0], text, before, after)):
-            return again
+        in_a_row = self._in_a_row(n, key[0], text, before, after) if changed else None
         if changed and count == 1:
             self.arrived = self.news[key]
             if action.operation == "SKILL":
@@ -233,7 +232,7 @@ class LoopBreaker:
                     f" and showed: {shows}" if shows else ""
                 )
                 self.left.setdefault(place, {})[key[0]] = _Ban(text, f"{led}; it is not offered here again.", named)
-            return LoopVerdict()
+            return in_a_row or LoopVerdict()
         why = (
             f"{text} at step {n} changed nothing on this page"
             if count == 1
