@@ -409,6 +409,30 @@ async def test_a_goal_offered_here_that_could_not_start_is_planned_once_the_run_
     assert error.endswith('; then skill "Set status" needs "Log in" first, and the run has no secret for its password')
 
 
+async def test_a_run_known_logged_in_whose_goal_cannot_start_runs_no_log_in():
+    """Logged in (a log-in ran), the goal's way could not start for another reason: no log-in
+    is run on the way (it would stop at its first field, on a page with no log-in form)."""
+    skills = _skills()
+    site = FakeSite(HOME)  # (the guest's list sends it to the log-in: the start fails, as it would)
+
+    async def ask(chain, names, goal):
+        return {"user": "bo", "number": "7"}
+
+    went = await run_plan(
+        site,
+        await site.observe(),
+        Offer("set_status", skills["set_status"], False),
+        {"status": "closed"},
+        list(skills.values()),
+        True,
+        secrets=["password"],
+        reveal=lambda v: PASSWORD if v == "<secret:password>" else v,
+        ask=ask,
+    )
+    assert not went.run.result.ok and went.ran == [] and went.logged_in is True
+    assert "log_in" not in (went.run.result.note or "") and not [d for d in site.done if d[0] == "TYPE"]
+
+
 async def test_a_start_page_that_now_sends_the_run_elsewhere_is_not_offered():
     """A skill recorded logged out whose start page sends a logged-in run elsewhere (a public
     form's page redirects staff to their list: the 1.5B's call stopped at its first field) is not

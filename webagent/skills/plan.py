@@ -24,7 +24,8 @@ on the task for the whole chain (``ASK_PROMPT``); never a demonstration's exampl
 value the task does not give stops the plan before any of its skills runs.
 
 **A failed step re-plans from where the run stands**: a skill that could not start (its page
-led elsewhere: a staff page while logged out) is left out, what it showed is kept (logged out),
+led elsewhere: a staff page while logged out) is left out, what it showed is kept (logged out,
+when the run did not know it was logged in),
 and the search runs again from the page the run is on, ``MAX_REPLANS`` times at most. A skill
 that failed after it started hands control back, saying which (the page changed: a new plan
 might do the change twice)."""
@@ -285,7 +286,10 @@ async def run_plan(
                 if skill is goal:
                     return done(went.result, obs)
                 continue
-            relog = skill.start.logged_in and logged_in is not False  # a log-in may be what it lacked
+            # a log-in may be what it lacked, unless the run knows it is logged in (a log-in ran,
+            # or the page offered a skill that needs one): the 1.5B's goal, a checkout with an
+            # empty basket, could not start, and the re-plan ran a log-in on a logged-in page
+            relog = skill.start.logged_in and logged_in is None
             if started(went.steps) or (skill is goal and not relog):
                 # past its start the page changed (a new plan might do a change twice); a goal
                 # that cannot start for no reason the run can mend is the model's to see
