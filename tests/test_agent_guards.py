@@ -364,6 +364,7 @@ async def test_grounds_take_the_pages_words_lists_and_counts_and_refuse_each_kin
     assert refusal is not None and 'Of it, the pages showed: "£39.99".' in str(refusal) and "£37.99" not in str(refusal)
     assert priced.shown_parts("3 available, total £37.99 with bob@example.org") == ["3 available", "£37.99"]
     assert priced.shown_parts("Designing Data-Intensive Applications is the book") == []  # no value in what was shown
+    assert priced.shown_parts("3 copies left") == []  # "3" alone says nothing
     changed = Grounds()
     changed.changed("step 2: FILL ... then CLICK [9] [submit button]  Save")
     assert changed.refusal("") is None

@@ -41,6 +41,8 @@ NOTHING_CHANGED = (
 )
 SPAN_CHARS = 80
 ANSWER_WORDS = 40  # an answer's words looked at for the parts a page showed
+# a shown part this short says nothing: "Ticket 2, ..., assigned to Bob." was told the pages showed "2"
+PART_CHARS = 3
 _VALUE_MARK = re.compile(r"[\d@$\u00a3\u20ac\u00a5]")  # a digit, "@", a currency sign: a value, not a common word
 _EDGE_MARKS = ".,;:!?\"'()"
 # a list answer's parts: "dave, alice and bob"
@@ -159,7 +161,7 @@ class Grounds:
 
     def shown_parts(self, answer: str) -> list[str]:
         """The runs of the answer's words that a page showed and that hold a value (a digit, a
-        currency sign, an "@"), longest first, at most ``NEAREST``: the 1.5B answered "The price
+        currency sign, an "@"; ``PART_CHARS`` long at least), longest first, at most ``NEAREST``: the 1.5B answered "The price
         of the book is £39.99.", refused with three near spans it said the same sentence again."""
         words = _clean(answer).split()[:ANSWER_WORDS]
         parts: list[str] = []
@@ -169,7 +171,12 @@ class Grounds:
                 if taken.intersection(range(i, i + n)):
                     continue
                 text = " ".join(words[i : i + n]).strip(_EDGE_MARKS)
-                if _VALUE_MARK.search(text) and (norm := _answer(text)) and self._on_a_page(norm):
+                if (
+                    len(text) >= PART_CHARS
+                    and _VALUE_MARK.search(text)
+                    and (norm := _answer(text))
+                    and self._on_a_page(norm)
+                ):
                     parts.append(text)
                     taken.update(range(i, i + n))
         return parts[:NEAREST]
