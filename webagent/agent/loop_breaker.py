@@ -205,11 +205,12 @@ class LoopBreaker:
         aside): ban it there when it changed nothing or is done there again, and on a return
         when it led away; re-plan at the third time. A SCROLL is exempt while it moves the
         page (``moved``); one that cannot is banned at its ``STILL_SCROLLS``-th time there."""
-        if action.operation in EXEMPT or is_pager(control) or not changed:
+        exempt = action.operation in EXEMPT or is_pager(control)
+        if exempt or not changed:
             self.last, self.streak = "", 0  # (the same action "in a row" is broken by any other)
         if action.operation == "SCROLL" and not moved and not changed:
             return self._still_scroll(n, action, text, page)
-        if action.operation in EXEMPT or is_pager(control):
+        if exempt:
             return LoopVerdict()
         text = _OLD_ID.sub("", text)  # (this capture's ids: another capture gives others)
         place = place_of(action, page, url)
@@ -218,8 +219,7 @@ class LoopBreaker:
         count = self.count[key] = self.count.get(key, 0) + 1
         first = self.first.setdefault(key, n)
         if count == 1:
-            old = set(before)
-            self.news[key] = [line for line in after if line not in old and line.strip()]
+            self.news[key] = _appeared(before, after)
         in_a_row = self._in_a_row(n, key[0], text, before, after) if changed else None
         if changed and count == 1:
             self.arrived = self.news[key]
@@ -259,8 +259,7 @@ class LoopBreaker:
         self.last = key
         if self.streak < STUCK_REPEATS:
             return None
-        old = set(before)
-        shows = _excerpt([line for line in after if line not in old and line.strip()] or after)
+        shows = _excerpt(_appeared(before, after) or after)
         message = (
             f"{text} was done {self.streak} times in a row (steps {n - self.streak + 1} to {n}), the page changing each time."
             + (f" The page now shows: {shows}" if shows else "")
@@ -287,6 +286,12 @@ class LoopBreaker:
         done = "; ".join(ban.text for ban in self._here(page, url).values())
         already = f"Already done here, not offered again: {done}." if done else ""
         return LoopVerdict(warning=" ".join(x for x in (problem, already) if x), replan=True)
+
+
+def _appeared(before: list[str], after: list[str]) -> list[str]:
+    """The lines of ``after`` that ``before`` did not show (what an action made appear)."""
+    old = set(before)
+    return [line for line in after if line not in old and line.strip()]
 
 
 def _said(answer: str) -> str:
