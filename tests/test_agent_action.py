@@ -128,6 +128,36 @@ def test_unusable_replies_say_why(text, choices, problem, kind):
     assert action is None and found is not None and problem in found.message and found.kind == kind
 
 
+LOG_IN = Choices(
+    {
+        "2": Control("2", "TYPE", "email field", "Email address", form="f"),
+        "3": Control("3", "TYPE", "password field", "Password", form="f"),
+        "5": Control("5", "CLICK", "submit button", "Log In", form="f", submits=True),
+    }
+)
+
+
+@pytest.mark.parametrize("placeholder", ["<secret:password>", "********"])
+def test_a_secret_placeholder_goes_only_into_a_password_field(placeholder):
+    """The 1.5B typed the task's <secret:password> into a log-in's e-mail field: the password
+    would have been typed where the page shows it, and sent as the user's name. The same value
+    into the password field, and a name into the e-mail field, are taken."""
+    typed = f'{{"operation": "TYPE", "element_id": "2", "value": "{placeholder}"}}'
+    action, problem = parse_live_action(_reply(typed), LOG_IN)
+    assert action is None and problem is not None and problem.kind == "bad_value"
+    assert "[2] email field 'Email address' is not a password field" in problem.message
+    filled = (
+        f'{{"operation": "FILL", "element_id": "5", "fields": [{{"element_id": "2", "value": "{placeholder}"}}, '
+        '{"element_id": "3", "value": "<secret:password>"}]}'
+    )
+    action, problem = parse_live_action(_reply(filled), LOG_IN)
+    assert action is None and problem is not None and "field 1 ([2])" in problem.message
+    for element_id, value in (("3", placeholder), ("2", "alice@example.com")):
+        typed = f'{{"operation": "TYPE", "element_id": "{element_id}", "value": "{value}"}}'
+        action, problem = parse_live_action(_reply(typed), LOG_IN)
+        assert problem is None and action is not None and action.value == value
+
+
 def test_an_answer_from_the_page_is_not_refused_for_sharing_a_few_words_with_a_note():
     for answer in ("bo", "Login", "Ticket 33 is assigned to bo", ""):
         action, problem = parse_live_action(_reply(f'{{"operation": "DONE", "value": "{answer}"}}'), NOTED)

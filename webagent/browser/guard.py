@@ -37,6 +37,11 @@ def placeholder(name: str) -> str:
     return f"<secret:{name}>"
 
 
+def holds_placeholder(value: str) -> bool:
+    """Whether ``value`` carries a secret's placeholder (the agent's, or a page's mask ``REDACTED``)."""
+    return bool(PLACEHOLDER.search(value)) or REDACTED in value
+
+
 @overload
 def redact(value: str, secret: bool) -> str: ...
 @overload

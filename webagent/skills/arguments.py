@@ -13,14 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from webagent.browser import REDACTED, Action, ActionResult
-from webagent.browser.guard import PLACEHOLDER
+from webagent.browser import Action, ActionResult
+from webagent.browser.guard import PLACEHOLDER, holds_placeholder
 from webagent.skills.model import Skill
-
-
-def holds_placeholder(value: str) -> bool:
-    """Whether ``value`` carries a secret's placeholder (the agent's, or a page's mask)."""
-    return bool(PLACEHOLDER.search(value)) or REDACTED in value
 
 
 def refusal(skill: Skill, args: dict[str, str], reveal: Callable[[str], str] | None = None) -> str | None:

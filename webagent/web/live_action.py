@@ -2,7 +2,7 @@
 
 The reply schema ties each operation to the controls it fits (``agent_view.Control.op``):
 CLICK only on clickable ids and without a value, TYPE only on text fields (an empty value
-clears the field), SELECT only on a select, with ``value`` one of that select's option
+clears the field; a secret's placeholder only into a password field), SELECT only on a select, with ``value`` one of that select's option
 texts (an option of a group as "group / text"; one schema branch per select while there
 are at most ``MAX_SELECT_BRANCHES``; beyond that the option is checked after the reply;
 an option's bare text that several groups share is refused, naming each),
@@ -37,6 +37,7 @@ from typing import Annotated, Literal
 
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from webagent.browser.guard import holds_placeholder
 from webagent.llm.client import LLMClient, Reply, call_context
 from webagent.llm.reask import REASK_PREFIX, ReplyTally, ask_until_usable
 from webagent.llm.replies import read_reply
@@ -49,6 +50,7 @@ from webagent.web.live_chat import LiveChat, fold_conversation, full_step_messag
 from webagent.web.typed_action import MAX_SELECT_BRANCHES
 
 DIALOG_ANSWERS = ("accept", "dismiss")
+PASSWORD_FIELD = "password field"  # the one kind of field a secret's placeholder may be typed into
 NEEDS_ELEMENT = ("CLICK", "TYPE", "SELECT")
 FILLABLE = ("TYPE", "SELECT")
 # What a FILL may click after filling: a form's submit button, or a button of the same form (or,
@@ -463,6 +465,14 @@ def _element_action(action: LiveAction, choices: Choices) -> Checked:
         )
     if op == "CLICK":
         return action.model_copy(update={"value": "", "press_enter": False}), None
+    if op == "TYPE" and control.kind != PASSWORD_FIELD and holds_placeholder(action.value):
+        # (the 1.5B typed the task's <secret:password> into a log-in's e-mail field: the
+        # password would be typed where the page shows it, and sent as the user's name)
+        return None, Problem(
+            "bad_value",
+            f"[{action.element_id}] {control.kind} {control.name!r} is not a password field: "
+            "a secret's placeholder goes only into a password field",
+        )
     if op == "SELECT" and not action.value:
         return None, Problem("bad_value", "SELECT needs a value (the option to choose)")
     if op == "SELECT":
