@@ -381,6 +381,7 @@ async def _decide(client, state: RunState, seen: _Seen) -> Decision:
             can_back=state.can_back,
             warning="\n".join(text for text in (_dialog_text(dialog), state.warning) if text),
             notes=tuple(x for x in (state.warning, *map(placeholder, state.named)) if x),
+            secrets=tuple(map(placeholder, state.named)),
             skills=state.skills.block(),
             skill_params=state.skills.params(),
             reuse=state.reuse,
