@@ -51,6 +51,15 @@ def test_the_row_the_task_names_is_shown_again_with_its_lines_best_first():
     assert task_lines("\n".join(page.splitlines()[: MIN_LINES - 1]), TASK) == ""
 
 
+def test_a_control_id_is_no_word_of_the_page():
+    """The ceiling's "close issue 21" was shown the "Show issue:" button again on a run where
+    that button's id was [21], and issue 21's row on a run where it was [20]."""
+    page = _list_text().replace('[1] link "Logo Helpdesk"', '[21] submit button "Show ticket:"')
+    page += "\n" + "\n".join(f'[{300 + k}] link "Ticket {k}"\nStatus: Open' for k in (20, 21, 22))
+    block = task_lines(page, "Close ticket 21 and give its status")
+    assert block.splitlines()[1:] == ['[321] link "Ticket 21"', "Status: Open"]
+
+
 async def test_the_model_reads_the_named_row_again_after_the_page_and_before_the_task():
     rows = "".join(
         f'<li><a href="/tickets/{k + 1}/">{k + 1}. {t}</a><p>Status: Open</p><p>Submitter: person{k}@example.com</p></li>'

@@ -24,6 +24,7 @@ NEAR = 0.5  # a part is shown only if it scores at least this share of the best 
 MAX_PART_LINES = 6  # a part's lines at most: its control's, then the plain lines after it
 HEADER = "The parts of this page that share the most words with the task (each also shown above):"
 _CONTROL = re.compile(r"^\[[^\]]+\] ")
+_IDS = re.compile(r"^\[[^\]]+\] ", re.MULTILINE)  # each line's control id
 
 
 def parts(page: str) -> list[str]:
@@ -45,14 +46,17 @@ def task_lines(page: str, task: str) -> str:
         return ""
     found = parts(page)
     task = PLACEHOLDER.sub(" ", task)  # (a password's placeholder names no part of the page)
-    scores = bm25_scores(found, task)
+    # a control's id is the view's numbering, no word of the page: "close issue 21" matched the
+    # "Show issue:" button whose id was [21] on one run, and issue 21's row on another
+    read = [_IDS.sub("", p) for p in found]
+    scores = bm25_scores(read, task)
     if scores is None:
         return ""
     top = max(scores)
     # the best parts, and only those near the best (a word the whole site repeats is no match)
     asked = words(task)
     best = sorted(
-        (i for i, s in enumerate(scores) if s > 0 and s >= NEAR * top and len(asked & words(found[i])) >= MIN_SHARED),
+        (i for i, s in enumerate(scores) if s > 0 and s >= NEAR * top and len(asked & words(read[i])) >= MIN_SHARED),
         key=lambda i: (-scores[i], i),
     )
     best = best[:MAX_PARTS]
