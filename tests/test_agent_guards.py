@@ -365,6 +365,22 @@ async def test_grounds_take_the_pages_words_lists_and_counts_and_refuse_each_kin
     assert priced.shown_parts("3 available, total £37.99 with bob@example.org") == ["3 available", "£37.99"]
     assert priced.shown_parts("Designing Data-Intensive Applications is the book") == []  # no value in what was shown
     assert priced.shown_parts("3 copies left") == []  # "3" alone says nothing
+    # a control's state words are the view's, its quoted texts the page's (the 1.5B answered
+    # "invalid", read off the log-in field it had left empty, and it was taken)
+    controls = Grounds()
+    controls.see(
+        [
+            '[9] text field "Username" empty required invalid ("Please fill out this field.")',
+            '[4] read-only field "Status" value="Shipped"',
+            '[5] select "Seating" selected="Any" options: "Any", "Window"',
+            '[6] checkbox "Send me offers" not checked',
+        ],
+        "",
+    )
+    for said in ("Username", "Please fill out this field.", "Shipped", "Window", "Send me offers"):
+        assert controls.shown(said), said
+    for said in ("invalid", "empty", "required", "not checked", "read-only field", "options"):
+        assert not controls.shown(said), said
     changed = Grounds()
     changed.changed("step 2: FILL ... then CLICK [9] [submit button]  Save")
     assert changed.refusal("") is None

@@ -49,18 +49,23 @@ _EDGE_MARKS = ".,;:!?\"'()"
 _PARTS = re.compile(r"\s*(?:[,;\n]|\band\b)\s*", re.IGNORECASE)
 _LINE_ID = re.compile(r"^\[[^\]]*\]\s*")
 _NAMED = re.compile(r'^[^"]*?"((?:[^"\\]|\\.)*)"(.*)$')  # a control line after its id: kind "name" state
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')  # a quoted text of a control's state
 _VALUE = re.compile(r' value="((?:[^"\\]|\\.)*)"')  # a field's value as the view shows it
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 
 
 def _clean(text: str) -> str:
     """A line as a person reads it: a control's line without its id, kind and the quotes
-    around its name (``[] link "Issue 9"`` reads "Issue 9"), spaces collapsed, quotes straight."""
+    around its name (``[] link "Issue 9"`` reads "Issue 9"), then only the quoted texts of its
+    state (a value, an option, a message), spaces collapsed, quotes straight. The state's bare
+    words ("empty", "required", "invalid", "checked") are the view's, not the page's: the 1.5B
+    answered "invalid", read off a log-in field it had left empty, and it was taken."""
     line = text.translate(_QUOTES)
     if _LINE_ID.match(line):
         line = _LINE_ID.sub("", line)
         if named := _NAMED.match(line):
-            line = named.group(1).replace('\\"', '"') + named.group(2)
+            quoted = _QUOTED.findall(named.group(2))
+            line = " ".join(q.replace('\\"', '"') for q in (named.group(1), *quoted))
     return " ".join(line.split())
 
 
@@ -90,7 +95,7 @@ class Grounds:
     def see(self, lines: list[str], html: str) -> None:
         """A page the run observed: its lines as the model read them and its rows."""
         lines = [self._echo(line) for line in lines]
-        text = _norm(" \n ".join(lines))
+        text = " \n ".join(_norm(line) for line in lines)  # (each control line as a person reads it)
         if text in self._seen_pages:
             return
         self._seen_pages.add(text)
