@@ -2,18 +2,19 @@
 
 The reply schema ties each operation to the controls it fits (``agent_view.Control.op``):
 CLICK only on clickable ids and without a value, TYPE only on text fields (an empty value
-clears the field; a secret's placeholder only into a password field), SELECT only on a select, with ``value`` one of that select's option
-texts (an option of a group as "group / text"; one schema branch per select while there
-are at most ``MAX_SELECT_BRANCHES``; beyond that the option is checked after the reply;
-an option's bare text that several groups share is refused, naming each),
-SCROLL/BACK/DONE without an id, BACK only when there is an earlier page of this run to go
-back to. FILL (offered when the page has two or more fields) fills several TYPE/SELECT
-fields of one form, each checked as that TYPE or SELECT alone would be, and clicks the
-form's submit button if one is given; one bad part refuses the whole action. While the
-page holds a dialog open (a confirm or prompt the last action raised), the page cannot be
-used: the choice is the dialog's answers (``DIALOG`` accept or dismiss, a prompt's accept
-with a ``text``) and DONE. Only validity limits the choice: a disabled control is shown but
-cannot be chosen; nothing here reads the task.
+clears the field; a secret's placeholder only into a password field, and only one the run
+knows), SELECT only on a select, with ``value`` one of that select's option texts (an option
+of a group as "group / text"; one schema branch per select while there are at most
+``MAX_SELECT_BRANCHES``; beyond that the option is checked after the reply; an option's bare
+text that several groups share is refused, naming each), SCROLL/BACK/DONE without an id,
+BACK only when there is an earlier page of this run to go back to. FILL (offered when the
+page has two or more fields) fills several TYPE/SELECT fields of one form, each checked as
+that TYPE or SELECT alone would be, and clicks the form's submit button if one is given; one
+bad part refuses the whole action. While the page holds a dialog open (a confirm or prompt
+the last action raised), the page cannot be used: the choice is the dialog's answers
+(``DIALOG`` accept or dismiss, a prompt's accept with a ``text``) and DONE. Only validity
+limits the choice: a disabled control is shown but cannot be chosen; nothing here reads the
+task.
 
 The schema's root is an object, ``{"action": <one of the branches>}``, as OpenAI's
 structured outputs require; a llama.cpp server enforces it token by token; any other
