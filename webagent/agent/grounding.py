@@ -94,16 +94,16 @@ class Grounds:
 
     def see(self, lines: list[str], html: str) -> None:
         """A page the run observed: its lines as the model read them and its rows."""
-        lines = [self._echo(line) for line in lines]
-        text = " \n ".join(_norm(line) for line in lines)  # (each control line as a person reads it)
+        cleaned = [_clean(self._echo(line)) for line in lines]  # (each line as a person reads it)
+        text = " \n ".join(line.casefold() for line in cleaned)
         if text in self._seen_pages:
             return
         self._seen_pages.add(text)
         self.pages.append(text)
-        for line in lines:
-            if (cleaned := _clean(line)) and cleaned not in self._seen_lines:
-                self._seen_lines.add(cleaned)
-                self.lines.append(cleaned)
+        for line in cleaned:
+            if line and line not in self._seen_lines:
+                self._seen_lines.add(line)
+                self.lines.append(line)
         self.counts |= row_counts(html)
 
     def typed_by_run(self, values: list[str]) -> None:

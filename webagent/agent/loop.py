@@ -367,6 +367,7 @@ async def _observe(browser, state: RunState, trace) -> _Seen:
 async def _decide(client, state: RunState, seen: _Seen) -> Decision:
     """Phase 2: the model's action on the page (``agent.decide``)."""
     obs, dialog = seen.obs, seen.dialog
+    known = tuple(map(placeholder, state.named))  # the run's secrets as the model writes them
     return await decide(
         client,
         DecideContext(
@@ -380,8 +381,8 @@ async def _decide(client, state: RunState, seen: _Seen) -> Decision:
             dialog=dialog.kind if dialog is not None else "",
             can_back=state.can_back,
             warning="\n".join(text for text in (_dialog_text(dialog), state.warning) if text),
-            notes=tuple(x for x in (state.warning, *map(placeholder, state.named)) if x),
-            secrets=tuple(map(placeholder, state.named)),
+            notes=tuple(x for x in (state.warning, *known) if x),
+            secrets=known,
             skills=state.skills.block(),
             skill_params=state.skills.params(),
             reuse=state.reuse,

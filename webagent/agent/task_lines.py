@@ -23,8 +23,7 @@ MIN_SHARED = 2  # a part shares at least this many of the task's words (one is a
 NEAR = 0.5  # a part is shown only if it scores at least this share of the best one's score
 MAX_PART_LINES = 6  # a part's lines at most: its control's, then the plain lines after it
 HEADER = "The parts of this page that share the most words with the task (each also shown above):"
-_CONTROL = re.compile(r"^\[[^\]]+\] ")
-_IDS = re.compile(r"^\[[^\]]+\] ", re.MULTILINE)  # each line's control id
+_CONTROL = re.compile(r"^\[[^\]]+\] ", re.MULTILINE)  # a line's control id (of each line of a part)
 
 
 def parts(page: str) -> list[str]:
@@ -48,7 +47,7 @@ def task_lines(page: str, task: str) -> str:
     task = PLACEHOLDER.sub(" ", task)  # (a password's placeholder names no part of the page)
     # a control's id is the view's numbering, no word of the page: "close issue 21" matched the
     # "Show issue:" button whose id was [21] on one run, and issue 21's row on another
-    read = [_IDS.sub("", p) for p in found]
+    read = [_CONTROL.sub("", p) for p in found]
     scores = bm25_scores(read, task)
     if scores is None:
         return ""
