@@ -162,6 +162,8 @@ async def test_ceiling_run_resumes_and_reports(tmp_path, apps_home):
     assert create.steps == 8 and create.answer.startswith("the app's database shows the task done")
     report = write_report(out).read_text()
     assert "2/2 tasks succeeded" in report and (out / "success.png").stat().st_size > 1000
+    steps = (out / "steps.md").read_text()  # each task step by step, from its trace
+    assert "## notes-count\n\nsuccess (site confirmed); 4 steps" in steps and "\n4. `/" in steps
     with pytest.raises(UserError, match="another configuration"):
         await _ceiling(
             [app], [], out, config.model_copy(update={"agent": AgentOptions(max_steps=3, screenshots=False)})

@@ -1,6 +1,7 @@
 """The suite's report from ``episodes.jsonl``: ``report.md`` (success per app and per task
 kind, a row per task with steps, seconds, prompt tokens and how a failure ended),
-``summary.json`` and ``success.png``. Another run's folder (the ceiling) may be named to
+``summary.json``, ``success.png`` and, where the tasks' traces are, ``steps.md``
+(``steps_digest``). Another run's folder (the ceiling) may be named to
 stand beside each figure."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from webagent.apps.episode import AppsRow
 from webagent.apps.runner import results
+from webagent.apps.steps_digest import write_steps
 from webagent.results_folder import figure
 
 # How the report groups tasks: (name, heading, the groups of a row: its app, or each of its kinds)
@@ -144,6 +146,7 @@ def write_report(out: Path, beside: Path | None = None) -> Path:
             f"{ended.replace('|', '/')} |"
         )
     (out / "report.md").write_text("\n".join(lines) + "\n")
+    write_steps(out)  # steps.md, where the tasks' traces are
     _plot(out / "success.png", rows, other, config.get("model", "?"), label)
     return out / "report.md"
 
