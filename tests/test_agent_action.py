@@ -341,3 +341,52 @@ async def test_reask_once_then_failure_with_history_and_examples_in_the_prompt()
     ]
     reask = client.backend.requests[1]["messages"]
     assert reask[: len(messages)] == messages and "could not be used" in reask[-1]["content"]
+
+
+def _skill_branches(schema: dict) -> list[str]:
+    return [
+        b["properties"]["element_id"]["enum"][0]
+        for b in schema["properties"]["action"]["anyOf"]
+        if b["properties"]["operation"]["enum"] == ["SKILL"]
+    ]
+
+
+async def test_a_reply_repeated_here_is_re_asked_without_the_skill_or_fields_it_used():
+    from webagent.web.live_action import action_key
+
+    ran = LiveAction(operation="SKILL", element_id="show_issue", args={"number": "36"})
+    typed = LiveAction(operation="TYPE", element_id="7", value="tea", press_enter=True)
+    choices = Choices(
+        CONTROLS,
+        skills={"show_issue": {"number": ()}, "new_issue": {"title": ()}},
+        repeated={action_key(ran): "show_issue ran to its end at step 2", action_key(typed): "typed at step 3"},
+    )
+    # The skill with the same values again: the re-ask's schema leaves the skill out (the
+    # schema cannot say "not these values"), and the re-ask's reply is taken.
+    client = fake_client([
+        '{"action": {"operation": "SKILL", "element_id": "show_issue", "args": {"number": "36"}}}',
+        '{"action": {"operation": "SKILL", "element_id": "new_issue", "args": {"title": "Crash"}}}',
+    ])  # fmt: skip
+    outcome = await predict_live_action(client, context="", task="t", history=[], choices=choices)
+    assert outcome.action is not None and outcome.action.element_id == "new_issue" and outcome.calls == 2
+    first, again = (r["params"]["response_format"]["json_schema"]["schema"] for r in client.backend.requests)
+    assert _skill_branches(first) == ["show_issue", "new_issue"] and _skill_branches(again) == ["new_issue"]
+    assert "show_issue ran to its end at step 2" in client.backend.requests[1]["messages"][-1]["content"]
+    # The same TYPE again: the re-ask's schema can no longer name that field. A reply that
+    # names it all the same (an endpoint that does not enforce the schema) is checked against
+    # every choice: the same values are a repeat again, other values are taken.
+    same = '{"action": {"operation": "TYPE", "element_id": "7", "value": "tea", "press_enter": true}}'
+    client = fake_client([same, same])
+    outcome = await predict_live_action(client, context="", task="t", history=[], choices=choices)
+    assert outcome.action is None and outcome.failures == 1 and outcome.problem_kind == "repeated"
+    first, again = (r["params"]["response_format"]["json_schema"]["schema"] for r in client.backend.requests)
+    ops = lambda s: [b["properties"]["operation"]["enum"][0] for b in s["properties"]["action"]["anyOf"]]  # noqa: E731
+    assert "TYPE" in ops(first) and "TYPE" not in ops(again)  # (field 7 was the only text field)
+    client = fake_client([same, same.replace('"tea"', '"green tea"')])
+    outcome = await predict_live_action(client, context="", task="t", history=[], choices=choices)
+    assert outcome.action is not None and outcome.action.value == "green tea"
+    # Another refusal (not a repeat) is re-asked with the same schema.
+    client = fake_client(['{"action": {"operation": "CLICK", "element_id": "9"}}', "nothing"])
+    await predict_live_action(client, context="", task="t", history=[], choices=choices)
+    first, again = (r["params"]["response_format"]["json_schema"]["schema"] for r in client.backend.requests)
+    assert first == again
