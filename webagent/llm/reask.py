@@ -43,13 +43,11 @@ async def ask_until_usable(
     instruction: str,
     purpose: str,
     tally: ReplyTally,
-    reschema: Callable[[Reply, Problem | str], dict | None] | None = None,
 ) -> Any | None:
     """Ask; if `parse(reply)` reports a problem, re-ask once with it stated. Returns the
     parsed value, or None (counted in tally.failures) when nothing usable came back or the
     call failed for good. The tally keeps the last problem, and its kind when known: a
-    `Problem`'s, or "endpoint" / "context_overflow" for a call that failed. `reschema`: the
-    re-ask's schema after the refused reply and its problem (None: the same schema)."""
+    `Problem`'s, or "endpoint" / "context_overflow" for a call that failed."""
     messages: str | list[dict] = prompt
     for _ in range(2):
         try:
@@ -67,7 +65,5 @@ async def ask_until_usable(
         if problem is None:
             return value
         messages = reask_messages(prompt, reply, str(problem), instruction)
-        if reschema is not None:
-            schema = reschema(reply, problem) or schema
     tally.failures += 1
     return None

@@ -378,26 +378,6 @@ def parse_live_action(reply: Reply, choices: Choices) -> Checked:
     return action, problem
 
 
-def without_repeated(reply: Reply, choices: Choices) -> Choices | None:
-    """The choices of the re-ask's schema after ``reply`` gave an action this run repeated
-    here and the schema could not leave out (a skill with arguments, a TYPE or a FILL by their
-    values): without the skill or the fields it used, for that one re-ask (its reply is still
-    checked against all the choices: a repeat is refused as one, another value taken). Re-asked with the same
-    choices, the 1.5B gave the same action again, step after step, and the run ended stuck
-    (it asked ``show_issue(number="36")`` six times after it had run). None when the reply
-    is no such action. The page's other controls and skills stay; the next step offers
-    them all again."""
-    action, _ = _checked_action(reply, choices)
-    if action is None or action_key(action) not in choices.repeated:
-        return None
-    if action.operation == "SKILL":
-        return replace(choices, skills={k: v for k, v in choices.skills.items() if k != action.element_id})
-    used = {f.element_id for f in action.fields} if action.operation == "FILL" else {action.element_id}
-    if action.operation not in ("TYPE", "FILL") or not used & choices.controls.keys():
-        return None
-    return replace(choices, controls={i: c for i, c in choices.controls.items() if i not in used})
-
-
 def reason_of(reply: Reply) -> str:
     """The reply's ``reason`` (before its action), cut to ``REASON_CHARS``; "" when none."""
     data = reply.data
@@ -734,14 +714,9 @@ async def predict_live_action(
     prompt = _messages(user, bool(choices.skills), chat.turns if chat is not None else None, choices.reason)
     outcome = LiveOutcome()
 
-    def parse(reply: Reply) -> Checked:  # (the whole choices: the re-ask's fewer are its schema's only)
+    def parse(reply: Reply) -> Checked:
         outcome.reason = reason_of(reply) if choices.reason else ""
         return parse_live_action(reply, choices)
-
-    def reschema(reply: Reply, problem: Problem | str) -> dict | None:
-        repeated = isinstance(problem, Problem) and problem.kind == "repeated"
-        fewer = without_repeated(reply, choices) if repeated else None
-        return live_action_schema(fewer) if fewer is not None else None
 
     ops = choices.operations()
     about = LiveContext(
@@ -759,7 +734,6 @@ async def predict_live_action(
             purpose=purpose,
             tally=outcome,
             instruction=f"Answer again with one JSON action; operation is one of {', '.join(ops)}.",
-            reschema=reschema,
         )
     finally:
         call_context.reset(context_token)
