@@ -160,3 +160,22 @@ def test_a_secret_learnt_later_is_scrubbed_from_the_lines_already_written(tmp_pa
     first = json.loads((tmp_path / "trace" / "steps.jsonl").read_text().splitlines()[0])
     assert first["action_text"] == f"TYPE [7] '{REDACTED}'"
     assert first["a_key_from_an_older_webagent"] == [1, 2]  # rewriting a line loses nothing
+
+
+def test_a_short_secret_is_scrubbed_where_it_stands_alone_a_longer_one_everywhere():
+    from webagent.trace.writer import scrub
+
+    # The 1.5B typed "4" as a made-up password: replaced inside numbers, it garbled every port,
+    # id and answer with a 4 in it, its own history too. Alone, it is still replaced.
+    seen = {"url": "http://127.0.0.1:51849/issue14", "lines": ["Password: 4", "4, then 4."]}
+    assert scrub(seen, {"4"}) == {
+        "url": "http://127.0.0.1:51849/issue14",
+        "lines": [f"Password: {REDACTED}", f"{REDACTED}, then {REDACTED}."],
+    }
+    # A secret of four characters or more is replaced wherever it is, inside a word too (a URL's
+    # query, a form's body); the longest first, so one that holds another goes whole.
+    text = "login?user=ada&pw=s3cret!x and s3cret! and pin 2468"
+    assert scrub(text, {"s3cret!", "s3cret!x", "2468", ""}) == (
+        f"login?user=ada&pw={REDACTED} and {REDACTED} and pin {REDACTED}"
+    )
+    assert scrub(["x"], set()) == ["x"]

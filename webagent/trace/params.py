@@ -17,6 +17,8 @@ page titles, the task and the final answer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import BaseModel
 
 from webagent.browser import REDACTED
@@ -132,16 +134,26 @@ def apply(value, mapping: dict[str, str]):
     replaced (a tuple comes back a list)."""
     if not mapping:
         return value
-    if isinstance(value, BaseModel):  # (its fields as set: a step's or a fingerprint's)
-        return type(value).model_validate(apply(value.model_dump(exclude_unset=True), mapping))
-    if isinstance(value, str):
+
+    def replaced(text: str) -> str:
         for old, new in mapping.items():
-            value = value.replace(old, new)
-        return value
+            text = text.replace(old, new)
+        return text
+
+    return map_strings(value, replaced)
+
+
+def map_strings(value, fn: Callable[[str], str]):
+    """``value`` (str, list, tuple, dict or model, recursively) with ``fn`` applied to each of
+    its strings (a tuple comes back a list; a dict's keys are kept)."""
+    if isinstance(value, BaseModel):  # (its fields as set: a step's or a fingerprint's)
+        return type(value).model_validate(map_strings(value.model_dump(exclude_unset=True), fn))
+    if isinstance(value, str):
+        return fn(value)
     if isinstance(value, dict):
-        return {k: apply(v, mapping) for k, v in value.items()}
+        return {k: map_strings(v, fn) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [apply(v, mapping) for v in value]
+        return [map_strings(v, fn) for v in value]
     return value
 
 

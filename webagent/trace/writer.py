@@ -11,19 +11,36 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 from webagent.browser import REDACTED
-from webagent.trace.params import apply
+from webagent.trace.params import map_strings
 from webagent.trace.record import FILE, StepRecord, read_steps
 
 OUTLINE = (230, 30, 30)
 
 
-def scrub(value, secrets: set[str]):
-    """``value`` (JSON-like) with every secret replaced by REDACTED (the longest first)."""
-    return apply(value, dict.fromkeys(sorted(secrets, key=len, reverse=True), REDACTED))
+# A secret shorter than this is replaced only where it stands alone, not inside a longer word
+# or number: inside one it tells nothing a guess would not, and replacing it there garbled the
+# run (the 1.5B typed "4" as a made-up password: every port, id and answer with a 4 in it read
+# "********", in its own history too).
+SHORT_SECRET = 4
+_ALONE = r"(?<![^\W_]){}(?![^\W_])"  # not beside a letter or digit
+
+
+def scrub(value, secrets: Collection[str]):
+    """``value`` (JSON-like) with every secret replaced by REDACTED (the longest first; a
+    short one where it stands alone, ``SHORT_SECRET``)."""
+    ordered = sorted((s for s in secrets if s), key=len, reverse=True)
+    if not ordered:
+        return value
+    pattern = re.compile(
+        "|".join(re.escape(s) if len(s) >= SHORT_SECRET else _ALONE.format(re.escape(s)) for s in ordered)
+    )
+    return map_strings(value, lambda text: pattern.sub(REDACTED, text))
 
 
 def outline_png(png: bytes, box: tuple[float, float, float, float] | None) -> bytes:
