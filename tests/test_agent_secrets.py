@@ -155,3 +155,40 @@ async def test_a_password_typed_again_with_another_value_is_a_change(browser, tm
         assert await browser.page.evaluate("document.getElementById('p1').value") == "Hx9!kq2-zz"
     finally:
         stop()
+
+
+@requires_chromium
+@pytest.mark.browser
+async def test_a_password_the_model_made_up_is_scrubbed_where_written_not_from_its_own_history(browser, tmp_path):
+    """The task gives no password; the model types one of its own into the password field,
+    then a user name holding it. Its history shows what it typed (masking its own words hid
+    nothing from it and garbled its history: "status" typed as a password masked every
+    "status" in its addresses); no file of the trace holds the made-up password."""
+    made_up = "Qz7made"
+    base, stop = serve_directory(PAGES)
+    try:
+        browser.guard = None
+        assert (await browser.open(base + "signup.html")).ok
+        prompts: list[str] = []
+        steps = [("password field", "Password", made_up), ("text field", "Username", made_up + "-user")]
+
+        def policy(messages, params, purpose, context):
+            prompts.append(str(messages[-1]["content"]))
+            if purpose == "form_check":
+                return {"fix": "", "ready": True}
+            kind, name, value = steps[min(len(prompts) - 1, 1)]
+            action = {"operation": "TYPE", "element_id": context.control_id(kind, name), "value": value}
+            return {"action": {**action, "press_enter": False}}
+
+        trace = TraceWriter(tmp_path / "trace")
+        await run_agent(
+            browser, fake_client(FunctionBackend(policy)), "Sign up as ada", options=AgentOptions(max_steps=3), trace=trace
+        )
+        assert made_up not in prompts[0] and '"********" [password field]' in prompts[1]
+        assert f'"{made_up}-user" [text field]' in prompts[2]  # its own words, in its own history
+        write_report(trace.folder)
+        for path in trace.folder.rglob("*"):
+            if path.is_file() and path.suffix in (".json", ".jsonl", ".html"):
+                assert made_up not in path.read_text(encoding="utf-8"), path
+    finally:
+        stop()

@@ -506,7 +506,7 @@ def _record(
         calls=client.transcript,
         usage=client.usage.to_dict(),
     )
-    state.history.append(scrub(history_line(record), state.secrets))
+    state.remember(history_line(record))
     return record
 
 

@@ -16,6 +16,7 @@ from webagent.errors import UserError
 from webagent.html import Snippet
 from webagent.llm.cache import content_hash
 from webagent.skills.lifecycle import SkillLifecycle
+from webagent.trace.writer import scrub
 from webagent.web.agent_view import LINE_ID, AgentView, view_snippets
 from webagent.web.live_chat import LiveChat
 from webagent.web.web_memory import GistReuse
@@ -120,6 +121,15 @@ class RunState:
     def lines(self, obs) -> list[str]:
         """What the model would see of a page, ids aside (a reload gives new ids)."""
         return LINE_ID.sub("[]", "\n".join(s.text for s in self._rendered(obs).snippets)).splitlines()
+
+    def remember(self, line: str) -> None:
+        """A step's line into the history the model reads, the user's secrets (``named``)
+        masked. A value the model typed into a password field of its own accord (a made-up
+        password) is masked only where it is written (``secrets``: the trace scrubs it): the
+        model wrote it, so its own history hides nothing from it by masking it, and masking
+        it there garbled the run (the 1.5B typed "status" as a password on a tracker, and every
+        "status" in the addresses of its history read "********")."""
+        self.history.append(scrub(line, set(self.named.values())))
 
     @property
     def can_back(self) -> bool:
