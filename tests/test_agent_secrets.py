@@ -182,7 +182,11 @@ async def test_a_password_the_model_made_up_is_scrubbed_where_written_not_from_i
 
         trace = TraceWriter(tmp_path / "trace")
         await run_agent(
-            browser, fake_client(FunctionBackend(policy)), "Sign up as ada", options=AgentOptions(max_steps=3), trace=trace
+            browser,
+            fake_client(FunctionBackend(policy)),
+            "Sign up as ada",
+            options=AgentOptions(max_steps=3),
+            trace=trace,
         )
         assert made_up not in prompts[0] and '"********" [password field]' in prompts[1]
         assert f'"{made_up}-user" [text field]' in prompts[2]  # its own words, in its own history
