@@ -1,8 +1,8 @@
 """``steps.md``: what the agent did on each task of an ``apps eval`` folder, step by step, read
 from the task's trace: what the agent warned the model of in the step's prompt (a refusal, the
-loop breaker's word), the model's reason, its action and what came of it. A run's results can then be read, and quoted, where
-its traces are not: they stay on the machine that ran it (screenshots and whole prompts are
-large), while the results folder is committed.
+loop breaker's word), the model's reason, its action and what came of it. A run's results can
+then be read, and quoted, where its traces are not: they stay on the machine that ran it
+(screenshots and whole prompts are large), while the results folder is committed.
 
 A task whose trace is not on this machine says so; a digest with no trace at all is not
 written (it would replace one written where the traces were).

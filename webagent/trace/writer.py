@@ -4,7 +4,8 @@ acted-on element outlined), ``run.json`` (the outcome) and ``report.html``
 (``webagent.agent.report``).
 
 Every string written passes through ``scrub``: values typed into password fields are
-replaced by ``REDACTED`` from the moment they are known, in the lines already written too.
+replaced by ``REDACTED`` from the moment they are known, in the lines already written too (one
+shorter than ``SHORT_SECRET`` where it stands alone).
 """
 
 from __future__ import annotations
