@@ -150,6 +150,20 @@ def _alive(pid: int) -> bool:
 
 
 @needs_llama
+def test_two_servers_of_one_home_keep_a_log_each():
+    """Two evals at once under one home: the second server's log no longer empties the first's
+    while it runs (it takes the next free name); once both stop, the first name is free."""
+    from webagent.llm.local import LocalServer
+
+    with LocalServer(n_ctx=256, slots=1) as first, LocalServer(n_ctx=256, slots=1) as second:
+        assert (first.log_path.name, second.log_path.name) == ("llama-server.log", "llama-server-2.log")
+        assert f":{first.port}" in first.log_path.read_text() and f":{second.port}" in second.log_path.read_text()
+    again = LocalServer(n_ctx=256, slots=1)
+    again._open_log().close()
+    assert again.log_path.name == "llama-server.log" and again.log_path.read_text() == ""
+
+
+@needs_llama
 def test_a_killed_parent_leaves_no_model_server_behind():
     parent = subprocess.Popen(
         [

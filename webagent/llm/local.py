@@ -81,6 +81,10 @@ def embedded_slots(concurrency: int) -> int:
     return max(1, min(concurrency, usable_cpus() // 2))
 
 
+# At most this many embedded servers of one home run at once, each with a log of its own.
+MAX_LOGS = 16
+
+
 class LocalServer:
     """Start/stop the embedded llama.cpp server as a child process. Use as a context manager."""
 
@@ -144,6 +148,31 @@ class LocalServer:
         }
         return [sys.executable, "-m", "webagent.llm.llama_server", *(str(x) for kv in flags.items() for x in kv)]
 
+    def _open_log(self):
+        """The server's log, emptied for it: ``log_path``, or when another running server of
+        this home writes there, the first free ``NAME-2.log``, ``NAME-3.log``... (two evals at
+        once under one home: the second emptied the first's log while it ran). A server holds
+        an exclusive ``flock`` on its log through the descriptor it inherits, so the lock lasts
+        as long as it runs and goes with it; without ``fcntl`` (Windows) the name is kept."""
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            import fcntl
+        except ImportError:
+            return open(self.log_path, "wb")
+        base = self.log_path
+        for n in range(1, MAX_LOGS + 1):
+            path = base if n == 1 else base.with_name(f"{base.stem}-{n}{base.suffix}")
+            log = open(path, "ab")
+            try:
+                fcntl.flock(log, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # a running server's
+                log.close()
+                continue
+            log.truncate(0)
+            self.log_path = path
+            return log
+        raise EndpointError(f"{MAX_LOGS} embedded model servers of this home are running (logs: {base.parent})")
+
     def _failure_reason(self) -> str:
         lines = self.log_path.read_text(errors="replace").strip().splitlines()
         errors = [ln.split(" E ", 1)[1].strip() for ln in lines if " E " in ln[:24]]
@@ -154,8 +183,7 @@ class LocalServer:
         check_local_model_allowed()
         if importlib.util.find_spec("xllamacpp") is None:
             raise UserError(f"xllamacpp (the embedded model server) is not installed; {INSTALL_HINT}")
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "wb")
+        log = self._open_log()
         self.proc = subprocess.Popen(
             self.command(),
             stdout=log,
