@@ -62,6 +62,14 @@ async def browser():
         yield browser
 
 
+def _assert_in_no_file(trace: TraceWriter, value: str) -> None:
+    """``value`` is in no file of the trace, its report written."""
+    write_report(trace.folder)
+    for path in trace.folder.rglob("*"):
+        if path.is_file() and path.suffix in (".json", ".jsonl", ".html"):
+            assert value not in path.read_text(encoding="utf-8"), path
+
+
 @requires_chromium
 @pytest.mark.browser
 async def test_a_password_typed_twice_from_its_placeholder_never_reaches_the_model_or_the_trace(browser, tmp_path):
@@ -109,10 +117,7 @@ async def test_a_password_typed_twice_from_its_placeholder_never_reaches_the_mod
         assert result.status == "done" and result.steps == 4
         assert await browser.page.evaluate("document.body.dataset.result") == secret  # both fields got the real value
         assert "<secret:password>" in prompts[0] and not any(secret in p for p in prompts)
-        write_report(trace.folder)
-        for path in trace.folder.rglob("*"):
-            if path.is_file() and path.suffix in (".json", ".jsonl", ".html"):
-                assert secret not in path.read_text(encoding="utf-8"), path
+        _assert_in_no_file(trace, secret)
     finally:
         stop()
 
@@ -190,9 +195,6 @@ async def test_a_password_the_model_made_up_is_scrubbed_where_written_not_from_i
         )
         assert made_up not in prompts[0] and '"********" [password field]' in prompts[1]
         assert f'"{made_up}-user" [text field]' in prompts[2]  # its own words, in its own history
-        write_report(trace.folder)
-        for path in trace.folder.rglob("*"):
-            if path.is_file() and path.suffix in (".json", ".jsonl", ".html"):
-                assert made_up not in path.read_text(encoding="utf-8"), path
+        _assert_in_no_file(trace, made_up)
     finally:
         stop()

@@ -18,14 +18,14 @@ from webagent.apps.episode import AppsRow
 from webagent.apps.runner import results
 from webagent.errors import UserError
 from webagent.trace.record import FILE, StepRecord, read_steps
+from webagent.web.control_name import cut
 
 NAME = "steps.md"
 LINE_CHARS = 300  # one field of a step (a reason, an action, a result, a warning), cut beyond this
 
 
 def _cut(text: str, limit: int = LINE_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return cut(" ".join(text.split()), limit)
 
 
 def _where(url: str) -> str:
