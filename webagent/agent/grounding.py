@@ -34,6 +34,7 @@ from rapidfuzz import fuzz, process
 
 from webagent.html.dom import ID_ATTR
 from webagent.problems import Problem
+from webagent.web.agent_view import ID_PREFIX
 
 NEAREST = 3  # spans the refusal quotes
 NOTHING_CHANGED = (
@@ -47,7 +48,6 @@ _VALUE_MARK = re.compile(r"[\d@$\u00a3\u20ac\u00a5]")  # a digit, "@", a currenc
 _EDGE_MARKS = ".,;:!?\"'()"
 # a list answer's parts: "dave, alice and bob"
 _PARTS = re.compile(r"\s*(?:[,;\n]|\band\b)\s*", re.IGNORECASE)
-_LINE_ID = re.compile(r"^\[[^\]]*\]\s*")
 _NAMED = re.compile(r'^[^"]*?"((?:[^"\\]|\\.)*)"(.*)$')  # a control line after its id: kind "name" state
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')  # a quoted text of a control's state
 _VALUE = re.compile(r' value="((?:[^"\\]|\\.)*)"')  # a field's value as the view shows it
@@ -61,8 +61,8 @@ def _clean(text: str) -> str:
     words ("empty", "required", "invalid", "checked") are the view's, not the page's: the 1.5B
     answered "invalid", read off a log-in field it had left empty, and it was taken."""
     line = text.translate(_QUOTES)
-    if _LINE_ID.match(line):
-        line = _LINE_ID.sub("", line)
+    if ID_PREFIX.match(line):
+        line = ID_PREFIX.sub("", line)
         if named := _NAMED.match(line):
             quoted = _QUOTED.findall(named.group(2))
             line = " ".join(q.replace('\\"', '"') for q in (named.group(1), *quoted))
@@ -143,7 +143,7 @@ class Grounds:
         """A field's line without the value the run typed into it (a read-only field's value is
         the site's, and stays)."""
         found = _VALUE.search(line)
-        if not found or not _LINE_ID.match(line) or "read-only field" in line[: found.start()]:
+        if not found or not ID_PREFIX.match(line) or "read-only field" in line[: found.start()]:
             return line
         value = _answer(found.group(1).replace('\\"', '"'))
         cut = value.endswith("\u2026") and value[:-1]  # (a long value is shown cut: its start)

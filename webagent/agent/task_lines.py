@@ -12,10 +12,9 @@ more (a short page is read whole)."""
 
 from __future__ import annotations
 
-import re
-
 from webagent.browser.guard import PLACEHOLDER
 from webagent.retrieval import bm25_scores, words
+from webagent.web.agent_view import ID_PREFIX, LINE_ID
 
 MIN_LINES = 60  # a page shorter than this is read whole: nothing is shown again
 MAX_PARTS = 2
@@ -23,7 +22,6 @@ MIN_SHARED = 2  # a part shares at least this many of the task's words (one is a
 NEAR = 0.5  # a part is shown only if it scores at least this share of the best one's score
 MAX_PART_LINES = 6  # a part's lines at most: its control's, then the plain lines after it
 HEADER = "The parts of this page that share the most words with the task (each also shown above):"
-_CONTROL = re.compile(r"^\[[^\]]+\] ", re.MULTILINE)  # a line's control id (of each line of a part)
 
 
 def parts(page: str) -> list[str]:
@@ -32,7 +30,7 @@ def parts(page: str) -> list[str]:
     for line in page.splitlines():
         if not line.strip():
             continue
-        if _CONTROL.match(line) or not out:
+        if LINE_ID.match(line) or not out:
             out.append([line])
         elif len(out[-1]) < MAX_PART_LINES:
             out[-1].append(line)
@@ -47,7 +45,7 @@ def task_lines(page: str, task: str) -> str:
     task = PLACEHOLDER.sub(" ", task)  # (a password's placeholder names no part of the page)
     # a control's id is the view's numbering, no word of the page: "close issue 21" matched the
     # "Show issue:" button whose id was [21] on one run, and issue 21's row on another
-    read = [_CONTROL.sub("", p) for p in found]
+    read = [ID_PREFIX.sub("", p) for p in found]
     scores = bm25_scores(read, task)
     if scores is None:
         return ""

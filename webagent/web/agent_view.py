@@ -34,6 +34,9 @@ from webagent.web.control_kind import control_kind, hidden, tag, text, words
 from webagent.web.control_name import Names, cut
 
 LINE_ID = re.compile(r"^\[([A-Za-z0-9_-]+)\]", re.MULTILINE)
+# A line's id and the spaces after it, or the "[]" left where ids were masked: what is cut to
+# read a control's line as the page's words (a task or an answer never holds the view's numbering).
+ID_PREFIX = re.compile(r"^\[[A-Za-z0-9_-]*\][ \t]*", re.MULTILINE)
 # Between an <optgroup>'s label and an option's text in the option as shown ("Lyon / Airport").
 GROUP_SEP = " / "
 
