@@ -4,8 +4,6 @@ there is an earlier page, DONE at any step; the schema's root is an object that 
 strict structured outputs accept as it is. Mind2Web's action (CLICK/TYPE/SELECT on any id)
 is unchanged."""
 
-from dataclasses import replace
-
 import pytest
 
 from webagent.llm.client import Reply
@@ -158,27 +156,6 @@ def test_a_secret_placeholder_goes_only_into_a_password_field(placeholder):
         typed = f'{{"operation": "TYPE", "element_id": "{element_id}", "value": "{value}"}}'
         action, problem = parse_live_action(_reply(typed), LOG_IN)
         assert problem is None and action is not None and action.value == value
-
-
-@pytest.mark.parametrize(
-    "secrets, value, problem",
-    [
-        (("<secret:password>",), "<secret:password>", None),
-        (("<secret:password>",), "<secret:pin>", "<secret:pin> is no secret of this run (the task's secrets: "),
-        ((), "<secret:password>", "<secret:password> is no secret of this run (the task gives no password)"),
-        (("<secret:password>",), "********", "******** is no secret of this run"),
-        ((), "hunter2", None),  # a password the task gave in plain words is typed as itself
-    ],
-)
-def test_a_password_field_takes_only_a_secret_the_run_knows(secrets, value, problem):
-    """On a question the tracker's list answered, the 1.5B logged in first: it typed a password
-    placeholder although the task gave no password, and the log-in failed."""
-    typed = f'{{"operation": "TYPE", "element_id": "3", "value": "{value}"}}'
-    action, found = parse_live_action(_reply(typed), replace(LOG_IN, secrets=secrets))
-    if problem is None:
-        assert found is None and action is not None and action.value == value
-    else:
-        assert action is None and found is not None and found.kind == "bad_value" and problem in found.message
 
 
 def test_an_answer_from_the_page_is_not_refused_for_sharing_a_few_words_with_a_note():

@@ -198,3 +198,35 @@ async def test_a_password_the_model_made_up_is_scrubbed_where_written_not_from_i
         _assert_in_no_file(trace, made_up)
     finally:
         stop()
+
+
+@requires_chromium
+@pytest.mark.browser
+async def test_a_placeholder_of_no_secret_the_run_knows_is_typed_as_it_stands(browser, tmp_path):
+    """The task gives no password and the model types <secret:password> into the password field:
+    the step runs, the text goes in as written, and the site answers. Refused instead, the 1.5B
+    typed it again at every re-ask and ended stuck (roundup-answer-search-status, twice)."""
+    base, stop = serve_directory(PAGES)
+    try:
+        browser.guard = None
+        assert (await browser.open(base + "signup.html")).ok
+
+        def policy(messages, params, purpose, context):
+            if purpose == "form_check":
+                return {"fix": "", "ready": True}
+            action = {"operation": "TYPE", "element_id": context.control_id("password field", "Password")}
+            return {"action": {**action, "value": "<secret:password>", "press_enter": False}}
+
+        trace = TraceWriter(tmp_path / "trace")
+        await run_agent(
+            browser,
+            fake_client(FunctionBackend(policy)),
+            "Sign up as ada",
+            options=AgentOptions(max_steps=1),
+            trace=trace,
+        )
+        (step,) = trace_lines(trace)
+        assert step["ok"] and not step["problem"], step["result_text"]
+        assert await browser.page.evaluate("document.getElementById('p1').value") == "<secret:password>"
+    finally:
+        stop()

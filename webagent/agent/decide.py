@@ -78,7 +78,6 @@ class DecideContext:
     can_back: bool = False
     warning: str = ""
     notes: tuple[str, ...] = ()  # the prompt's own words no page shows (``Choices.notes``)
-    secrets: tuple[str, ...] | None = None  # the placeholders of the run's secrets (``Choices.secrets``)
     skills: str = ""  # the lines of the skills the page offers (``skills.offer.block``), read after the page
     skill_params: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)  # ``Choices.skills``
     fill: bool = True  # FILL may be offered (``Choices.fill``)
@@ -104,7 +103,6 @@ async def decide(client: LLMClient, ctx: DecideContext) -> Decision:
             skills=dict(ctx.skill_params),
             fill=ctx.fill,
             notes=ctx.notes,
-            secrets=ctx.secrets,
             page=page,
             repeated=ctx.repeated,
             reason=options.reason,

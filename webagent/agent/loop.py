@@ -367,7 +367,7 @@ async def _observe(browser, state: RunState, trace) -> _Seen:
 async def _decide(client, state: RunState, seen: _Seen) -> Decision:
     """Phase 2: the model's action on the page (``agent.decide``)."""
     obs, dialog = seen.obs, seen.dialog
-    known = tuple(map(placeholder, state.named))  # the run's secrets as the model writes them
+    known = tuple(map(placeholder, state.named))  # the run's secrets as the model writes them (notes no answer may quote)
     return await decide(
         client,
         DecideContext(
@@ -382,7 +382,6 @@ async def _decide(client, state: RunState, seen: _Seen) -> Decision:
             can_back=state.can_back,
             warning="\n".join(text for text in (_dialog_text(dialog), state.warning) if text),
             notes=tuple(x for x in (state.warning, *known) if x),
-            secrets=known,
             skills=state.skills.block(),
             skill_params=state.skills.params(),
             reuse=state.reuse,
