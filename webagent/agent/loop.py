@@ -367,7 +367,7 @@ async def _observe(browser, state: RunState, trace) -> _Seen:
 async def _decide(client, state: RunState, seen: _Seen) -> Decision:
     """Phase 2: the model's action on the page (``agent.decide``)."""
     obs, dialog = seen.obs, seen.dialog
-    known = tuple(map(placeholder, state.named))  # the run's secrets as the model writes them (notes no answer may quote)
+    known = tuple(map(placeholder, state.named))  # the run's secrets as the model writes them
     return await decide(
         client,
         DecideContext(
