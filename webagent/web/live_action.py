@@ -492,9 +492,9 @@ def _secret_problem(action: LiveAction, control: Control) -> Problem | None:
     """Why a TYPE's value cannot hold a secret's placeholder: it goes only into a password field
     (the 1.5B typed the task's <secret:password> into a log-in's e-mail field: the password
     would be typed where the page shows it). A placeholder of no secret the run knows is typed
-    as it stands, and the site answers: refused instead (e48ae89..this commit), the 1.5B, on a
+    as it stands, and the site answers: refused instead (e48ae89..2a6d0d9), the 1.5B, on a
     question task with a log-in form beside the list, typed it again at every re-ask and ended
-    stuck twice, where without the refusal the failed log-ins left the schema and it answered."""
+    stuck twice."""
     if not holds_placeholder(action.value) or control.kind == PASSWORD_FIELD:
         return None
     return Problem(
