@@ -99,3 +99,17 @@ def test_a_long_field_is_cut_and_a_trace_of_a_later_version_is_named(tmp_path):
     reason = next(line for line in text.splitlines() if line.startswith("   - reason: "))
     assert len(reason) <= len("   - reason: ") + 300 and reason.endswith("…")
     assert "(its trace cannot be read: " in text and "version 99" in text
+
+
+def test_the_failures_report_finds_a_trace_under_a_moved_folder(tmp_path):
+    """``bench.experiments.apps_failures`` quotes a failed task's trace from ``traces/`` under the
+    folder when the path the run wrote is gone (a results folder moved to another machine)."""
+    from bench.experiments.apps_failures import report
+
+    step = StepRecord(
+        step=1, url="http://127.0.0.1:4711/notes", action_text="CLICK [7] [link] Notes", result_text="no visible change",
+    )  # fmt: skip
+    out = _eval_folder(tmp_path, [_row("notes-create", tmp_path / "gone" / "notes-create")])
+    _trace(out / "traces" / "notes-create", "Make a note.", [step])
+    text = report(out)
+    assert "**notes-create**" in text and "-> no visible change" in text and "(no trace)" not in text

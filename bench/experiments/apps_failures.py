@@ -13,23 +13,21 @@ is still how the cause is confirmed.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections import Counter
 from pathlib import Path
 
 from bench.lib.results_io import read_result
+from webagent.apps.steps_digest import trace_folder
 from webagent.trace.record import FILE, StepRecord, read_steps
+from webagent.web.agent_view import LINE_ID
 
-LINE_ID = re.compile(r"^\[([A-Za-z0-9_-]+)\]")
 AROUND = 2  # page lines shown before and after the acted-on element's line
 
 
-def _steps(trace_dir: str | None) -> list[StepRecord]:
-    path = Path(trace_dir or "") / FILE
-    if not trace_dir or not path.is_file():
-        return []
-    return read_steps(path)
+def _steps(folder: Path, row: dict) -> list[StepRecord]:
+    found = trace_folder(folder, row["task"], row.get("trace_dir"))
+    return read_steps(found / FILE) if found is not None else []
 
 
 def _decisive(steps: list[StepRecord], status: str) -> StepRecord | None:
@@ -85,7 +83,7 @@ def report(folder: Path) -> str:
         for r in failed:
             if (r.get("cause") or r["status"]) != cause:
                 continue
-            step = _decisive(_steps(r.get("trace_dir")), r["status"])
+            step = _decisive(_steps(folder, r), r["status"])
             out += [
                 "",
                 f"**{r['task']}** ({r['steps']} steps; check: {r.get('check') or r.get('error') or '-'})",

@@ -34,9 +34,10 @@ def _where(url: str) -> str:
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
-def _trace_folder(out: Path, row: AppsRow) -> Path | None:
-    """The task's trace: where the run wrote it, else under ``out``/traces (a folder moved)."""
-    for folder in (Path(row.trace_dir) if row.trace_dir else None, out / "traces" / row.task):
+def trace_folder(out: Path, task: str, trace_dir: str | None) -> Path | None:
+    """A task's trace: where the run wrote it (``trace_dir``), else under ``out``/traces (a
+    results folder moved); None when neither holds one."""
+    for folder in (Path(trace_dir) if trace_dir else None, out / "traces" / task):
         if folder is not None and (folder / FILE).is_file():
             return folder
     return None
@@ -73,7 +74,7 @@ def digest(out: Path) -> str | None:
     blocks, traced = [], 0
     for row in rows:
         head = [f"## {row.task}", "", f"{_ending(row)}; {row.steps} steps (gold {row.gold_steps})."]
-        folder = _trace_folder(out, row)
+        folder = trace_folder(out, row.task, row.trace_dir)
         if folder is None:
             blocks.append(head + ["", "(its trace is not on this machine)"])
             continue
